@@ -1,0 +1,24 @@
+# The two set-up commands of the README: `make run` and `make test`.
+VENV := .venv/bin
+PACKAGES := regua tasks checks sandbox render judges service
+
+.PHONY: setup run test lint typecheck demo
+
+setup:
+	@bash scripts/setup.sh
+
+run: setup
+	$(VENV)/regua run
+
+demo: setup
+	$(VENV)/regua demo
+
+lint: setup
+	$(VENV)/ruff check .
+	$(VENV)/ruff format --check .
+
+typecheck: setup
+	$(VENV)/mypy $(PACKAGES)
+
+test: setup lint typecheck
+	$(VENV)/python -m pytest

@@ -1,0 +1,104 @@
+"""The one exception hierarchy of regua.
+
+Every error a user can meet derives from :class:`ReguaError`. Each class says *what kind* of
+problem it is; HTTP status codes are attached to these classes only in ``service/``.
+"""
+
+from __future__ import annotations
+
+
+class ReguaError(Exception):
+    """Base of every error regua raises on purpose."""
+
+
+class ConfigurationError(ReguaError):
+    """Settings or a profile are missing or inconsistent."""
+
+
+class NotFoundError(ReguaError):
+    """A referenced thing (task, run, artifact, profile, set) does not exist."""
+
+
+class TaskError(ReguaError):
+    """A task spec is invalid or a task reference cannot be resolved."""
+
+
+class UnknownTaskError(TaskError, NotFoundError):
+    """``ID@VERSION`` names no registered task."""
+
+    def __init__(self, ref: str, known: list[str]) -> None:
+        self.ref = ref
+        self.known = known
+        super().__init__(f"unknown task {ref!r}; known tasks: {', '.join(known) or '(none)'}")
+
+
+class TaskIntegrityError(TaskError):
+    """A registered task version changed after it was frozen (content hash mismatch)."""
+
+
+class InputError(ReguaError):
+    """Input given by a user cannot be used (unreadable, binary, wrong shape)."""
+
+
+class ExtractionError(InputError):
+    """No usable SVG could be taken from a raw reply."""
+
+
+class SandboxError(ReguaError):
+    """The sandbox could not start or run a job (machinery failure, never a fail of the work)."""
+
+
+class SandboxUnavailableError(SandboxError):
+    """The sandbox backend is not usable on this machine (binary missing, namespaces refused)."""
+
+
+class JobTimeoutError(SandboxError):
+    """A sandboxed job ran past its wall-clock limit and was killed."""
+
+
+class WorkerCrashedError(SandboxError):
+    """A sandboxed worker died (killed, crashed, out of memory) while holding a job."""
+
+
+class OutputTooLargeError(SandboxError):
+    """A sandboxed job produced more output than the cap allows."""
+
+
+class RenderError(ReguaError):
+    """The renderer failed inside the sandbox."""
+
+
+class TimingSelfTestError(RenderError):
+    """The animation timing self-test failed; the worker refuses to serve."""
+
+
+class JudgeError(ReguaError):
+    """A judge could not produce a verdict (API down, timeout, unparseable reply)."""
+
+
+class CalibrationError(ReguaError):
+    """A calibration set or run is invalid."""
+
+
+class StorageError(ReguaError):
+    """The database or artifact store refused an operation."""
+
+
+class ImmutableRecordError(StorageError):
+    """An attempt to overwrite something append-only."""
+
+
+class AuthError(ReguaError):
+    """Missing or invalid credentials."""
+
+
+class PermissionDeniedError(AuthError):
+    """Valid credentials, but outside the caller's role."""
+
+
+class BackpressureError(ReguaError):
+    """The queue is full; retry later."""
+
+    def __init__(self, message: str, retry_after_s: int) -> None:
+        self.retry_after_s = retry_after_s
+        super().__init__(message)

@@ -1,0 +1,63 @@
+"""Typed settings for the whole service, read from the environment with the prefix ``REGUA_``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """All knobs of regua. Every field can be set as ``REGUA_<FIELD>`` (upper case)."""
+
+    model_config = SettingsConfigDict(env_prefix="REGUA_", env_file=None, extra="ignore")
+
+    data_dir: Path = Field(default=Path("data"), description="Folder for SQLite and artifacts")
+    database_url: str | None = Field(
+        default=None, description="SQLAlchemy URL; default is SQLite inside data_dir"
+    )
+    artifact_dir: Path | None = Field(default=None, description="Default: data_dir/artifacts")
+    host: str = "127.0.0.1"
+    port: int = 8000
+
+    sandbox_backend: str = "bubblewrap"
+    chromium_path: Path = Path("/usr/bin/chromium")
+    render_workers: int = 2
+    worker_max_jobs: int = 50
+    worker_max_rss_mb: int = 1500
+    job_timeout_s: float = 30.0
+    job_retries: int = 2
+    sandbox_memory_mb: int = 4096
+    sandbox_max_output_mb: int = 64
+
+    queue_capacity: int = 1000
+    max_body_bytes: int = 2_000_000
+
+    review_audit_rate: float = 0.05
+    review_seed: int = 20261129
+    reviews_per_item: int = 1
+    reviews_per_audit_item: int = 2
+
+    gate_min_macro_f1: float = 0.5
+    gate_max_missed_critical_rate: float = 0.05
+
+    judge_base_url: str | None = None
+    judge_api_key: str | None = Field(default=None, repr=False)
+    judge_model: str | None = None
+    judge_timeout_s: float = 60.0
+
+    def resolved_database_url(self) -> str:
+        """The database URL in force: the configured one, or SQLite inside ``data_dir``."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'regua.sqlite3').resolve()}"
+
+    def resolved_artifact_dir(self) -> Path:
+        """The artifact folder in force."""
+        return self.artifact_dir or (self.data_dir / "artifacts")
+
+
+def load_settings() -> Settings:
+    """Read settings from the environment."""
+    return Settings()

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Install what regua needs on a fresh Debian machine (run as root for the apt part):
+# Debian's chromium and bubblewrap, fonts, and a virtual environment built from pyproject.toml.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
+if [ ${#need_apt[@]} -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "setup: missing Debian packages: ${need_apt[*]} (run as root or install them)" >&2
+        exit 1
+    fi
+    echo "setup: installing Debian packages: ${need_apt[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}"
+fi
+
+PY=${PYTHON:-python3}
+stamp=.venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)
+if [ ! -f "$stamp" ]; then
+    [ -x .venv/bin/python ] || "$PY" -m venv .venv
+    .venv/bin/python -m pip install -q --upgrade pip
+    .venv/bin/python -m pip install -q -e '.[dev]' --config-settings editable_mode=compat
+    rm -f .venv/.installed-*
+    touch "$stamp"
+fi

@@ -1,0 +1,1 @@
+"""regua: service."""

@@ -1,0 +1,41 @@
+"""The ``regua`` command line. Each area registers its commands from its own module."""
+
+from __future__ import annotations
+
+import typer
+
+from service.cli import (
+    calibrate_cmd,
+    check_cmd,
+    judge_cmd,
+    render_cmd,
+    report_cmd,
+    review_cmd,
+    service_cmd,
+    tasks_cmd,
+)
+
+app = typer.Typer(
+    name="regua",
+    help="Sandboxed, evidence-first evaluation of SVG drawings produced by language models.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+for _module in (
+    tasks_cmd,
+    check_cmd,
+    render_cmd,
+    judge_cmd,
+    service_cmd,
+    calibrate_cmd,
+    review_cmd,
+    report_cmd,
+):
+    _module.register(app)
+
+
+def main() -> None:
+    """Entry point of the ``regua`` console script."""
+    app()

@@ -1,0 +1,83 @@
+"""``regua tasks list`` and ``regua tasks show ID@VERSION``."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from regua.errors import UnknownTaskError
+from tasks import bundled_registry
+
+tasks_app = typer.Typer(help="List and show the bundled task specs.", no_args_is_help=True)
+
+
+@tasks_app.command("list")
+def list_tasks(as_json: bool = typer.Option(False, "--json", help="Print JSON lines")) -> None:
+    """List every registered task version."""
+    registry = bundled_registry()
+    if as_json:
+        for spec in registry.all():
+            line = {
+                "ref": spec.ref,
+                "family": spec.family,
+                "pool": spec.pool.value,
+                "mode": spec.mode.value,
+                "title": spec.title,
+                "content_hash": registry.content_hash(spec.ref),
+            }
+            typer.echo(json.dumps(line))
+        return
+    table = Table("task", "family", "pool", "mode", "criteria", "title")
+    for spec in registry.all():
+        criteria = " ".join(c.id for c in spec.criteria)
+        table.add_row(spec.ref, spec.family, spec.pool.value, spec.mode.value, criteria, spec.title)
+    Console().print(table)
+
+
+@tasks_app.command("show")
+def show_task(
+    ref: str = typer.Argument(..., help="Task reference ID@VERSION"),
+    as_json: bool = typer.Option(False, "--json", help="Print the full spec as JSON"),
+) -> None:
+    """Show one task: prompt, constraints, render profile, animation plan and acceptance table."""
+    registry = bundled_registry()
+    try:
+        spec = registry.get(ref)
+    except UnknownTaskError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    if as_json:
+        typer.echo(json.dumps(spec.to_wire(), indent=2))
+        return
+    console = Console()
+    console.print(f"[bold]{spec.ref}[/bold]  {spec.title}")
+    console.print(f"family {spec.family} · pool {spec.pool.value} · mode {spec.mode.value}")
+    console.print(f"content hash {registry.content_hash(spec.ref)}")
+    console.print("\n[bold]Prompt[/bold]\n" + spec.prompt)
+    allowed = [k for k, v in spec.output.allowed.model_dump().items() if v] or ["nothing"]
+    console.print(
+        f"[bold]Output[/bold] viewBox {spec.output.required_viewbox!r}, max {spec.output.max_bytes}"
+        f" bytes, {spec.output.max_elements} elements; allowed: {', '.join(allowed)}"
+    )
+    if spec.output.required_ids:
+        console.print("required ids: " + ", ".join(spec.output.required_ids))
+    r = spec.render
+    console.print(
+        f"[bold]Render[/bold] {r.id}: {r.viewport_width}x{r.viewport_height} @{r.device_scale_factor}"
+        f", background {r.background}, fonts {r.font_set}"
+    )
+    if spec.animation is not None:
+        times = ", ".join(f"{t:g}" for t in spec.timestamps())
+        console.print(f"[bold]Animation[/bold] loop {spec.animation.loop_s}s, times: {times}")
+    table = Table("criterion", "kind", "question", "not applicable when")
+    for c in spec.criteria:
+        table.add_row(c.id, c.kind.value, c.question, c.not_applicable_when or "")
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``regua tasks`` to the main app."""
+    app.add_typer(tasks_app, name="tasks")

@@ -1,0 +1,172 @@
+"""The typed, versioned task format. Tasks are data (YAML); this module is their schema."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Pool(StrEnum):
+    """Which item pool a task belongs to; pools are reported separately."""
+
+    CORE = "core"
+    ROTATING = "rotating"
+    RESERVED = "reserved"
+
+
+class Mode(StrEnum):
+    """Whether the artifact is a still image or an animation observed over time."""
+
+    STATIC = "static"
+    ANIMATED = "animated"
+
+
+class CriterionKind(StrEnum):
+    """Necessary conditions decide; optional ones only describe."""
+
+    NECESSARY = "necessary"
+    OPTIONAL = "optional"
+
+
+class Frozen(BaseModel):
+    """Base for every spec model: immutable and strict about unknown fields."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class AllowedFeatures(Frozen):
+    """Which potentially dangerous SVG features the task allows."""
+
+    scripts: bool = False
+    external_resources: bool = False
+    foreign_object: bool = False
+    raster_images: bool = False
+    animation: bool = False
+
+
+class OutputConstraints(Frozen):
+    """Delivery rules the static checks enforce."""
+
+    standalone_svg: bool = True
+    required_viewbox: str | None = None
+    max_bytes: int = Field(default=200_000, gt=0)
+    max_elements: int = Field(default=5_000, gt=0)
+    max_depth: int = Field(default=64, gt=0)
+    max_attribute_length: int = Field(default=20_000, gt=0)
+    max_path_data_length: int = Field(default=50_000, gt=0)
+    allowed: AllowedFeatures = AllowedFeatures()
+    required_ids: tuple[str, ...] = ()
+
+
+class RenderProfile(Frozen):
+    """How the sandbox renders: viewport, device scale, background, fonts, locale."""
+
+    id: str
+    viewport_width: int = Field(default=800, gt=0, le=4096)
+    viewport_height: int = Field(default=600, gt=0, le=4096)
+    device_scale_factor: float = Field(default=1.0, gt=0, le=4)
+    background: str = "#ffffff"
+    font_set: str = "dejavu"
+    timezone: str = "UTC"
+    locale: str = "en-US"
+
+
+class AnimationPlan(Frozen):
+    """When frames are taken for an animated task; fixed before any run."""
+
+    loop_s: float = Field(gt=0)
+    observe_s: float = Field(gt=0)
+    sample_hz: float = Field(gt=0)
+    boundary_offsets_s: tuple[float, ...] = ()
+
+    def timestamps(self) -> tuple[float, ...]:
+        """Every timestamp (seconds) to capture, sorted, de-duplicated to the millisecond."""
+        step = 1.0 / self.sample_hz
+        count = int(round(self.observe_s * self.sample_hz))
+        times = {round(i * step, 3) for i in range(count + 1) if i * step <= self.observe_s + 1e-9}
+        loops = int(round(self.observe_s / self.loop_s))
+        for k in range(loops + 1):
+            for off in self.boundary_offsets_s:
+                t = round(k * self.loop_s + off, 3)
+                if 0.0 <= t <= self.observe_s:
+                    times.add(t)
+        return tuple(sorted(times))
+
+
+class Criterion(Frozen):
+    """One row of the acceptance table."""
+
+    id: str = Field(pattern=r"^[A-Z][A-Z0-9]*$")
+    kind: CriterionKind
+    question: str
+    not_applicable_when: str | None = None
+    applicable: bool = True
+    """False when the task itself makes the criterion not applicable (e.g. animation on a static
+    task); such a criterion is always reported ``not_applicable`` and costs nothing."""
+
+
+class TaskSpec(Frozen):
+    """A frozen task: prompt, constraints, rendering and the acceptance table."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    version: int = Field(ge=1)
+    family: str
+    pool: Pool
+    mode: Mode
+    title: str
+    prompt: str
+    output: OutputConstraints
+    render: RenderProfile
+    animation: AnimationPlan | None = None
+    criteria: tuple[Criterion, ...]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TaskSpec:
+        ids = [c.id for c in self.criteria]
+        if len(ids) != len(set(ids)):
+            raise ValueError(f"duplicate criterion ids in {self.ref}: {ids}")
+        if self.mode is Mode.ANIMATED and self.animation is None:
+            raise ValueError(f"{self.ref}: an animated task needs an animation plan")
+        if self.mode is Mode.STATIC and self.animation is not None:
+            raise ValueError(f"{self.ref}: a static task has no animation plan")
+        return self
+
+    @property
+    def ref(self) -> str:
+        """The task reference ``ID@VERSION``."""
+        return f"{self.id}@{self.version}"
+
+    def criterion(self, criterion_id: str) -> Criterion:
+        """The criterion with this id (KeyError when the task does not define it)."""
+        for c in self.criteria:
+            if c.id == criterion_id:
+                return c
+        raise KeyError(criterion_id)
+
+    def timestamps(self) -> tuple[float, ...]:
+        """Frame times in seconds: ``(0.0,)`` for a static task, the plan's times otherwise."""
+        return (0.0,) if self.animation is None else self.animation.timestamps()
+
+    def canonical_json(self) -> str:
+        """A canonical JSON text of the spec; its hash freezes the version."""
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+
+    def content_hash(self) -> str:
+        """sha256 of the canonical JSON."""
+        return hashlib.sha256(self.canonical_json().encode()).hexdigest()
+
+    def to_wire(self) -> dict[str, Any]:
+        """Plain JSON-able form (what crosses the sandbox boundary)."""
+        return self.model_dump(mode="json")
+
+
+def parse_ref(ref: str) -> tuple[str, int]:
+    """Split ``ID@VERSION`` into its parts; raises ValueError on a malformed reference."""
+    task_id, sep, version = ref.partition("@")
+    if not sep or not task_id or not version.isdigit():
+        raise ValueError(f"task reference must look like ID@VERSION, got {ref!r}")
+    return task_id, int(version)
