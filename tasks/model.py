@@ -86,9 +86,9 @@ class AnimationPlan(Frozen):
     def timestamps(self) -> tuple[float, ...]:
         """Every timestamp (seconds) to capture, sorted, de-duplicated to the millisecond."""
         step = 1.0 / self.sample_hz
-        count = int(round(self.observe_s * self.sample_hz))
+        count = round(self.observe_s * self.sample_hz)
         times = {round(i * step, 3) for i in range(count + 1) if i * step <= self.observe_s + 1e-9}
-        loops = int(round(self.observe_s / self.loop_s))
+        loops = round(self.observe_s / self.loop_s)
         for k in range(loops + 1):
             for off in self.boundary_offsets_s:
                 t = round(k * self.loop_s + off, 3)

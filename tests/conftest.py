@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.render_pool"]
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_CORPORA = REPO_ROOT.parent / "shared" / "corpora"
 SAMPLES = REPO_ROOT / "samples"

@@ -7,9 +7,11 @@ import typer
 from service.cli import (
     calibrate_cmd,
     check_cmd,
+    doctor_cmd,
     judge_cmd,
     render_cmd,
     report_cmd,
+    rescore_cmd,
     review_cmd,
     service_cmd,
     tasks_cmd,
@@ -30,8 +32,10 @@ for _module in (
     judge_cmd,
     service_cmd,
     calibrate_cmd,
+    rescore_cmd,
     review_cmd,
     report_cmd,
+    doctor_cmd,
 ):
     _module.register(app)
 

@@ -1,9 +1,169 @@
-"""CLI commands of this area (registered on the main app by :func:`register`)."""
+"""``regua judge FILE --task ID@VERSION --profile PROFILE [--json]`` and ``regua judge --list``.
+
+Runs extraction, the static checks, the sandboxed render and ONE judge profile locally — no
+service, no calibration gate, no jury — and prints each criterion's raw verdict with its
+evidence. Exit codes: 0 when the judge answered, 1 when it recorded a judge error on some
+criterion, 2 for a usage error (unknown task or profile, unreadable file).
+"""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import typer
+
+from regua.errors import NotFoundError, ReguaError, UnknownTaskError
+from regua.settings import Settings, load_settings
+from tasks import TaskSpec, bundled_registry
+
+
+def _list_profiles() -> None:
+    import judges
+
+    typer.echo("judge kinds: " + ", ".join(judges.registry().kinds()))
+    typer.echo("profiles:")
+    for p in judges.list_profiles():
+        model = f" model={p.model}" if p.model else ""
+        typer.echo(f"  {p.id:<26} kind={p.kind}{model} hash={p.content_hash()[:12]}")
+        if p.description:
+            typer.echo(f"      {p.description}")
+    typer.echo("panels:")
+    for panel in judges.list_panels():
+        typer.echo(f"  {panel.id:<26} family={panel.family} hash={panel.content_hash()[:12]}")
+        for criterion, ids in sorted(panel.to_dict()["assignments"].items()):
+            typer.echo(f"      {criterion}: {', '.join(ids)}")
+
+
+def _render(
+    svg_text: str, task: TaskSpec, settings: Settings, pool: Any = None
+) -> tuple[dict[str, Any], list[Any], list[Any], str | None]:
+    """Render in the sandbox (a one-worker pool unless one is given); returns
+    (render.json, frames, masks, problem)."""
+    import judges
+    from service.rendering import create_pool, render_artifact
+
+    try:
+        if pool is not None:
+            out = render_artifact(svg_text, task, pool)
+        else:
+            with create_pool(settings, size=1) as own:
+                out = render_artifact(svg_text, task, own)
+    except ReguaError as exc:
+        return {}, [], [], f"the sandboxed renderer could not start: {exc}"
+    frames = [judges.FrameImage(t, png, name) for t, name, png in out.frames]
+    masks = [
+        judges.MaskImage(t, part, kind, png, name)  # type: ignore[arg-type]
+        for t, part, kind, name, png in out.masks
+    ]
+    problem = None if out.status == "ok" else f"render {out.status}: {out.cause} {out.detail}"
+    return out.result or {}, frames, masks, problem
+
+
+def run_judge(
+    raw: bytes | str,
+    task: TaskSpec,
+    profile_id: str,
+    settings: Settings,
+    *,
+    render: bool = True,
+    pool: Any = None,
+) -> tuple[list[Any], list[Any], list[str]]:
+    """Checks, render and one judge on every applicable criterion it answers.
+
+    ``pool`` is an existing ``sandbox.WorkerPool`` to render with (default: a fresh one-worker
+    pool). Returns (verdicts, judge failures, notes). Raises NotFoundError for an unknown profile.
+    """
+    import judges
+    from checks import check_reply
+
+    judge = judges.create_judge(judges.get_profile(profile_id), settings)
+    report = check_reply(raw, task)
+    checks = report.to_dict()
+    notes: list[str] = [f"static checks: {report.status}"]
+    svg = report.extraction.svg_text if report.extraction else None
+    render_doc: dict[str, Any] = {}
+    frames: list[Any] = []
+    masks: list[Any] = []
+    if svg is None:
+        notes.append("no SVG extracted: nothing to render")
+    elif render:
+        render_doc, frames, masks, problem = _render(svg, task, settings, pool)
+        notes.append(problem or f"rendered {len(frames)} frame(s), {len(masks)} mask(s)")
+    else:
+        notes.append("render skipped (--no-render)")
+    verdicts: list[Any] = []
+    failures: list[Any] = []
+    for criterion in task.criteria:
+        if not criterion.applicable or not judge.answers(task, criterion):
+            continue
+        inp = judges.JudgeInput(task, criterion, tuple(frames), tuple(masks), checks, render_doc)
+        result = judge.judge(inp)
+        if isinstance(result, judges.Verdict):
+            verdicts.append(result)
+        elif isinstance(result, judges.JudgeFailure):
+            failures.append(result)
+    return verdicts, failures, notes
+
+
+def judge_command(
+    file: Path | None = typer.Argument(None, help="Raw model reply or SVG file"),
+    task_ref: str | None = typer.Option(None, "--task", help="Task reference ID@VERSION"),
+    profile: str | None = typer.Option(None, "--profile", help="Judge profile id, e.g. geometry@1"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON {verdicts, failures}"),
+    list_: bool = typer.Option(False, "--list", help="List judge kinds, profiles and panels"),
+    render: bool = typer.Option(True, "--render/--no-render", help="Render in the sandbox"),
+) -> None:
+    """Run one judge profile on FILE (no service, no gate) and print its raw verdicts."""
+    if list_:
+        _list_profiles()
+        return
+    if file is None or task_ref is None or profile is None:
+        typer.echo("error: give FILE, --task and --profile (or --list)", err=True)
+        raise typer.Exit(2)
+    from service.cli.check_cmd import InputProblem, read_input
+
+    try:
+        task = bundled_registry().get(task_ref)
+    except UnknownTaskError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    raw = read_input(file)
+    if isinstance(raw, InputProblem):
+        typer.echo(f"error: {raw.file}: {raw.message}", err=True)
+        raise typer.Exit(2)
+    try:
+        verdicts, failures, notes = run_judge(raw, task, profile, load_settings(), render=render)
+    except NotFoundError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    if as_json:
+        doc = {
+            "task_ref": task.ref,
+            "judge_profile_id": profile,
+            "verdicts": [v.to_dict() for v in verdicts],
+            "failures": [f.to_dict() for f in failures],
+            "notes": notes,
+        }
+        typer.echo(json.dumps(doc, indent=2))
+    else:
+        for note in notes:
+            typer.echo(f"# {note}")
+        for v in verdicts:
+            ev = v.evidence
+            where = ev.artifact_ref or "-"
+            if ev.time_s is not None:
+                where += f" @ {ev.time_s:g}s"
+            typer.echo(f"{v.criterion:<3} {v.status.value:<14} {ev.description}  [{where}]")
+        for f in failures:
+            typer.echo(f"{f.criterion:<3} {'judge error':<14} {f.cause}: {f.detail}")
+        if not verdicts and not failures:
+            typer.echo(f"{profile} answers no criterion of {task.ref}")
+    if failures:
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to the main app."""
+    """Add ``regua judge`` to the main app."""
+    app.command("judge")(judge_command)

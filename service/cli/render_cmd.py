@@ -1,9 +1,66 @@
-"""CLI commands of this area (registered on the main app by :func:`register`)."""
+"""``regua render FILE --task ID@VERSION --out DIR [--json]``: one sandboxed render to a folder."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import typer
+
+from regua.errors import ReguaError, UnknownTaskError
+from regua.settings import load_settings
+from tasks import bundled_registry
+
+
+def render_command(
+    file: Path = typer.Argument(..., help="SVG file to render", exists=True, dir_okay=False),
+    task_ref: str = typer.Option(..., "--task", help="Task reference ID@VERSION"),
+    out: Path = typer.Option(..., "--out", help="Output folder (frames, masks, render.json)"),
+    as_json: bool = typer.Option(False, "--json", help="Print render.json to stdout"),
+    masks: bool = typer.Option(True, "--masks/--no-masks", help="Part masks (tasks with ids)"),
+    timeout: float | None = typer.Option(None, "--timeout", help="Wall-clock limit in seconds"),
+) -> None:
+    """Render FILE in the sandbox at the task's timestamps; write frame-<ms>.png, the part masks
+    and render.json into --out. Exit status 0 when frames were produced, 1 otherwise."""
+    from service.rendering import create_pool, render_artifact
+
+    try:
+        task = bundled_registry().get(task_ref)
+    except UnknownTaskError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    try:
+        svg_text = file.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        typer.echo(f"error: {file} is not UTF-8 text: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    settings = load_settings()
+    try:
+        with create_pool(settings, size=1) as pool:
+            output = render_artifact(svg_text, task, pool, masks=masks, timeout_s=timeout)
+    except ReguaError as exc:
+        typer.echo(f"error: the sandboxed renderer could not start: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    path = output.write(out)
+    document = output.result or {}
+    if as_json:
+        typer.echo(json.dumps(document, indent=2, sort_keys=True))
+    else:
+        frames = document.get("frames") or []
+        n_masks = len(document.get("masks") or [])
+        n_blocked = len(document.get("blocked_requests") or [])
+        typer.echo(
+            f"{output.status}: {len(frames)} frame(s), {n_masks} mask(s), {n_blocked} blocked"
+        )
+        animation = document.get("animation") or {}
+        typer.echo(f"  animation: {animation.get('kinds') or 'none'}; sandbox: {output.sandbox}")
+        if output.cause:
+            typer.echo(f"  cause: {output.cause}: {output.detail}")
+        typer.echo(f"  wrote {path}")
+    if output.status != "ok":
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to the main app."""
+    """Add ``regua render`` to the main app."""
+    app.command("render")(render_command)

@@ -1,9 +1,67 @@
-"""CLI commands of this area (registered on the main app by :func:`register`)."""
+"""``regua report``: write a report (HTML, CSV, JSON) of stored runs into a folder."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+
+from regua.errors import ReguaError
+from regua.settings import load_settings
+
+
+def report(
+    task: list[str] = typer.Option(
+        [], "--task", help="ID@VERSION (one version) or ID (all versions); repeatable"
+    ),
+    out: Path = typer.Option(..., "--out", help="Folder to write the report into"),
+    formats: list[str] = typer.Option(
+        ["html", "csv", "json"], "--format", help="html | csv | json (repeatable; default all)"
+    ),
+    group_by: str = typer.Option("model", help="model | provider | model_provider"),
+    model: list[str] = typer.Option([], "--model", help="Only these model labels; repeatable"),
+    seed: int = typer.Option(20261129, help="Bootstrap seed (recorded in the report)"),
+    resamples: int = typer.Option(1000, help="Bootstrap resamples"),
+    weights: str = typer.Option("equal", help="Family weighting: equal | runs"),
+    data_dir: Path | None = typer.Option(None, help="Data folder (REGUA_DATA_DIR)"),
+) -> None:
+    """Compute the report of the stored runs and write it to OUT (report.html, CSVs, JSON)."""
+    from service.db import Database
+    from service.reports.build import ReportConfig
+    from service.reports.db import generate_report
+    from service.reports.exports import write_outputs
+
+    settings = load_settings()
+    if data_dir is not None:
+        settings = settings.model_copy(update={"data_dir": data_dir})
+    try:
+        if weights not in ("equal", "runs"):
+            raise typer.BadParameter("--weights must be equal or runs")
+        cfg = ReportConfig(
+            seed=seed, resamples=resamples, group_by=group_by, family_weights=weights
+        )
+        db = Database(settings.resolved_database_url())
+        try:
+            with db.read() as session:
+                result, inputs = generate_report(session, task, cfg, models=model)
+        finally:
+            db.dispose()
+        paths = write_outputs(result, out, formats, inputs.rows)
+    except (ReguaError, ValueError) as exc:
+        typer.echo(f"report: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    prov = result["provenance"]
+    typer.echo(
+        f"report of {prov['runs']} runs over {len(prov['task_versions'])} task version(s) "
+        f"({', '.join(prov['task_versions'])}); seed {prov['seed']}"
+    )
+    for tv in result["task_versions"]:
+        for g in tv["groups"]:
+            typer.echo(f"  {tv['task_ref']}  {g['model']}: pass rate {g['pass_range']['text']}")
+    for path in paths:
+        typer.echo(f"wrote {path}")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to the main app."""
+    """Add ``regua report`` to the main app."""
+    app.command("report")(report)

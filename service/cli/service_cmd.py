@@ -1,9 +1,208 @@
-"""CLI commands of this area (registered on the main app by :func:`register`)."""
+"""``regua serve | worker | submit | status | token create | demo | run``."""
 
 from __future__ import annotations
 
+import functools
+import json
+import os
+import signal
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
 import typer
+from rich.console import Console
+
+from regua.errors import ReguaError
+from regua.settings import Settings, load_settings
+from service.client import ReguaClient, read_token
+from service.server import load_factory
+
+token_app = typer.Typer(help="Manage API tokens.", no_args_is_help=True)
+
+COMPONENTS_HELP = "Components factory module:function (tests and plugins; default: production)"
+
+
+def _settings(data_dir: Path | None, host: str | None = None, port: int | None = None) -> Settings:
+    settings = load_settings()
+    updates: dict[str, object] = {}
+    if data_dir is not None:
+        updates["data_dir"] = data_dir
+    if host is not None:
+        updates["host"] = host
+    if port is not None:
+        updates["port"] = port
+    return settings.model_copy(update=updates)
+
+
+def _client(url: str | None, token: str | None, data_dir: Path | None) -> ReguaClient:
+    settings = _settings(data_dir)
+    base = url or os.environ.get("REGUA_URL") or f"http://{settings.host}:{settings.port}"
+    secret = token or os.environ.get("REGUA_TOKEN") or read_token(settings.data_dir)
+    return ReguaClient(base, secret)
+
+
+def serve(
+    host: str | None = typer.Option(None, help="Bind address (REGUA_HOST)"),
+    port: int | None = typer.Option(None, help="Port (REGUA_PORT)"),
+    data_dir: Path | None = typer.Option(None, help="Data folder (REGUA_DATA_DIR)"),
+    components: str | None = typer.Option(None, help=COMPONENTS_HELP, hidden=True),
+) -> None:
+    """Run the API, the in-process executor and the sandboxed render pool."""
+    from service.server import serve as run_server
+
+    run_server(_settings(data_dir, host, port), load_factory(components))
+
+
+def worker(
+    data_dir: Path | None = typer.Option(None, help="Data folder (REGUA_DATA_DIR)"),
+    threads: int = typer.Option(2, help="Executor threads"),
+    components: str | None = typer.Option(None, help=COMPONENTS_HELP, hidden=True),
+) -> None:
+    """Run only the executor (scale-out: same code path as ``serve``, no API)."""
+    from service.context import ServiceContext
+
+    ctx = ServiceContext.open(_settings(data_dir), load_factory(components))
+    ctx.start_executor(threads)
+    typer.echo(f"regua worker {ctx.executor.owner if ctx.executor else ''} on {ctx.db.url}")
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        ctx.close()
+
+
+def submit(
+    files: list[Path] = typer.Argument(..., exists=True, dir_okay=False, help="Raw reply files"),
+    task: str = typer.Option(..., "--task", help="Task reference ID@VERSION"),
+    model: str = typer.Option(..., "--model", help="Model label"),
+    provider: str | None = typer.Option(None, help="Model provider"),
+    no_wait: bool = typer.Option(False, "--no-wait", help="Print run ids and exit"),
+    url: str | None = typer.Option(None, help="Service URL (REGUA_URL)"),
+    token: str | None = typer.Option(None, help="Bearer token (REGUA_TOKEN)"),
+    data_dir: Path | None = typer.Option(None, help="Where to find admin-token"),
+) -> None:
+    """Submit raw replies; prints run ids and waits with a progress bar unless --no-wait."""
+    from service.demo import wait_with_progress
+
+    console = Console()
+    client = _client(url, token, data_dir)
+    runs = [
+        {
+            "task": task,
+            "model": {"label": model, "provider": provider},
+            "output": f.read_text(encoding="utf-8"),
+        }
+        for f in files
+    ]
+    ids = client.submit_batch(runs)
+    for f, run_id in zip(files, ids, strict=True):
+        console.print(f"{run_id}  {f}")
+    if no_wait:
+        return
+    views = wait_with_progress(client, ids, console)
+    for f, run_id in zip(files, ids, strict=True):
+        outcome = views[run_id].get("outcome") or {}
+        cause = f" ({outcome['cause']})" if outcome.get("cause") else ""
+        console.print(f"{run_id}  {outcome.get('status')}{cause}  {f}")
+
+
+def status(
+    run_id: str = typer.Argument(..., help="Run id"),
+    as_json: bool = typer.Option(False, "--json", help="Print the full run record"),
+    url: str | None = typer.Option(None, help="Service URL (REGUA_URL)"),
+    token: str | None = typer.Option(None, help="Bearer token (REGUA_TOKEN)"),
+    data_dir: Path | None = typer.Option(None, help="Where to find admin-token"),
+) -> None:
+    """Show a run's status, outcome and per-criterion results."""
+    view = _client(url, token, data_dir).run(run_id)
+    if as_json:
+        typer.echo(json.dumps(view, indent=2))
+        return
+    outcome = view.get("outcome") or {}
+    typer.echo(f"run {view['run_id']}  task {view['task']}  status {view['status']}")
+    typer.echo(f"outcome {outcome.get('status')}  cause {outcome.get('cause')}")
+    for c in (view.get("evaluation") or {}).get("criteria", []):
+        review = f"  review: {c['review_reason']}" if c.get("review_required") else ""
+        typer.echo(f"  {c['criterion']:<4} {c['kind']:<10} {c['status']}{review}")
+    typer.echo(f"{len(view.get('artifacts', []))} artifacts")
+
+
+@token_app.command("create")
+def token_create(
+    role: str = typer.Option(..., "--role", help="submitter | reviewer | admin"),
+    name: str = typer.Option("", help="A name to recognise the token by"),
+    data_dir: Path | None = typer.Option(None, help="Data folder (REGUA_DATA_DIR)"),
+) -> None:
+    """Create a token directly in the database (printed once; stored hashed)."""
+    from service.auth import create_token
+    from service.db import Database
+
+    settings = _settings(data_dir)
+    try:
+        secret, principal = create_token(Database(settings.resolved_database_url()), role, name)
+    except ReguaError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    typer.echo(secret)
+    typer.echo(f"(token id {principal.token_id}, role {principal.role})", err=True)
+
+
+def demo(
+    samples: Path | None = typer.Option(None, help="Samples folder with manifest.json"),
+    data_dir: Path | None = typer.Option(None, help="Data folder (default: a fresh temp folder)"),
+    components: str | None = typer.Option(None, help=COMPONENTS_HELP, hidden=True),
+) -> None:
+    """Start the embedded service on a free port with a fresh data folder, submit the bundled
+    samples over HTTP, wait and print a summary per sample."""
+    from service.demo import run_demo
+
+    raise typer.Exit(run_demo(samples, data_dir, load_factory(components)))
+
+
+def run(
+    host: str | None = typer.Option(None, help="Bind address (REGUA_HOST)"),
+    port: int | None = typer.Option(None, help="Port (REGUA_PORT)"),
+    data_dir: Path | None = typer.Option(None, help="Data folder (REGUA_DATA_DIR)"),
+    components: str | None = typer.Option(None, help=COMPONENTS_HELP, hidden=True),
+) -> None:
+    """``make run``: serve with the demo samples loaded; prints the URL and the admin token."""
+    from service.run_cmd import serve_with_demo
+
+    serve_with_demo(_settings(data_dir, host, port), load_factory(components))
+
+
+def _friendly(func: Callable[..., None]) -> Callable[..., None]:
+    """Print regua errors as one line and exit 1 instead of a traceback."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        try:
+            func(*args, **kwargs)
+        except ReguaError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1) from exc
+        except httpx.HTTPError as exc:
+            typer.echo(f"error: cannot reach the service: {exc}", err=True)
+            raise typer.Exit(1) from exc
+
+    return wrapper
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to the main app."""
+    """Add the service commands to the main app."""
+    for name, func in (
+        ("serve", serve),
+        ("worker", worker),
+        ("submit", submit),
+        ("status", status),
+        ("demo", demo),
+        ("run", run),
+    ):
+        app.command(name)(_friendly(func))
+    app.add_typer(token_app, name="token")

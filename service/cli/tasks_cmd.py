@@ -66,8 +66,8 @@ def show_task(
         console.print("required ids: " + ", ".join(spec.output.required_ids))
     r = spec.render
     console.print(
-        f"[bold]Render[/bold] {r.id}: {r.viewport_width}x{r.viewport_height} @{r.device_scale_factor}"
-        f", background {r.background}, fonts {r.font_set}"
+        f"[bold]Render[/bold] {r.id}: {r.viewport_width}x{r.viewport_height}"
+        f" @{r.device_scale_factor}, background {r.background}, fonts {r.font_set}"
     )
     if spec.animation is not None:
         times = ", ".join(f"{t:g}" for t in spec.timestamps())

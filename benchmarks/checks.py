@@ -1,0 +1,94 @@
+"""Static-check throughput on real model outputs, beside a bare lxml parse of the same files.
+
+Usage: ``.venv/bin/python benchmarks/checks.py [--corpus DIR] [--rounds N] [--task REF]``
+
+Runs in one process on one core (no threads), in this order for each round: bare parse of every
+file, then ``run_checks`` on every file, then ``check_reply`` (extraction + checks). Time is the
+CPU time of the working thread; the best round of each is reported, with files per second and
+the ratio checks / bare parse. Target from issue 2: the whole check suite costs at most 5x a
+bare parse.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from lxml import etree
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from checks import check_reply, run_checks  # noqa: E402
+from tasks import bundled_registry  # noqa: E402
+
+DEFAULT_CORPUS = REPO.parent / "shared" / "corpora" / "llm_svgs"
+TARGET_RATIO = 5.0
+
+
+_BARE = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+
+
+def bare_parse(data: bytes) -> None:
+    """What lxml alone costs: one reused parser with the same safety flags, no checks."""
+    with contextlib.suppress(etree.XMLSyntaxError):
+        etree.fromstring(data, _BARE)
+
+
+def best_of(rounds: int, files: list[bytes], fns: list[Callable[[bytes], object]]) -> list[float]:
+    """Best CPU time (seconds, this thread) of ``rounds`` passes of each ``fn`` over every file.
+
+    CPU time of the one thread doing the work is what "files per second on one core" means, and
+    unlike wall time it is not inflated when other processes share the machine. The functions
+    take turns inside each round, so cache and frequency effects hit them alike."""
+    best = [float("inf")] * len(fns)
+    for _ in range(rounds):
+        for i, fn in enumerate(fns):
+            start = time.thread_time()
+            for data in files:
+                fn(data)
+            best[i] = min(best[i], time.thread_time() - start)
+    return best
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print one line per measurement plus the ratios."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--task", default="pelican-bicycle-static@1")
+    args = ap.parse_args(argv)
+    paths = sorted(args.corpus.rglob("*.svg"))
+    if not paths:
+        print(f"no SVG files under {args.corpus} (../shared/corpora absent?); nothing measured")
+        return 0
+    files = [p.read_bytes() for p in paths]
+    task = bundled_registry().get(args.task)
+    n = len(files)
+    size = sum(map(len, files))
+    for data in files:  # warm up (imports, regex compilation, parser creation)
+        bare_parse(data)
+        check_reply(data, task)
+    parse_s, checks_s, reply_s = best_of(
+        args.rounds,
+        files,
+        [bare_parse, lambda d: run_checks(d, task), lambda d: check_reply(d, task)],
+    )
+    print(f"corpus: {args.corpus} ({n} files, {size} bytes), task {task.ref}, "
+          f"best of {args.rounds} rounds, CPU time of one thread")  # fmt: skip
+    print(f"bare lxml parse     : {n / parse_s:9.0f} files/s  ({parse_s / n * 1e6:7.1f} us/file)")
+    print(f"run_checks (suite)  : {n / checks_s:9.0f} files/s  ({checks_s / n * 1e6:7.1f} us/file)")
+    print(f"check_reply (+extr.): {n / reply_s:9.0f} files/s  ({reply_s / n * 1e6:7.1f} us/file)")
+    ratio = checks_s / parse_s
+    verdict = "within" if ratio <= TARGET_RATIO else "OVER"
+    print(f"ratio checks/parse  : {ratio:.2f}x ({verdict} the {TARGET_RATIO:g}x target); "
+          f"with extraction {reply_s / parse_s:.2f}x")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,237 @@
+"""Render throughput: sandboxed Chromium (warm pool) beside CairoSVG and resvg, same files.
+
+Usage::
+
+    .venv/bin/python benchmarks/render.py [--workers 2] [--repeat 2] [--limit N] [--json]
+
+On ``../shared/corpora/llm_svgs`` (every file of ``index.csv``), in the same run:
+
+- CairoSVG and resvg-py render every file to an 800x600 PNG, serially, in this process;
+- the sandboxed pool (bubblewrap, uid nobody, no network, per-job clean browsing state, timing
+  self-test at worker start) renders every file as a static-task job (one frame, no masks), all
+  workers busy. Throughput is frames per second of wall time, after a warm-up pass;
+- cold start: the time from spawning a sandbox to the worker's ``ready`` (browser launch and
+  self-test included), per worker, and the browser launch alone;
+- peak memory per worker: private RSS (``RssAnon`` + ``RssShmem``) of the whole sandbox process
+  tree, sampled every 0.2 s.
+
+Ratios > 1.0 mean the sandboxed Chromium is faster per file than the other renderer. Worker-side
+time (inside the sandbox) is shown beside the end-to-end time to separate pool overhead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import statistics
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from regua.settings import Settings  # noqa: E402
+from service.rendering import create_pool, render_artifact  # noqa: E402
+from tasks import bundled_registry  # noqa: E402
+
+CORPUS = ROOT.parent / "shared" / "corpora" / "llm_svgs"
+TASK = "pelican-bicycle-static@1"
+
+
+def load_files(limit: int | None) -> list[tuple[str, str]]:
+    """``(name, text)`` of every model output listed in the corpus index."""
+    with (CORPUS / "index.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    files = [(r["file"], (CORPUS / r["file"]).read_text("utf-8", "replace")) for r in rows]
+    return files[:limit] if limit else files
+
+
+def bench_serial(
+    name: str, render_one: Any, files: list[tuple[str, str]], repeat: int
+) -> dict[str, Any]:
+    """Render every file ``repeat`` times in this process; failures are counted, not timed out."""
+    failures = 0
+    started = time.perf_counter()
+    for _ in range(repeat):
+        for _, text in files:
+            try:
+                render_one(text)
+            except Exception:
+                failures += 1
+    elapsed = time.perf_counter() - started
+    count = len(files) * repeat
+    return {
+        "renderer": name,
+        "files": count,
+        "failures": failures,
+        "seconds": elapsed,
+        "files_per_s": count / elapsed,
+        "ms_per_file": 1000 * elapsed / count,
+    }
+
+
+def cairo_one(text: str) -> bytes:
+    """CairoSVG to PNG at the profile size."""
+    import cairosvg
+
+    return bytes(cairosvg.svg2png(bytestring=text.encode(), output_width=800, output_height=600))
+
+
+def resvg_one(text: str) -> bytes:
+    """resvg-py to PNG at the profile size."""
+    import resvg_py
+
+    return bytes(resvg_py.svg_to_bytes(svg_string=text, width=800, height=600))
+
+
+class RssSampler:
+    """Peak private RSS per sandbox (bwrap child of this process)."""
+
+    def __init__(self) -> None:
+        self.peaks: dict[int, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        from sandbox.bubblewrap import tree_rss_bytes
+
+        me = os.getpid()
+        while not self._stop.wait(0.2):
+            for entry in os.scandir("/proc"):
+                if not entry.name.isdigit():
+                    continue
+                try:
+                    stat = Path(f"/proc/{entry.name}/stat").read_text()
+                    cmd = Path(f"/proc/{entry.name}/cmdline").read_bytes()
+                except OSError:
+                    continue
+                ppid = int(stat[stat.rfind(")") + 2 :].split()[1])
+                if ppid == me and b"bwrap" in cmd[:40]:
+                    pid = int(entry.name)
+                    self.peaks[pid] = max(self.peaks.get(pid, 0), tree_rss_bytes(pid))
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def bench_pool(files: list[tuple[str, str]], workers: int, repeat: int) -> dict[str, Any]:
+    """Warm pool throughput, cold start and peak memory."""
+    task = bundled_registry().get(TASK)
+    settings = Settings(render_workers=workers, worker_max_jobs=100_000, job_timeout_s=30.0)
+    with RssSampler() as sampler:
+        started = time.perf_counter()
+        pool = create_pool(settings, size=workers)
+        pool_up = time.perf_counter() - started
+        try:
+            with ThreadPoolExecutor(max_workers=workers) as ex:  # warm-up pass
+                warm = list(
+                    ex.map(
+                        lambda f: render_artifact(f[1], task, pool, masks=False),
+                        files[: 4 * workers],
+                    )
+                )
+            launch_ms = sorted(
+                {o.result["worker"]["launch_ms"] for o in warm if o.result and "worker" in o.result}
+            )
+            outcomes: list[Any] = []
+            started = time.perf_counter()
+            with ThreadPoolExecutor(max_workers=workers) as ex:
+                for _ in range(repeat):
+                    outcomes += list(
+                        ex.map(lambda f: render_artifact(f[1], task, pool, masks=False), files)
+                    )
+            elapsed = time.perf_counter() - started
+            startup = list(pool.startup_ms)
+        finally:
+            pool.close()
+    count = len(outcomes)
+    ok = [o for o in outcomes if o.status == "ok"]
+    inner = [float(o.result["elapsed_ms"]) for o in ok]
+    outer = [float(o.elapsed_ms or 0) for o in ok]
+    return {
+        "renderer": f"chromium-sandboxed x{workers}",
+        "files": count,
+        "failures": count - len(ok),
+        "seconds": elapsed,
+        "files_per_s": count / elapsed,
+        "ms_per_file": 1000 * elapsed / count,
+        "worker_ms_median": statistics.median(inner) if inner else None,
+        "job_ms_median": statistics.median(outer) if outer else None,
+        "cold_start_ms": startup,
+        "browser_launch_ms": launch_ms,
+        "pool_start_s": pool_up,
+        "peak_rss_mb_per_worker": sorted(round(v / 2**20, 1) for v in sampler.peaks.values()),
+    }
+
+
+def main() -> int:
+    """Run the benchmark and print ratios."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if not CORPUS.is_dir():
+        print(f"corpus not found at {CORPUS}", file=sys.stderr)
+        return 2
+    files = load_files(args.limit)
+    results = [
+        bench_serial("cairosvg", cairo_one, files, args.repeat),
+        bench_serial("resvg-py", resvg_one, files, args.repeat),
+        bench_pool(files, args.workers, args.repeat),
+    ]
+    chromium = results[2]
+    ratios = {
+        "chromium_vs_cairosvg": chromium["files_per_s"] / results[0]["files_per_s"],
+        "chromium_vs_resvg": chromium["files_per_s"] / results[1]["files_per_s"],
+    }
+    load = os.getloadavg()
+    report = {
+        "files": len(files),
+        "repeat": args.repeat,
+        "cpus": os.cpu_count(),
+        "loadavg": load,
+        "results": results,
+        "ratios": ratios,
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"{len(files)} files x {args.repeat}, {os.cpu_count()} CPUs, load average {load[0]:.1f}")
+    for r in results:
+        print(
+            f"  {r['renderer']:<22} {r['files_per_s']:7.1f} files/s"
+            f"  {r['ms_per_file']:7.1f} ms/file"
+            f"  failures {r['failures']}"
+        )
+    print(
+        f"  worker-side median {chromium['worker_ms_median']:.1f} ms, end-to-end job median "
+        f"{chromium['job_ms_median']:.1f} ms"
+    )
+    print(
+        f"  cold start per worker (ms, incl. self-test): {chromium['cold_start_ms']}; "
+        "browser launch "
+        f"{chromium['browser_launch_ms']} ms"
+    )
+    print(f"  peak RSS per worker (MB): {chromium['peak_rss_mb_per_worker']}")
+    print(
+        f"ratio chromium/cairosvg = {ratios['chromium_vs_cairosvg']:.2f}  "
+        f"chromium/resvg = {ratios['chromium_vs_resvg']:.2f}  (target >= 1.0 vs CairoSVG)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Package data: the bundled calibration set (see README.md)."""

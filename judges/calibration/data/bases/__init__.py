@@ -1,0 +1,1 @@
+"""Package data: base drawings of the bundled calibration set."""

@@ -1,0 +1,223 @@
+"""The reliability gate: a published rule deciding which judge earns a vote on a criterion.
+
+The rule is configuration (:class:`GateConfig`: default thresholds plus per-criterion overrides)
+and is copied into every :class:`GateDecision`, so a decision can always be re-read with the rule
+that made it. Defaults (issue 6): macro-F1 > 0.5 and missed-critical-error rate <= 5 % on the
+held-out split. A judge measured on no human-failed necessary item cannot show that it catches
+failures, so it does not pass (``min_critical_items``). Plain accuracy never decides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from judges.calibration.metrics import Metrics
+
+
+@dataclass(frozen=True)
+class GateThresholds:
+    """Thresholds for one criterion. ``None`` disables an optional check."""
+
+    min_macro_f1: float = 0.5
+    """Macro-F1 must be strictly greater."""
+    max_missed_critical_rate: float = 0.05
+    """Missed-critical-error rate must be at most this."""
+    min_items: int = 1
+    min_critical_items: int = 1
+    use_upper_bound: bool = False
+    """Compare the upper 95 % bound (the larger of bootstrap and Wilson) of the missed-critical
+    rate instead of its point value: the cautious rule for small sets."""
+    max_invariance_violation_rate: float | None = None
+    min_repeat_agreement: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GateThresholds:
+        """Inverse of :meth:`to_dict` (unknown keys ignored, missing keys defaulted)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    """The gate rule: an id (recorded with each decision), defaults and overrides."""
+
+    id: str = "regua-gate@1"
+    default: GateThresholds = field(default_factory=GateThresholds)
+    per_criterion: Mapping[str, GateThresholds] = field(default_factory=dict)
+
+    def for_criterion(self, criterion: str) -> GateThresholds:
+        """Thresholds that apply to one criterion."""
+        return self.per_criterion.get(criterion, self.default)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        return {
+            "id": self.id,
+            "default": self.default.to_dict(),
+            "per_criterion": {k: v.to_dict() for k, v in sorted(self.per_criterion.items())},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GateConfig:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            id=str(data.get("id") or "regua-gate@1"),
+            default=GateThresholds.from_dict(data.get("default") or {}),
+            per_criterion={
+                str(k): GateThresholds.from_dict(v)
+                for k, v in (data.get("per_criterion") or {}).items()
+            },
+        )
+
+
+DEFAULT_GATE = GateConfig()
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    """One gate decision: may this judge profile vote on this criterion of this task family?"""
+
+    profile_id: str
+    criterion: str
+    task_family: str
+    passed: bool
+    reasons: tuple[str, ...]
+    metrics: Mapping[str, Any]
+    thresholds: Mapping[str, Any]
+    gate_id: str
+    set_id: str
+    split_seed: int | None
+    decided_at: str
+    run_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        return {
+            "profile_id": self.profile_id,
+            "criterion": self.criterion,
+            "task_family": self.task_family,
+            "passed": self.passed,
+            "reasons": list(self.reasons),
+            "metrics": dict(self.metrics),
+            "thresholds": dict(self.thresholds),
+            "gate_id": self.gate_id,
+            "set_id": self.set_id,
+            "split_seed": self.split_seed,
+            "decided_at": self.decided_at,
+            "run_id": self.run_id,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GateDecision:
+        """Inverse of :meth:`to_dict`."""
+        seed = data.get("split_seed")
+        return cls(
+            profile_id=str(data["profile_id"]),
+            criterion=str(data["criterion"]),
+            task_family=str(data["task_family"]),
+            passed=bool(data["passed"]),
+            reasons=tuple(str(r) for r in data.get("reasons") or ()),
+            metrics=dict(data.get("metrics") or {}),
+            thresholds=dict(data.get("thresholds") or {}),
+            gate_id=str(data.get("gate_id") or ""),
+            set_id=str(data["set_id"]),
+            split_seed=None if seed is None else int(seed),
+            decided_at=str(data["decided_at"]),
+            run_id=data.get("run_id"),
+        )
+
+
+def _fmt(v: float | None) -> str:
+    return "undefined" if v is None else f"{v:.3f}"
+
+
+def gate_reasons(metrics: Metrics, t: GateThresholds, *, necessary: bool = True) -> list[str]:
+    """Every reason the metrics fail the thresholds (empty list = passes)."""
+    reasons: list[str] = []
+    if metrics.n_scored < t.min_items:
+        reasons.append(f"only {metrics.n_scored} labelled items judged (< {t.min_items})")
+    f1 = metrics.macro_f1.value
+    if f1 is None or not f1 > t.min_macro_f1:
+        reasons.append(f"macro-F1 {_fmt(f1)} is not > {t.min_macro_f1}")
+    if necessary:
+        mc = metrics.missed_critical
+        n_crit = mc.denominator or 0
+        if n_crit < t.min_critical_items:
+            reasons.append(
+                f"only {n_crit} human-failed necessary items (< {t.min_critical_items}): "
+                "missed critical errors cannot be measured"
+            )
+        bounds = [b for b in (mc.ci_high, mc.wilson_high) if b is not None]
+        rate = (max(bounds) if bounds else None) if t.use_upper_bound else mc.value
+        if rate is not None and rate > t.max_missed_critical_rate:
+            which = "upper 95% bound of " if t.use_upper_bound else ""
+            reasons.append(
+                f"{which}missed-critical-error rate {_fmt(rate)} ({mc.numerator}/{n_crit}) "
+                f"> {t.max_missed_critical_rate}"
+            )
+    inv = metrics.invariance_violation.value
+    limit = t.max_invariance_violation_rate
+    if limit is not None and inv is not None and inv > limit:
+        reasons.append(f"invariance violation rate {_fmt(inv)} > {limit}")
+    rep = metrics.repeat_agreement.value
+    if t.min_repeat_agreement is not None and rep is not None and rep < t.min_repeat_agreement:
+        reasons.append(f"repeat agreement {_fmt(rep)} < {t.min_repeat_agreement}")
+    return reasons
+
+
+def decide(
+    *,
+    profile_id: str,
+    criterion: str,
+    task_family: str,
+    metrics: Metrics,
+    config: GateConfig,
+    set_id: str,
+    split_seed: int | None,
+    decided_at: str,
+    necessary: bool = True,
+    run_id: str | None = None,
+    context: Mapping[str, Any] | None = None,
+) -> GateDecision:
+    """Apply the gate rule to one criterion's held-out metrics.
+
+    ``context`` adds read-only numbers to the recorded metrics (e.g. human-to-human agreement
+    on the same items); they never enter the rule.
+    """
+    thresholds = config.for_criterion(criterion)
+    reasons = gate_reasons(metrics, thresholds, necessary=necessary)
+    return GateDecision(
+        profile_id=profile_id,
+        criterion=criterion,
+        task_family=task_family,
+        passed=not reasons,
+        reasons=tuple(reasons) if reasons else ("all thresholds met",),
+        metrics={**metrics.to_dict(), **(context or {})},
+        thresholds={"gate_id": config.id, **thresholds.to_dict()},
+        gate_id=config.id,
+        set_id=set_id,
+        split_seed=split_seed,
+        decided_at=decided_at,
+        run_id=run_id,
+    )
+
+
+def latest_decisions(
+    decisions: Iterable[GateDecision],
+) -> dict[tuple[str, str, str], GateDecision]:
+    """The latest decision per ``(profile_id, criterion, task_family)`` (by ``decided_at``)."""
+    out: dict[tuple[str, str, str], GateDecision] = {}
+    for d in sorted(decisions, key=lambda d: d.decided_at):
+        out[(d.profile_id, d.criterion, d.task_family)] = d
+    return out
+
+
+def eligibility_table(decisions: Iterable[GateDecision]) -> dict[tuple[str, str, str], bool]:
+    """What the jury reads (``judges.jury.Eligibility`` mapping form) from the latest decisions."""
+    return {key: d.passed for key, d in latest_decisions(decisions).items()}

@@ -1,0 +1,190 @@
+"""Measurements on part masks with OpenCV and Shapely. Pure: bytes in, numbers out.
+
+Masks are 8-bit greyscale PNGs; a pixel belongs to the part when its value reaches the
+threshold. Regions become Shapely geometries whose pixels are unit squares (contours buffered
+by half a pixel), so two regions that share an edge are at distance 0.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+from shapely import make_valid
+from shapely.geometry import LineString, Point, Polygon
+from shapely.geometry.base import BaseGeometry
+from shapely.ops import unary_union
+
+Mask = NDArray[np.bool_]
+
+
+def decode_mask(png: bytes, threshold: int = 128) -> Mask:
+    """Decode a greyscale PNG into a boolean array (True = part pixel)."""
+    buf = np.frombuffer(png, dtype=np.uint8)
+    img = cv2.imdecode(buf, cv2.IMREAD_GRAYSCALE)
+    if img is None:
+        raise ValueError("mask is not a decodable PNG")
+    result: Mask = np.asarray(img) >= threshold
+    return result
+
+
+def _contour_geometry(contour: Any) -> BaseGeometry:
+    pts = [(float(p[0][0]), float(p[0][1])) for p in contour]
+    if len(pts) >= 3:
+        return Polygon(pts)
+    if len(pts) == 2:
+        return LineString(pts)
+    return Point(pts[0])
+
+
+def mask_geometry(mask: Mask) -> BaseGeometry:
+    """The region of a mask as a Shapely geometry (holes kept), in pixel units."""
+    img = mask.astype(np.uint8) * 255
+    contours, hierarchy = cv2.findContours(img, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
+    if hierarchy is None or not contours:
+        return Polygon()
+    shells: list[BaseGeometry] = []
+    tree = hierarchy[0]
+    for i, contour in enumerate(contours):
+        if tree[i][3] != -1:
+            continue
+        shell = make_valid(_contour_geometry(contour)).buffer(0.5)
+        child = tree[i][2]
+        holes: list[BaseGeometry] = []
+        while child != -1:
+            hole = contours[child]
+            if len(hole) >= 3:
+                holes.append(make_valid(_contour_geometry(hole)).buffer(-0.5))
+            child = tree[child][0]
+        if holes:
+            shell = shell.difference(unary_union(holes))
+        shells.append(shell)
+    return unary_union(shells)
+
+
+@dataclass(frozen=True)
+class Ellipse:
+    """A fitted ellipse: centre (x, y) and the two full axis lengths (major >= minor)."""
+
+    cx: float
+    cy: float
+    major: float
+    minor: float
+
+    @property
+    def roundness(self) -> float:
+        """minor / major (1.0 = circle)."""
+        return self.minor / self.major if self.major > 0 else 0.0
+
+    @property
+    def diameter(self) -> float:
+        """Mean of the two axes."""
+        return (self.major + self.minor) / 2.0
+
+
+class Region:
+    """A part's pixels in one mask, with lazily computed measurements."""
+
+    def __init__(self, mask: Mask) -> None:
+        self.mask = mask
+
+    @cached_property
+    def pixels(self) -> int:
+        """Number of part pixels."""
+        return int(self.mask.sum())
+
+    @cached_property
+    def geometry(self) -> BaseGeometry:
+        """Shapely geometry of the region."""
+        return mask_geometry(self.mask) if self.pixels else Polygon()
+
+    @cached_property
+    def points(self) -> NDArray[np.float32]:
+        """Pixel coordinates (x, y) of the region."""
+        ys, xs = np.nonzero(self.mask)
+        return np.stack([xs, ys], axis=1).astype(np.float32)
+
+    @cached_property
+    def centroid(self) -> tuple[float, float] | None:
+        """Centre of mass (image moments), or None when empty."""
+        m = cv2.moments(self.mask.astype(np.uint8), binaryImage=True)
+        if m["m00"] == 0:
+            return None
+        return (m["m10"] / m["m00"], m["m01"] / m["m00"])
+
+    @cached_property
+    def bbox(self) -> tuple[int, int, int, int] | None:
+        """(x0, y0, x1, y1) inclusive, or None when empty."""
+        if not self.pixels:
+            return None
+        ys, xs = np.nonzero(self.mask)
+        return int(xs.min()), int(ys.min()), int(xs.max()), int(ys.max())
+
+    @cached_property
+    def ellipse(self) -> Ellipse | None:
+        """Ellipse fitted to the convex hull of the region (spokes and rims alike)."""
+        if self.pixels < 5:
+            return None
+        hull = cv2.convexHull(self.points)
+        if len(hull) < 5:
+            return None
+        (cx, cy), (a, b), _ = cv2.fitEllipse(hull)
+        # the hull runs through pixel centres: add one pixel to get the painted extent
+        return Ellipse(float(cx), float(cy), max(a, b) + 1.0, min(a, b) + 1.0)
+
+    @cached_property
+    def extent(self) -> float:
+        """Largest side of the minimum-area rectangle around the region."""
+        if not self.pixels:
+            return 0.0
+        (_, _), (w, h), _ = cv2.minAreaRect(self.points)
+        return float(max(w, h)) + 1.0
+
+    @cached_property
+    def orientation_deg(self) -> float | None:
+        """Axis orientation from second moments, degrees in [0, 180), or None."""
+        m = cv2.moments(self.mask.astype(np.uint8), binaryImage=True)
+        if m["m00"] == 0:
+            return None
+        angle = 0.5 * math.degrees(math.atan2(2 * m["mu11"], m["mu20"] - m["mu02"]))
+        return angle % 180.0
+
+
+def gap(a: Region, b: Region) -> float | None:
+    """Shortest distance in pixels between two regions (0 = touching or overlapping)."""
+    if not a.pixels or not b.pixels:
+        return None
+    return float(a.geometry.distance(b.geometry))
+
+
+def point_distance(region: Region, x: float, y: float) -> float | None:
+    """Distance in pixels from a point to a region (0 inside)."""
+    if not region.pixels:
+        return None
+    return float(region.geometry.distance(Point(x, y)))
+
+
+def unwrap_degrees(angles: list[float], period: float = 360.0) -> list[float]:
+    """Unwrap a sequence of angles so consecutive steps stay within half a period."""
+    out: list[float] = []
+    for a in angles:
+        if not out:
+            out.append(a)
+            continue
+        prev = out[-1]
+        step = (a - prev + period / 2.0) % period - period / 2.0
+        out.append(prev + step)
+    return out
+
+
+def slope(xs: list[float], ys: list[float]) -> float:
+    """Least-squares slope of ys against xs."""
+    if len(xs) < 2:
+        return 0.0
+    fit = np.polyfit(np.asarray(xs, dtype=float), np.asarray(ys, dtype=float), 1)
+    return float(fit[0])

@@ -1,0 +1,179 @@
+"""Shared pieces of the geometry judge: thresholds, bands, findings and one scene per time."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from judges.geometry_measure import Mask, Region
+from judges.model import JudgeProfile, MaskImage, VerdictStatus
+
+
+class MaskDecodeError(ValueError):
+    """A mask is not a decodable greyscale PNG (a machinery problem, not a verdict)."""
+
+
+_ORDER = {VerdictStatus.PASS: 0, VerdictStatus.UNCERTAIN: 1, VerdictStatus.FAIL: 2}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Band edges and limits of the geometry judge (all taken from the profile)."""
+
+    visible_min_fraction: float
+    visible_min_pixels: int
+    contact_pass_max: float
+    contact_uncertain_max: float
+    seat_sink_max: float
+    wheel_pass_min: float
+    wheel_uncertain_min: float
+    pedal_max_extent: float
+    join_pass_max: float
+    join_uncertain_max: float
+    rotation_pass: tuple[float, float]
+    rotation_uncertain: tuple[float, float]
+    mask_threshold: int
+
+    @classmethod
+    def from_profile(cls, profile: JudgeProfile) -> Thresholds:
+        """Read every value from the profile (a missing value is a configuration error)."""
+        p = profile.param
+        rp, ru = p("rotation_pass_band"), p("rotation_uncertain_band")
+        return cls(
+            visible_min_fraction=float(p("visible_min_fraction")),
+            visible_min_pixels=int(p("visible_min_pixels")),
+            contact_pass_max=float(p("contact_pass_max")),
+            contact_uncertain_max=float(p("contact_uncertain_max")),
+            seat_sink_max=float(p("seat_sink_max")),
+            wheel_pass_min=float(p("wheel_round_pass_min")),
+            wheel_uncertain_min=float(p("wheel_round_uncertain_min")),
+            pedal_max_extent=float(p("pedal_max_extent")),
+            join_pass_max=float(p("join_pass_max")),
+            join_uncertain_max=float(p("join_uncertain_max")),
+            rotation_pass=(float(rp[0]), float(rp[1])),
+            rotation_uncertain=(float(ru[0]), float(ru[1])),
+            mask_threshold=int(p("mask_threshold", 128)),
+        )
+
+
+def band(value: float, pass_max: float, uncertain_max: float) -> VerdictStatus:
+    """``pass`` up to ``pass_max``, ``uncertain`` up to ``uncertain_max``, ``fail`` beyond."""
+    if value <= pass_max:
+        return VerdictStatus.PASS
+    if value <= uncertain_max:
+        return VerdictStatus.UNCERTAIN
+    return VerdictStatus.FAIL
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A measured result before it becomes a verdict."""
+
+    status: VerdictStatus
+    artifact_ref: str | None
+    description: str
+    details: dict[str, Any] = field(default_factory=dict)
+    time_s: float | None = None
+
+    def at(self, time_s: float | None) -> Finding:
+        """The same finding, located at a time."""
+        return dataclasses.replace(self, time_s=time_s)
+
+
+def worst(findings: Sequence[Finding]) -> Finding:
+    """The most severe finding (fail > uncertain > pass); the first one on ties."""
+    return max(findings, key=lambda f: _ORDER.get(f.status, 1))
+
+
+class Scene:
+    """All masks at one time, decoded lazily."""
+
+    def __init__(
+        self,
+        time_s: float,
+        masks: dict[tuple[str, str], MaskImage],
+        decode: Callable[[bytes, int], Mask],
+        threshold: int,
+    ) -> None:
+        self.time_s = time_s
+        self._masks = masks
+        self._decode = decode
+        self._threshold = threshold
+        self._regions: dict[tuple[str, str], Region] = {}
+        self._shape: tuple[int, int] | None = None
+
+    @staticmethod
+    def build_all(
+        masks: Sequence[MaskImage], th: Thresholds, decode: Callable[[bytes, int], Mask]
+    ) -> list[Scene]:
+        """One scene per distinct time, sorted. Masks are decoded lazily, on first use."""
+        by_time: dict[float, dict[tuple[str, str], MaskImage]] = {}
+        for m in masks:
+            by_time.setdefault(round(m.time_s, 3), {})[(m.part, m.kind)] = m
+        return [Scene(t, ms, decode, th.mask_threshold) for t, ms in sorted(by_time.items())]
+
+    def _region(self, part: str, kind: str) -> Region:
+        key = (part, kind)
+        if key not in self._regions:
+            image = self._masks.get(key)
+            if image is None:
+                empty: Mask = np.zeros(self._shape or (1, 1), dtype=np.bool_)
+                self._regions[key] = Region(empty)
+            else:
+                try:
+                    mask = self._decode(image.png, self._threshold)
+                except ValueError as exc:
+                    raise MaskDecodeError(f"{image.artifact_ref}: {exc}") from exc
+                self._shape = self._shape or (int(mask.shape[0]), int(mask.shape[1]))
+                self._regions[key] = Region(mask)
+        return self._regions[key]
+
+    def visible(self, part: str) -> Region:
+        """The part's visible pixels in the full drawing."""
+        return self._region(part, "visible")
+
+    def alone(self, part: str) -> Region:
+        """The part's pixels when drawn alone (falls back to visible when no alone mask)."""
+        if (part, "alone") not in self._masks:
+            return self.visible(part)
+        return self._region(part, "alone")
+
+    def ref(self, part: str, kind: str = "visible") -> str | None:
+        """Artifact reference of a mask (None when that mask is missing)."""
+        image = self._masks.get((part, kind))
+        return image.artifact_ref if image else None
+
+    @cached_property
+    def wheel_diameter(self) -> float | None:
+        """Mean fitted diameter of the drawn wheels (pixels), or None when no wheel is drawn."""
+        sizes = [
+            ell.diameter
+            for w in ("wheel-front", "wheel-rear")
+            if (ell := self.alone(w).ellipse) is not None
+        ]
+        return sum(sizes) / len(sizes) if sizes else None
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """Scale information recorded with every finding."""
+        d = self.wheel_diameter
+        return {"wheel_diameter_px": None if d is None else round(d, 2)}
+
+
+def not_visible_reason(scene: Scene, part: str, th: Thresholds) -> str | None:
+    """Why a part does not count as visible (None when it is visible)."""
+    alone, visible = scene.alone(part), scene.visible(part)
+    if max(alone.pixels, visible.pixels) < th.visible_min_pixels:
+        return f"{part} paints no pixel (absent, display:none, opacity 0 or clipped away)"
+    needed = max(th.visible_min_pixels, th.visible_min_fraction * alone.pixels)
+    if visible.pixels < needed:
+        share = visible.pixels / alone.pixels if alone.pixels else 0.0
+        return (
+            f"{part} is drawn but not visible ({share:.0%} of its pixels show: covered or clipped)"
+        )
+    return None

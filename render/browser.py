@@ -1,0 +1,359 @@
+"""One Chromium per worker, driven by Playwright's sync API; clean browsing state per job.
+
+Hot path: a browser context and its page are reused for up to ``context_reuse_jobs`` jobs (then
+replaced, and always replaced after a failure or a profile change). Per-job isolation inside a
+reused context comes from (a) a fresh synthetic origin per job (``https://j<n>-<rand>.regua-render
+.invalid``), so origin-keyed state (storage, cookies, cache partitions) is never shared, (b) page
+scripts being disabled and forbidden by CSP, so a document cannot write state at all, and (c)
+the context being replaced (all its state dropped) every ``context_reuse_jobs`` jobs and after
+any failure. ``context_reuse_jobs=1`` gives a brand-new context per job.
+
+The network namespace of the sandbox is the guarantee (Chromium's speculative connections never
+reach request interception); CSP, interception and the DevTools log are the second layer and the
+evidence.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import secrets
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    CDPSession,
+    Page,
+    Playwright,
+    Request,
+    Route,
+    sync_playwright,
+)
+
+from regua.errors import ConfigurationError, RenderError
+from render.netlog import RequestLog
+from tasks import RenderProfile
+
+FONTS_DIR = Path(__file__).resolve().parent / "fonts"
+FONTCONFIG_FILE = FONTS_DIR / "fonts.conf"
+SUPPORTED_FONT_SETS = ("dejavu",)
+ORIGIN_SUFFIX = "regua-render.invalid"
+_INSTRUMENT = resources.files("render").joinpath("instrument.js").read_text(encoding="utf-8")
+
+LAUNCH_ARGS = (
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-quic",
+    "--disable-gpu",
+    "--disable-gpu-vsync",
+    "--disable-frame-rate-limit",
+    # Animations run on the main thread only, so a seeked-and-paused state is exactly what the
+    # next captured frame shows (no compositor-thread copy still running for a frame or two).
+    "--disable-threaded-animation",
+    "--disable-threaded-scrolling",
+    "--disable-checker-imaging",
+    "--dns-prefetch-disable",
+    "--disable-preconnect",
+    "--disable-domain-reliability",
+    "--disable-client-side-phishing-detection",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--disable-breakpad",
+    "--disable-crash-reporter",
+    "--metrics-recording-only",
+    "--mute-audio",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+    "--disable-features=NetworkPrediction,NetworkServiceInProcess2,BackForwardCache,"
+    "RenderDocument,ProactivelySwapBrowsingInstance,Translate,OptimizationHints,MediaRouter,"
+    "AutofillServerCommunication,CertificateTransparencyComponentUpdater,"
+    "DialMediaRouteProvider,InterestFeedContentSuggestions,SpeculationRulesPrefetchFuture,"
+    "Prerender2,PreconnectToSearch,LoadingPredictorUseLocalPredictions",
+    "--blink-settings=dnsPrefetchingEnabled=false",
+)
+
+
+@dataclass(frozen=True)
+class BrowserConfig:
+    """How the worker's browser is launched and recycled."""
+
+    chromium_path: str = "/usr/bin/chromium"
+    chromium_no_sandbox: bool = False
+    context_reuse_jobs: int = 25
+
+
+def _descendants(root: int) -> list[int]:
+    """Pids of ``root``'s descendants (Chromium runs under Playwright's driver process)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                stat = Path(f"/proc/{entry.name}/stat").read_bytes()
+            except OSError:
+                continue
+            ppid = int(stat[stat.rfind(b")") + 2 :].split()[1])
+            children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], list(children.get(root, ()))
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo.extend(children.get(pid, ()))
+    return out
+
+
+def kill_renderers() -> int:
+    """SIGKILL every Chromium renderer process below this process (the job watchdog)."""
+    killed = 0
+    for pid in _descendants(os.getpid()):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"--type=renderer" in cmdline:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except ProcessLookupError:
+                pass
+    return killed
+
+
+class Watchdog:
+    """Kills the renderers when a job passes its deadline, so the blocked call returns."""
+
+    def __init__(self, seconds: float) -> None:
+        self.fired = False
+        self._timer = threading.Timer(max(0.1, seconds), self._fire)
+        self._timer.daemon = True
+
+    def _fire(self) -> None:
+        self.fired = True
+        kill_renderers()
+
+    def __enter__(self) -> Watchdog:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+
+class BrowserSession:
+    """The worker's browser plus the current (reused) context and page."""
+
+    def __init__(self, config: BrowserConfig) -> None:
+        if not Path(config.chromium_path).exists():
+            raise ConfigurationError(f"Chromium not found at {config.chromium_path}")
+        self.config = config
+        self._pw: Playwright = sync_playwright().start()
+        self.relaunches = 0
+        try:
+            self.browser: Browser = self._launch()
+        except Exception:
+            self._pw.stop()
+            raise
+        self.version = self.browser.version
+        self._context: BrowserContext | None = None
+        self._page: Page | None = None
+        self._cdp: CDPSession | None = None
+        self._key: tuple[Any, ...] | None = None
+        self._jobs_in_context = 0
+        self._log: RequestLog | None = None
+        self._document: tuple[str, bytes, str, str] | None = None
+        self._counter = 0
+        self._script_ms = 0.0
+
+    def _launch(self) -> Browser:
+        started = time.monotonic()
+        env: dict[str, str | float | bool] = {
+            k: v for k, v in os.environ.items() if not k.startswith("REGUA_")
+        }
+        env.update(FONTCONFIG_FILE=str(FONTCONFIG_FILE), TZ="UTC")
+        browser = self._pw.chromium.launch(
+            executable_path=self.config.chromium_path,
+            args=list(LAUNCH_ARGS),
+            chromium_sandbox=not self.config.chromium_no_sandbox,
+            env=env,
+            headless=True,
+        )
+        self.launch_ms = round((time.monotonic() - started) * 1000, 1)
+        return browser
+
+    def _ensure_browser(self) -> None:
+        """Relaunch the browser when a bomb or the watchdog took it down."""
+        if self.browser.is_connected():
+            return
+        with contextlib.suppress(Exception):
+            self.browser.close()
+        self.browser = self._launch()
+        self.relaunches += 1
+
+    # -- context life cycle ---------------------------------------------------------------------
+
+    def _open(self, profile: RenderProfile) -> None:
+        if profile.font_set not in SUPPORTED_FONT_SETS:
+            raise ConfigurationError(f"unsupported font set {profile.font_set!r}")
+        context = self.browser.new_context(
+            viewport={"width": profile.viewport_width, "height": profile.viewport_height},
+            device_scale_factor=profile.device_scale_factor,
+            java_script_enabled=False,
+            timezone_id=profile.timezone,
+            locale=profile.locale,
+            service_workers="block",
+            accept_downloads=False,
+            offline=False,
+            bypass_csp=False,
+            color_scheme="light",
+            reduced_motion="no-preference",
+        )
+        page = context.new_page()
+        page.route("**/*", self._on_route)
+        cdp = context.new_cdp_session(page)
+        cdp.on("Network.requestWillBeSent", self._on_request)
+        cdp.on("Network.loadingFailed", self._on_failed)
+        cdp.on("Log.entryAdded", self._on_log)
+        cdp.send("Network.enable")
+        cdp.send("Log.enable")
+        cdp.send("Performance.enable")
+        metrics: dict[str, Any] = {"width": profile.viewport_width}
+        metrics["height"] = profile.viewport_height
+        metrics.update(deviceScaleFactor=profile.device_scale_factor, mobile=False)
+        cdp.send("Emulation.setDeviceMetricsOverride", metrics)
+        self._context, self._page, self._cdp = context, page, cdp
+        self._script_ms = self._script_duration_ms()
+        self._jobs_in_context = 0
+
+    def reset(self) -> None:
+        """Drop the current context (next job opens a fresh one)."""
+        context, self._context, self._page, self._cdp = self._context, None, None, None
+        self._key = None
+        if context is not None:
+            with contextlib.suppress(Exception):  # a crashed context may refuse to close
+                context.close()
+
+    def page_for(self, profile: RenderProfile) -> Page:
+        """The page to use for the next job (fresh context when needed)."""
+        key = (
+            profile.viewport_width,
+            profile.viewport_height,
+            profile.device_scale_factor,
+            profile.timezone,
+            profile.locale,
+            profile.font_set,
+        )
+        self._ensure_browser()
+        if (
+            self._page is None
+            or key != self._key
+            or self._jobs_in_context >= self.config.context_reuse_jobs
+            or self._page.is_closed()
+        ):
+            self.reset()
+            self._open(profile)
+            self._key = key
+        assert self._page is not None
+        self._jobs_in_context += 1
+        return self._page
+
+    # -- event handlers -------------------------------------------------------------------------
+
+    def _on_route(self, route: Route, request: Request) -> None:
+        doc = self._document
+        if (
+            doc is not None
+            and request.url == doc[0]
+            and request.is_navigation_request()
+            and request.frame.parent_frame is None
+        ):
+            headers = {
+                "content-type": doc[2],
+                "content-security-policy": doc[3],
+                "cache-control": "no-store",
+                "x-content-type-options": "nosniff",
+                "referrer-policy": "no-referrer",
+            }
+            route.fulfill(status=200, headers=headers, body=doc[1])
+            return
+        if self._log is not None:
+            self._log.on_route(request.url, request.resource_type)
+        route.abort("blockedbyclient")
+
+    def _on_request(self, event: dict[str, Any]) -> None:
+        if self._log is not None:
+            self._log.on_request_will_be_sent(event)
+
+    def _on_failed(self, event: dict[str, Any]) -> None:
+        if self._log is not None:
+            self._log.on_loading_failed(event)
+
+    def _on_log(self, event: dict[str, Any]) -> None:
+        if self._log is not None:
+            self._log.on_log_entry(event)
+
+    # -- per job ----------------------------------------------------------------------------------
+
+    def load(
+        self, profile: RenderProfile, body: bytes, content_type: str, csp: str, timeout_s: float
+    ) -> tuple[Page, RequestLog]:
+        """Navigate a (reused or fresh) page to a new synthetic origin serving ``body``."""
+        page = self.page_for(profile)
+        self._counter += 1
+        origin = f"https://j{self._counter}-{secrets.token_hex(4)}.{ORIGIN_SUFFIX}"
+        url = f"{origin}/artifact.svg"
+        self._log = RequestLog(document_url=url)
+        self._document = (url, body, content_type, csp)
+        page.goto(url, wait_until="load", timeout=max(1000.0, timeout_s * 1000))
+        return page, self._log
+
+    def evaluate(self, page: Page, arg: dict[str, Any]) -> Any:
+        """Run the instrumentation script (never content from the artifact) with ``arg``."""
+        return page.evaluate(_INSTRUMENT, arg)
+
+    def screenshot(self) -> bytes:
+        """PNG of the viewport in device pixels, straight from DevTools (fast path)."""
+        if self._cdp is None or self._key is None:
+            raise RenderError("no page is open")
+        clip = {"x": 0, "y": 0, "width": self._key[0], "height": self._key[1], "scale": 1}
+        params = {"format": "png", "optimizeForSpeed": True, "captureBeyondViewport": False}
+        data = self._cdp.send("Page.captureScreenshot", {**params, "clip": clip})
+        return base64.b64decode(data["data"])
+
+    def _script_duration_ms(self) -> float:
+        if self._cdp is None:
+            return 0.0
+        metrics = self._cdp.send("Performance.getMetrics")["metrics"]
+        for metric in metrics:
+            if metric["name"] == "ScriptDuration":
+                return float(metric["value"]) * 1000
+        return 0.0
+
+    def script_executed(self) -> bool:
+        """Did page script run since the last call? (DevTools ``ScriptDuration`` grew; our own
+        DevTools evaluations are not counted there.)"""
+        now = self._script_duration_ms()
+        ran = now > self._script_ms + 1e-6
+        self._script_ms = now
+        return ran
+
+    def finish_job(self) -> None:
+        """Forget the job's document; stop attributing events to it."""
+        self._document = None
+        self._log = None
+
+    def close(self) -> None:
+        """Close the browser and Playwright."""
+        self.reset()
+        try:
+            self.browser.close()
+        finally:
+            self._pw.stop()

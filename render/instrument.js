@@ -1,0 +1,188 @@
+// regua render instrumentation. Evaluated by the renderer through DevTools (page scripts are
+// disabled and forbidden by CSP; this code never comes from the artifact). One entry point:
+// (arg) => result, dispatching on arg.op.
+(arg) => {
+  const SVGNS = "http://www.w3.org/2000/svg";
+  const SMIL = ["animate", "animateTransform", "animateMotion", "set", "animateColor"];
+  const SKIP = new Set([
+    "clipPath", "mask", "pattern", "marker", "filter", "linearGradient", "radialGradient",
+    "foreignObject", "style", "script", "title", "desc", "metadata",
+  ]);
+  const root = document.documentElement;
+  const W = window;
+
+  function animations() {
+    try { return document.getAnimations(); } catch (e) { return []; }
+  }
+  function kindOf(a) {
+    const n = a && a.constructor ? a.constructor.name : "";
+    if (n === "CSSAnimation") return "css-animation";
+    if (n === "CSSTransition") return "css-transition";
+    return "web-animation";
+  }
+  function smilCount() {
+    let n = 0;
+    for (const name of SMIL) n += document.getElementsByTagNameNS(SVGNS, name).length;
+    return n;
+  }
+  function seek(t) {
+    const kinds = new Set();
+    for (const s of document.getElementsByTagNameNS(SVGNS, "svg")) {
+      if (typeof s.pauseAnimations === "function") {
+        s.pauseAnimations();
+        s.setCurrentTime(t);
+      }
+    }
+    if (smilCount() > 0) kinds.add("smil");
+    let count = 0;
+    for (const a of animations()) {
+      kinds.add(kindOf(a));
+      count += 1;
+      try { a.pause(); a.currentTime = t * 1000; } catch (e) { /* keep going */ }
+    }
+    return { kinds: Array.from(kinds).sort(), animations: count };
+  }
+  function inspect() {
+    const errs = document.getElementsByTagNameNS("http://www.w3.org/1999/xhtml", "parsererror");
+    const pe = errs.length ? (errs[0].textContent || "").slice(0, 300) : null;
+    return {
+      root: root ? root.localName : null,
+      root_ns: root ? root.namespaceURI : null,
+      elements: document.getElementsByTagName("*").length,
+      parse_error: pe,
+      // Chromium's built-in XML tree viewer replaced a document outside SVG/XHTML/HTML.
+      xml_viewer: !!(document.getElementById("webkit-xml-viewer-source-xml") &&
+        document.getElementById("xml-viewer-style")),
+      scripts: document.getElementsByTagNameNS(SVGNS, "script").length +
+        document.getElementsByTagNameNS("http://www.w3.org/1999/xhtml", "script").length,
+    };
+  }
+
+  // ---- part masks -------------------------------------------------------------------------
+  function paintable() {
+    const out = [];
+    if (!root) return out;
+    const stack = [root];
+    while (stack.length) {
+      const el = stack.pop();
+      if (SKIP.has(el.localName)) continue;
+      out.push(el);
+      for (let c = el.lastElementChild; c; c = c.previousElementSibling) stack.push(c);
+    }
+    return out;
+  }
+  function setImp(st, name, value) { st.setProperty(name, value, "important"); }
+  function cancelNewTransitions(before) {
+    for (const a of animations()) {
+      if (!before.has(a) && kindOf(a) === "css-transition") { try { a.cancel(); } catch (e) {} }
+    }
+  }
+  function maskApply(parts, paint) {
+    const before = new Set(animations());
+    const els = paintable();
+    const styles = els.map((el) => getComputedStyle(el));
+    const reads = styles.map((cs) => ({
+      fill: cs.fill !== "none",
+      stroke: cs.stroke !== "none",
+      op: parseFloat(cs.opacity) > 0 ? "1" : "0",
+      fop: parseFloat(cs.fillOpacity) > 0 ? "1" : "0",
+      sop: parseFloat(cs.strokeOpacity) > 0 ? "1" : "0",
+    }));
+    const saved = [];
+    els.forEach((el, i) => {
+      saved.push([el, el.getAttribute("style")]);
+      const st = el.style;
+      if (!st) return;
+      const r = reads[i];
+      setImp(st, "fill", r.fill ? "var(--regua-paint)" : "none");
+      setImp(st, "stroke", r.stroke ? "var(--regua-paint)" : "none");
+      setImp(st, "opacity", r.op);
+      setImp(st, "fill-opacity", r.fop);
+      setImp(st, "stroke-opacity", r.sop);
+      setImp(st, "filter", "none");
+      setImp(st, "shape-rendering", "crispEdges");
+      setImp(st, "text-rendering", "optimizeSpeed");
+      setImp(st, "-webkit-font-smoothing", "none");
+      setImp(st, "mix-blend-mode", "normal");
+    });
+    const present = {};
+    const partEls = {};
+    for (const id of parts) {
+      const el = document.getElementById(id);
+      if (el && el.style && el !== root) { partEls[id] = el; }
+    }
+    for (const id of Object.keys(partEls)) {
+      const anc = [];
+      for (let p = partEls[id].parentElement; p; p = p.parentElement) {
+        for (const other of Object.keys(partEls)) if (partEls[other] === p) anc.push(other);
+      }
+      present[id] = anc;
+    }
+    W.__reguaMask = { saved, els, partEls, before };
+    if (paint) maskPaint(paint);
+    cancelNewTransitions(before);
+    return { present, painted: els.length };
+  }
+  function maskPaint(spec) {
+    // spec: {root: paint, background: colour, additive: bool, parts: {id: paint}}
+    // additive: each part is composited as an isolated group, then added to what is below it
+    // (plus-lighter), so parts painted in distinct bits OR together where they overlap.
+    const m = W.__reguaMask;
+    if (!m) return false;
+    // Inside a part, its other elements keep the channel-wise max (lighten), so they never
+    // hide the bits of descendant parts, which always hold higher bits (see masks.py).
+    const inner = spec.additive ? "lighten" : "normal";
+    for (const el of m.els) {
+      if (el.style && el !== root) setImp(el.style, "mix-blend-mode", inner);
+    }
+    if (root && root.style) {
+      root.style.setProperty("--regua-paint", spec.root);
+      setImp(root.style, "background", spec.background);
+    }
+    for (const id of Object.keys(m.partEls)) {
+      const st = m.partEls[id].style;
+      st.setProperty("--regua-paint", spec.parts[id] || spec.root);
+      setImp(st, "mix-blend-mode", spec.additive ? "plus-lighter" : "normal");
+      setImp(st, "isolation", spec.additive ? "isolate" : "auto");
+    }
+    cancelNewTransitions(m.before);
+    return true;
+  }
+  function maskRestore() {
+    const m = W.__reguaMask;
+    if (!m) return false;
+    for (const [el, style] of m.saved) {
+      if (style === null) el.removeAttribute("style"); else el.setAttribute("style", style);
+    }
+    cancelNewTransitions(m.before);
+    delete W.__reguaMask;
+    return true;
+  }
+
+  // ---- timing self-test: a CSS transition and a Web Animation made from outside the page ----
+  function selftestSetup(spec) {
+    const tr = document.getElementById(spec.transition);
+    tr.style.transition = `transform ${spec.duration_ms}ms linear`;
+    tr.style.transform = "translateX(0px)";
+    getComputedStyle(tr).transform;
+    tr.style.transform = `translateX(${spec.distance}px)`;
+    getComputedStyle(tr).transform;
+    const wa = document.getElementById(spec.web_animation);
+    wa.animate(
+      [{ transform: "translateX(0px)" }, { transform: `translateX(${spec.distance}px)` }],
+      { duration: spec.duration_ms, iterations: Infinity, easing: "linear" },
+    );
+    return animations().map(kindOf).sort();
+  }
+
+  switch (arg.op) {
+    case "selftest_setup": return selftestSetup(arg.spec);
+    case "seek": return seek(arg.t);
+    case "inspect": return inspect();
+    case "inspect_seek": return Object.assign(inspect(), seek(arg.t));
+    case "mask_apply": return maskApply(arg.parts, arg.paint);
+    case "mask_paint": return maskPaint(arg.spec);
+    case "mask_restore": return maskRestore();
+    default: throw new Error("unknown op " + arg.op);
+  }
+}

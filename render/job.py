@@ -1,0 +1,146 @@
+"""One render job: load the artifact, seek every timestamp, capture frames and masks, log requests.
+
+Result format: ``docs/contracts.md`` (section *render*). Beyond the contract's keys the result
+carries ``status`` (``ok`` | ``timeout`` | ``crash`` | ``error``), ``task_ref``, ``timestamps``,
+``csp``, ``csp_violations``, ``script_attempts_blocked``, ``document`` (root element, element
+count, script elements, XML viewer) and ``content_type``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import time
+from typing import Any
+
+from PIL import Image
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+from regua.errors import RenderError
+from render.browser import BrowserSession, Watchdog
+from render.masks import capture_masks, encode_masks
+from render.netlog import RequestLog, build_csp
+from tasks import TaskSpec
+
+CONTENT_TYPES = ("image/svg+xml", "text/html")
+"""``text/html`` exists only so that hardening tests can feed HTML-context payloads (HTTPLeaks)
+through the very same policy, interception and logging; the service always sends SVG."""
+
+DEFAULT_DEADLINE_S = 20.0
+XHTML_NS = "http://www.w3.org/1999/xhtml"
+
+
+def frame_ms(time_s: float) -> int:
+    """The millisecond stamp used in file names."""
+    return round(time_s * 1000)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _size(png: bytes) -> tuple[int, int]:
+    with Image.open(io.BytesIO(png)) as image:
+        return image.size[1], image.size[0]
+
+
+def render_job(
+    session: BrowserSession, job: dict[str, Any], default_deadline_s: float = DEFAULT_DEADLINE_S
+) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """Render one ``{"kind": "render", "svg", "task", "masks"}`` job inside the worker."""
+    started = time.monotonic()
+    task = TaskSpec.model_validate(job["task"])
+    svg = job.get("svg")
+    if not isinstance(svg, str):
+        raise RenderError("job['svg'] must be a string")
+    content_type = str(job.get("content_type") or "image/svg+xml")
+    if content_type not in CONTENT_TYPES:
+        raise RenderError(f"unsupported content_type {content_type!r}")
+    deadline_s = float(job.get("deadline_s") or default_deadline_s)
+    want_masks = bool(job.get("masks", True)) and bool(task.output.required_ids)
+    csp = build_csp(task.output.allowed)
+    times = task.timestamps()
+    result: dict[str, Any] = {
+        "status": "ok",
+        "task_ref": task.ref,
+        "render_profile_id": task.render.id,
+        "browser_version": session.version,
+        "timestamps": list(times),
+        "content_type": content_type,
+        "csp": csp,
+        "scripts_enabled": False,
+        "frames": [],
+        "masks": [],
+        "errors": [],
+        "animation": {"detected": False, "kinds": []},
+    }
+    files: dict[str, bytes] = {}
+    log: RequestLog | None = None
+    watchdog = Watchdog(deadline_s)
+    try:
+        with watchdog:
+            page, log = session.load(
+                task.render, svg.encode("utf-8"), content_type, csp, timeout_s=deadline_s
+            )
+            info = session.evaluate(page, {"op": "inspect_seek", "t": times[0]})
+            result["document"] = {k: info[k] for k in ("root", "root_ns", "elements", "scripts")}
+            if info.get("parse_error"):
+                result["errors"].append({"kind": "parse_error", "detail": info["parse_error"]})
+            kinds: set[str] = set()
+            for index, time_s in enumerate(times):
+                seek = info if index == 0 else session.evaluate(page, {"op": "seek", "t": time_s})
+                kinds.update(seek["kinds"])
+                png = session.screenshot()
+                ms = frame_ms(time_s)
+                name = f"frame-{ms}.png"
+                files[name] = png
+                result["frames"].append({"time_s": time_s, "name": name, "sha256": _sha(png)})
+                if want_masks:
+                    masks = capture_masks(
+                        task.output.required_ids,
+                        functools.partial(session.evaluate, page),
+                        session.screenshot,
+                        _size(png),
+                    )
+                    entries, mask_files = encode_masks(masks, time_s, ms)
+                    result["masks"].extend(entries)
+                    files.update(mask_files)
+            result["animation"] = {"detected": bool(kinds), "kinds": sorted(kinds)}
+            ran = session.script_executed()
+            # Chromium's own XML tree viewer (shown for XML outside the SVG/XHTML namespaces)
+            # runs built-in script and styles; no page script can run in such a document.
+            viewer = bool(info.get("xml_viewer")) and info.get("root_ns") == XHTML_NS
+            result["document"]["xml_viewer"] = viewer
+            result["script_executed"] = ran and not viewer
+    except (PlaywrightError, RenderError) as exc:
+        session.reset()  # never reuse a context that failed mid-job
+        files = {}
+        result["frames"], result["masks"] = [], []
+        if watchdog.fired or isinstance(exc, PlaywrightTimeoutError):
+            result["status"] = "timeout"
+            result["errors"].append(
+                {"kind": "render_timeout", "detail": f"render passed its {deadline_s:g} s limit"}
+            )
+        elif "crashed" in str(exc).lower():
+            result["status"] = "crash"  # e.g. the renderer ran out of memory on a bomb
+            result["errors"].append({"kind": "renderer_crashed", "detail": str(exc)[:1000]})
+        else:
+            result["status"] = "error"
+            result["errors"].append({"kind": "render_error", "detail": str(exc)[:1000]})
+        result.setdefault("script_executed", False)
+    finally:
+        session.finish_job()
+    if log is not None:
+        blocked = log.blocked_requests()
+        if result.get("document", {}).get("xml_viewer"):  # the viewer's own data: icons
+            blocked = [b for b in blocked if not str(b["url"]).startswith("data:")]
+        result["blocked_requests"] = blocked
+        result["blocked_requests_dropped"] = log.dropped
+        result["csp_violations"] = log.csp_violations
+        result["script_attempts_blocked"] = log.script_attempts()
+    else:
+        result["blocked_requests"], result["csp_violations"] = [], []
+    result["elapsed_ms"] = round((time.monotonic() - started) * 1000, 1)
+    return result, files

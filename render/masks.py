@@ -1,0 +1,148 @@
+"""Part masks: which pixels each declared part id paints, visible and alone.
+
+Visible pass: every paintable element keeps its geometry, clipping, masking, ``display`` and
+``visibility`` but paints a flat colour — its nearest part's colour (inherited through the CSS
+custom property ``--regua-paint``, so ``<use>`` clones follow the ``use`` element), white for
+everything outside any part (still occluding), anti-aliasing off (``shape-rendering:
+crispEdges``). Opacity > 0 becomes 1 and 0 stays 0; filters are dropped. A container part's
+visible mask is the union of its own colour and its descendant parts' colours.
+
+Alone passes: everything outside the parts paints nothing; each part paints one bit of the
+24-bit colour and is composited as an isolated group added to what lies below it
+(``mix-blend-mode: plus-lighter``), so overlapping parts OR their bits and 24 parts fit in one
+screenshot. Other elements inside a part blend with ``lighten`` (channel-wise max); parts are
+given bits in depth order, so a descendant part always holds a higher bit than its ancestors and
+a container's own later elements cannot erase it. A container's alone mask is the union of its
+own bit and its descendant parts' bits. (Limit: the same part drawn twice over itself, e.g. by
+two ``<use>`` of one part, adds its bit twice and corrupts that pixel.)
+
+Masks are 8-bit greyscale PNGs (255 = part pixel) at the frame size.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from PIL import Image
+
+LEVELS = (0, 60, 120, 180, 240)
+WHITE = (255, 255, 255)
+BITS_PER_SHOT = 24
+
+
+def palette(count: int) -> list[tuple[int, int, int]]:
+    """``count`` distinct flat colours, none of them white (white means "no part")."""
+    colours = [(r, g, b) for r in LEVELS for g in LEVELS for b in LEVELS]
+    colours = [c for c in colours if c != (240, 240, 240)]
+    colours.sort(key=lambda c: (-(max(c) - min(c)), c))  # saturated first: easier to eyeball
+    if count > len(colours):
+        raise ValueError(f"at most {len(colours)} parts can be masked, got {count}")
+    return colours[:count]
+
+
+def _css(colour: tuple[int, int, int]) -> str:
+    return f"rgb({colour[0]}, {colour[1]}, {colour[2]})"
+
+
+def _rgb(png: bytes) -> NDArray[np.uint8]:
+    with Image.open(io.BytesIO(png)) as image:
+        return np.asarray(image.convert("RGB"), dtype=np.uint8)
+
+
+def _png(mask: NDArray[np.bool_]) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(mask.astype(np.uint8) * 255, mode="L").save(buffer, "PNG", compress_level=1)
+    return buffer.getvalue()
+
+
+def _code(rgb: NDArray[np.uint8]) -> NDArray[np.int32]:
+    as_int = rgb.astype(np.int32)
+    return (as_int[..., 0] << 16) | (as_int[..., 1] << 8) | as_int[..., 2]
+
+
+Evaluate = Callable[[dict[str, Any]], Any]
+Shoot = Callable[[], bytes]
+
+
+def _bit_colour(bit: int) -> str:
+    value = 1 << bit
+    return _css(((value >> 16) & 255, (value >> 8) & 255, value & 255))
+
+
+def capture_masks(
+    parts: Sequence[str], evaluate: Evaluate, shoot: Shoot, shape: tuple[int, int]
+) -> dict[str, dict[str, NDArray[np.bool_]]]:
+    """Run the mask passes on the current (already seeked) document.
+
+    Returns ``{part: {"visible": mask, "alone": mask}}`` for every id in ``parts``; an id absent
+    from the document gets empty masks. The document's styles are restored afterwards.
+    """
+    height, width = shape
+    empty = np.zeros((height, width), dtype=bool)
+    colours = dict(zip(parts, palette(len(parts)), strict=True))
+    visible_spec = {
+        "root": _css(WHITE),
+        "background": _css(WHITE),
+        "additive": False,
+        "parts": {p: _css(c) for p, c in colours.items()},
+    }
+    info = evaluate({"op": "mask_apply", "parts": list(parts), "paint": visible_spec})
+    present: dict[str, list[str]] = dict(info.get("present") or {})
+    try:
+        result: dict[str, dict[str, NDArray[np.bool_]]] = {
+            p: {"visible": empty, "alone": empty} for p in parts
+        }
+        if not present:
+            return result
+        codes = _code(_rgb(shoot()))
+        own = {p: codes == ((c[0] << 16) | (c[1] << 8) | c[2]) for p, c in colours.items()}
+        members = {p: [q for q in present if q == p or p in present[q]] for p in present}
+        for part in present:
+            result[part] = {"visible": np.logical_or.reduce([own[q] for q in members[part]])}
+        # Alone: every part in its own bit (24 per shot), parts added where they overlap; a
+        # part's alone mask is its bit or any descendant part's bit.
+        ordered = sorted(present, key=lambda p: len(present[p]))  # ancestors get lower bits
+        alone_own: dict[str, NDArray[np.bool_]] = {}
+        for start in range(0, len(ordered), BITS_PER_SHOT):
+            group = ordered[start : start + BITS_PER_SHOT]
+            paints = {p: "none" for p in present}
+            paints.update({p: _bit_colour(i) for i, p in enumerate(group)})
+            spec = {"root": "none", "background": "rgb(0, 0, 0)", "additive": True}
+            evaluate({"op": "mask_paint", "spec": {**spec, "parts": paints}})
+            codes = _code(_rgb(shoot()))
+            for i, part in enumerate(group):
+                alone_own[part] = (codes & (1 << i)) != 0
+        for part in present:
+            result[part]["alone"] = np.logical_or.reduce([alone_own[q] for q in members[part]])
+        return result
+    finally:
+        evaluate({"op": "mask_restore"})
+
+
+def encode_masks(
+    masks: dict[str, dict[str, NDArray[np.bool_]]], time_s: float, ms: int
+) -> tuple[list[dict[str, Any]], dict[str, bytes]]:
+    """Contract entries and PNG files for the masks of one frame time."""
+    entries: list[dict[str, Any]] = []
+    files: dict[str, bytes] = {}
+    for part, kinds in masks.items():
+        for kind in ("visible", "alone"):
+            png = _png(kinds[kind])
+            name = f"mask-{ms}-{part}-{kind}.png"
+            files[name] = png
+            entries.append(
+                {
+                    "time_s": time_s,
+                    "part": part,
+                    "kind": kind,
+                    "name": name,
+                    "sha256": hashlib.sha256(png).hexdigest(),
+                    "pixels": int(kinds[kind].sum()),
+                }
+            )
+    return entries, files

@@ -1,0 +1,153 @@
+"""The Content-Security-Policy of a render job and the log of everything the page tried to fetch.
+
+Three independent witnesses feed one :class:`RequestLog`:
+
+- ``route``: Playwright's request interception saw the request and aborted it;
+- ``csp``: Chromium refused the load because of the policy (such a request never reaches the
+  route handler, so without this witness ``blocked_requests`` would be silently empty);
+- ``devtools``: the DevTools ``Network`` domain announced a request the other two did not explain
+  (for example one that failed for another reason).
+
+Each attempted URL appears once, with the strongest witness (``route`` > ``csp`` > ``devtools``).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from tasks import AllowedFeatures
+
+MAX_URL_CHARS = 2048
+MAX_ENTRIES = 2000
+_CSP_URL = re.compile(r"'((?:[a-zA-Z][a-zA-Z0-9+.-]*:)[^']*)'")
+_PRECEDENCE = {"route": 3, "csp": 2, "devtools": 1}
+
+
+def build_csp(allowed: AllowedFeatures) -> str:
+    """The policy served with the artifact: no scripts ever, no fetch unless the task allows it.
+
+    Inline styles stay allowed (SVG presentation needs ``<style>`` and ``style=""``). ``data:``
+    images and fonts are allowed only when the task allows raster images / external resources.
+    """
+    img = ["data:"] if allowed.raster_images else []
+    font: list[str] = []
+    style = ["'unsafe-inline'"]
+    if allowed.external_resources:
+        img.append("https:")
+        font += ["https:", "data:"]
+        style.append("https:")
+    directives = {
+        "default-src": ["'none'"],
+        "script-src": ["'none'"],
+        "script-src-attr": ["'none'"],
+        "style-src": style,
+        "img-src": img or ["'none'"],
+        "font-src": font or ["'none'"],
+        "connect-src": ["'none'"],
+        "media-src": ["'none'"],
+        "object-src": ["'none'"],
+        "frame-src": ["'none'"],
+        "child-src": ["'none'"],
+        "worker-src": ["'none'"],
+        "manifest-src": ["'none'"],
+        "form-action": ["'none'"],
+        "base-uri": ["'none'"],
+    }
+    return "; ".join(f"{name} {' '.join(values)}" for name, values in directives.items())
+
+
+def _clip(url: str) -> str:
+    return url if len(url) <= MAX_URL_CHARS else url[:MAX_URL_CHARS] + "…"
+
+
+@dataclass
+class RequestLog:
+    """Attempted requests and policy violations of one job (times relative to job start)."""
+
+    document_url: str
+    started: float = field(default_factory=time.monotonic)
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    csp_violations: list[dict[str, Any]] = field(default_factory=list)
+    _types: dict[str, str] = field(default_factory=dict)
+    _urls: dict[str, str] = field(default_factory=dict)
+    dropped: int = 0
+
+    def _now_ms(self) -> float:
+        return round((time.monotonic() - self.started) * 1000, 1)
+
+    def add(self, url: str, resource_type: str, via: str) -> None:
+        """Record one attempt; keeps the strongest witness for a URL seen several times."""
+        if url == self.document_url or not url:
+            return
+        if via == "devtools" and url.startswith("data:"):
+            return  # inline data seen by DevTools only (e.g. Chromium's own error-page images)
+        key = _clip(url)
+        known = self.entries.get(key)
+        if known is not None:
+            if _PRECEDENCE[via] > _PRECEDENCE[known["via"]]:
+                known["via"] = via
+            if known["resource_type"] in ("", "other") and resource_type:
+                known["resource_type"] = resource_type
+            return
+        if len(self.entries) >= MAX_ENTRIES:
+            self.dropped += 1
+            return
+        entry = {"url": key, "resource_type": resource_type, "time_ms": self._now_ms(), "via": via}
+        self.entries[key] = entry
+
+    # -- witnesses ------------------------------------------------------------------------------
+
+    def on_route(self, url: str, resource_type: str) -> None:
+        """Playwright's route handler aborted a request."""
+        self.add(url, resource_type, "route")
+
+    def on_request_will_be_sent(self, event: dict[str, Any]) -> None:
+        """CDP ``Network.requestWillBeSent``."""
+        request = event.get("request") or {}
+        url = str(request.get("url", ""))
+        kind = str(event.get("type", "other")).lower()
+        self._urls[str(event.get("requestId"))] = url
+        self._types[str(event.get("requestId"))] = kind
+        self.add(url, kind, "devtools")
+
+    def on_loading_failed(self, event: dict[str, Any]) -> None:
+        """CDP ``Network.loadingFailed``: ``blockedReason == "csp"`` upgrades the witness."""
+        request_id = str(event.get("requestId"))
+        url = self._urls.get(request_id, "")
+        kind = str(event.get("type") or self._types.get(request_id, "other")).lower()
+        if url and event.get("blockedReason") in ("csp", "content-type", "inspector"):
+            self.add(url, kind, "csp")
+
+    def on_log_entry(self, event: dict[str, Any]) -> None:
+        """CDP ``Log.entryAdded``: Content-Security-Policy violation reports."""
+        entry = event.get("entry") or {}
+        text = str(entry.get("text", ""))
+        if "Content Security Policy" not in text:
+            return
+        url_match = _CSP_URL.search(text)
+        blocked = url_match.group(1) if url_match else None
+        if len(self.csp_violations) < MAX_ENTRIES:
+            self.csp_violations.append(
+                {"time_ms": self._now_ms(), "blocked_url": blocked, "message": text[:500]}
+            )
+        if blocked is not None and not text.startswith(("Executing", "Evaluating")):
+            self.add(blocked, _guess_type(text), "csp")
+
+    def blocked_requests(self) -> list[dict[str, Any]]:
+        """Every attempted request, in order of first sight."""
+        return sorted(self.entries.values(), key=lambda e: float(e["time_ms"]))
+
+    def script_attempts(self) -> int:
+        """How many inline scripts / event handlers the policy refused to run."""
+        return sum(
+            1 for v in self.csp_violations if str(v["message"]).startswith(("Executing", "Evaluat"))
+        )
+
+
+def _guess_type(text: str) -> str:
+    """Resource type from a CSP message ("Loading the image '...' violates ...")."""
+    match = re.match(r"(?:Loading|Refused to load) the (\w+)", text)
+    return match.group(1).lower() if match else "other"

@@ -1,0 +1,38 @@
+"""Resource limits applied to one sandbox (one long-lived worker and its whole process tree)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Bounds on a sandbox.
+
+    ``memory_mb`` bounds memory in two ways: ``RLIMIT_DATA`` (private writable memory per
+    process; ``RLIMIT_AS`` is not used because Chromium and V8 reserve terabytes of address space
+    up front and refuse to start under any useful ``RLIMIT_AS``) and a host-side watchdog on the
+    RSS of the sandbox's whole process tree, which kills the sandbox (cause ``oom``).
+    ``cpu_s`` is ``RLIMIT_CPU`` per process, ``max_processes`` is ``RLIMIT_NPROC`` (processes *and
+    threads* of the sandbox uid inside its user namespace), ``max_open_files`` is
+    ``RLIMIT_NOFILE``, ``wall_timeout_s`` the default wall-clock limit of one job, and
+    ``max_output_bytes`` the cap on one job's result (JSON plus files).
+    """
+
+    memory_mb: int = 4096
+    cpu_s: int = 600
+    max_processes: int = 512
+    max_open_files: int = 1024
+    wall_timeout_s: float = 30.0
+    max_output_bytes: int = 64 * 1024 * 1024
+    tmpfs_mb: int = 256
+
+    def __post_init__(self) -> None:
+        for name, value in asdict(self).items():
+            if value <= 0:
+                raise ValueError(f"SandboxLimits.{name} must be positive, got {value!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form (recorded with results)."""
+        return asdict(self)

@@ -1,0 +1,273 @@
+"""One sandboxed worker seen from the host: start, hand-shake, run jobs, watch, kill."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from regua.errors import SandboxError
+from sandbox.backend import SandboxBackend, SandboxProcess
+from sandbox.limits import SandboxLimits
+from sandbox.protocol import (
+    FrameReader,
+    FrameTimeoutError,
+    FrameTooLargeError,
+    PeerClosedError,
+    ProtocolError,
+    encode_message,
+    write_all,
+)
+
+log = logging.getLogger("regua.sandbox")
+
+Cause = Literal[
+    "timeout",
+    "crash",
+    "oom",
+    "output_too_large",
+    "handler_error",
+    "protocol_error",
+    "start_failed",
+    "worker_refused",
+    "pool_closed",
+]
+
+
+@dataclass
+class JobOutcome:
+    """What became of one job: ``ok`` with a result, or ``incomplete`` with its cause.
+
+    ``incomplete`` is a failure of the evaluation machinery, never a verdict on the work.
+    ``history`` lists the cause of every failed attempt before the last one.
+    """
+
+    status: Literal["ok", "incomplete"]
+    result: dict[str, Any] | None = None
+    files: dict[str, bytes] = field(default_factory=dict)
+    cause: str | None = None
+    detail: str = ""
+    attempts: int = 1
+    worker_id: str | None = None
+    elapsed_ms: float = 0.0
+    sandbox: dict[str, Any] = field(default_factory=dict)
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """``status == "ok"``."""
+        return self.status == "ok"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able summary (file contents replaced by their sizes)."""
+        return {
+            "status": self.status,
+            "result": self.result,
+            "files": {name: len(data) for name, data in self.files.items()},
+            "cause": self.cause,
+            "detail": self.detail,
+            "attempts": self.attempts,
+            "worker_id": self.worker_id,
+            "elapsed_ms": self.elapsed_ms,
+            "sandbox": self.sandbox,
+            "history": self.history,
+        }
+
+
+class WorkerStartError(SandboxError):
+    """A worker did not become ready; ``cause`` is ``start_failed`` or ``worker_refused``."""
+
+    def __init__(self, cause: Cause, detail: str) -> None:
+        self.cause = cause
+        self.detail = detail
+        super().__init__(f"{cause}: {detail}")
+
+
+class Worker:
+    """A long-lived worker process in its own sandbox."""
+
+    def __init__(
+        self,
+        backend: SandboxBackend,
+        handler: str,
+        handler_config: dict[str, Any],
+        limits: SandboxLimits,
+        worker_id: str,
+        python: str | None = None,
+    ) -> None:
+        self.backend = backend
+        self.handler = handler
+        self.handler_config = handler_config
+        self.limits = limits
+        self.worker_id = worker_id
+        self.python = python or sys.executable
+        self.jobs_done = 0
+        self.startup_ms = 0.0
+        self.info: dict[str, Any] = {}
+        self.peak_rss_bytes = 0
+        self._proc: SandboxProcess | None = None
+        self._reader: FrameReader | None = None
+        self._next_rss_check = 0.0
+        self._over_memory = False
+        self._last_memory_check = 0.0
+
+    @property
+    def alive(self) -> bool:
+        """The sandbox is running."""
+        return self._proc is not None and self._proc.poll() is None
+
+    def sandbox_info(self) -> dict[str, Any]:
+        """``{"backend", "uid", "network"}`` with the uid the worker reported from inside."""
+        info = dict(self.backend.describe())
+        if "uid" in self.info:
+            info["uid"] = self.info["uid"]
+        return info
+
+    def start(self, timeout_s: float = 60.0) -> None:
+        """Spawn the sandbox, send the config, wait for ``ready``."""
+        started = time.monotonic()
+        argv = [self.python, "-m", "sandbox.worker_main", "--handler", self.handler]
+        self._proc = self.backend.spawn(argv, self.limits)
+        self._reader = FrameReader(self._proc.stdout.fileno(), tick=self._watch_memory)
+        config: dict[str, Any] = {"type": "config", "config": self.handler_config}
+        config["max_output_bytes"] = self.limits.max_output_bytes
+        try:
+            write_all(self._proc.stdin.fileno(), encode_message(config), started + timeout_s)
+            header, _ = self._reader.read_message(started + timeout_s, 1 << 20)
+        except (OSError, SandboxError) as exc:
+            self.kill()
+            raise WorkerStartError("start_failed", self._explain(exc)) from exc
+        if header.get("type") == "fatal":
+            self.kill()
+            detail = f"{header.get('error')}: {header.get('detail')}"
+            raise WorkerStartError("worker_refused", detail)
+        if header.get("type") != "ready":
+            self.kill()
+            raise WorkerStartError("start_failed", f"unexpected first message {header!r}")
+        self.info = header
+        self.startup_ms = round((time.monotonic() - started) * 1000, 1)
+        log.info(
+            "worker %s ready in %.0f ms (uid %s)",
+            self.worker_id,
+            self.startup_ms,
+            header.get("uid"),
+        )
+
+    def rss_bytes(self, bound: int | None = None) -> int:
+        """Private memory of the sandbox tree (0 when not running).
+
+        The cheap upper bound is read first; only when it passes ``bound`` is the precise
+        (proportional) figure computed, so the common case costs one ``/proc`` scan.
+        """
+        if self._proc is None or self._proc.poll() is not None:
+            return 0
+        rss = self._proc.tree_rss_bytes()
+        if bound is not None and rss > bound:
+            rss = self._proc.tree_rss_bytes(precise=True)
+        self.peak_rss_bytes = max(self.peak_rss_bytes, rss)
+        return rss
+
+    def over_memory(self, bound_bytes: int, min_interval_s: float = 1.0) -> bool:
+        """Whether the tree's memory passed ``bound_bytes`` (checked at most every interval)."""
+        now = time.monotonic()
+        if now - self._last_memory_check < min_interval_s:
+            return False
+        self._last_memory_check = now
+        return self.rss_bytes(bound_bytes) > bound_bytes
+
+    def _watch_memory(self) -> None:
+        now = time.monotonic()
+        if now < self._next_rss_check:
+            return
+        self._next_rss_check = now + 0.5
+        bound = self.limits.memory_mb * 1024 * 1024
+        if self.rss_bytes(bound) > bound:
+            self._over_memory = True
+            self.kill()
+
+    def _explain(self, exc: BaseException) -> str:
+        status = self._proc.poll() if self._proc is not None else None
+        tail = self._proc.stderr_tail().strip()[-1500:] if self._proc is not None else ""
+        where = f"worker exit status {status}" if status is not None else "worker still running"
+        return f"{type(exc).__name__}: {exc} ({where}); stderr tail: {tail or '(empty)'}"
+
+    def run(self, job: dict[str, Any], timeout_s: float) -> JobOutcome:
+        """Run one job; on timeout, crash, memory or output overflow the sandbox is killed."""
+        assert self._proc is not None and self._reader is not None
+        started = time.monotonic()
+        self.jobs_done += 1
+        self._over_memory = False
+        self._next_rss_check = 0.0
+
+        def incomplete(cause: Cause, detail: str) -> JobOutcome:
+            return JobOutcome(
+                "incomplete",
+                cause=cause,
+                detail=detail,
+                worker_id=self.worker_id,
+                elapsed_ms=round((time.monotonic() - started) * 1000, 1),
+                sandbox=self.sandbox_info(),
+            )
+
+        try:
+            message = encode_message({"type": "job", "id": self.jobs_done, "job": job})
+            write_all(self._proc.stdin.fileno(), message, started + timeout_s)
+            header, files = self._reader.read_message(
+                started + timeout_s, self.limits.max_output_bytes
+            )
+        except FrameTimeoutError:
+            self.kill()
+            return incomplete("timeout", f"job ran past its wall-clock limit of {timeout_s:g} s")
+        except FrameTooLargeError as exc:
+            self.kill()
+            return incomplete("output_too_large", str(exc))
+        except (OSError, ProtocolError) as exc:
+            # the worker closing its stdout (EOF) or its stdin (EPIPE) means it died, even if
+            # bwrap has not been reaped yet; only a malformed frame is a protocol error
+            crashed = isinstance(exc, (OSError, PeerClosedError)) or self._proc.poll() is not None
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(timeout=1.0)  # let the exit status and stderr arrive
+            detail = self._explain(exc)
+            self.kill()
+            if self._over_memory:
+                limit = self.limits.memory_mb
+                return incomplete("oom", f"sandbox memory passed {limit} MB and was killed")
+            return incomplete("crash" if crashed else "protocol_error", detail)
+        if header.get("type") == "error":
+            cause = str(header.get("cause") or "handler_error")
+            detail = f"{header.get('error')}: {header.get('detail')}"
+            outcome = incomplete("handler_error", detail)
+            outcome.cause = cause
+            return outcome
+        if header.get("type") != "result" or header.get("id") != self.jobs_done:
+            self.kill()
+            return incomplete("protocol_error", f"unexpected message {str(header)[:300]}")
+        return JobOutcome(
+            "ok",
+            result=header.get("result"),
+            files=files,
+            worker_id=self.worker_id,
+            elapsed_ms=round((time.monotonic() - started) * 1000, 1),
+            sandbox=self.sandbox_info(),
+        )
+
+    def close(self, grace_s: float = 5.0) -> None:
+        """Ask the worker to stop (stdin closed), then kill the sandbox."""
+        if self._proc is None:
+            return
+        if self._proc.poll() is None:
+            try:
+                self._proc.stdin.close()
+                self._proc.wait(timeout=grace_s)
+            except Exception:  # any trouble: fall through to the kill
+                log.debug("worker %s did not stop by itself", self.worker_id)
+        self.kill()
+
+    def kill(self) -> None:
+        """Kill the whole sandbox (idempotent)."""
+        if self._proc is not None:
+            self._proc.kill()

@@ -1,0 +1,153 @@
+"""Request and response bodies of the HTTP API (they document the OpenAPI schema)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ModelInfo(BaseModel):
+    """Which model produced the output (never shown to judges or reviewers)."""
+
+    model_config = ConfigDict(extra="forbid")
+    label: str = Field(min_length=1, max_length=200, description="Model label, e.g. 'gpt-x-2026'")
+    provider: str | None = Field(default=None, max_length=200)
+    params: dict[str, Any] | None = Field(default=None, description="Request parameters")
+
+
+class RunRequest(BaseModel):
+    """One model output to evaluate against a task version."""
+
+    model_config = ConfigDict(extra="forbid")
+    task: str = Field(min_length=3, max_length=200, description="Task reference ID@VERSION")
+    model: ModelInfo
+    output: str = Field(description="The model's raw reply text (may contain prose around SVG)")
+
+
+class BatchRequest(BaseModel):
+    """Many runs at once; all are accepted or none."""
+
+    model_config = ConfigDict(extra="forbid")
+    runs: list[RunRequest] = Field(min_length=1, max_length=1000)
+
+
+class RunAccepted(BaseModel):
+    """A run that was stored and queued."""
+
+    run_id: str
+    status: Literal["queued", "running", "done"]
+
+
+class BatchAccepted(BaseModel):
+    """Runs stored and queued by a batch request, in request order."""
+
+    batch_size: int
+    runs: list[RunAccepted]
+
+
+class TokenRequest(BaseModel):
+    """A new API token."""
+
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["submitter", "reviewer", "admin"]
+    name: str = Field(default="", max_length=200)
+
+
+class TokenCreated(BaseModel):
+    """The token secret, shown once."""
+
+    token: str
+    role: str
+    name: str
+    id: int
+
+
+class _Open(BaseModel):
+    """Response part that may grow new fields without breaking clients."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class OutcomeView(_Open):
+    """pass | fail | pending | incomplete, with the cause (incomplete) or reasons (pending/fail)."""
+
+    status: Literal["pass", "fail", "pending", "incomplete"]
+    cause: str | None = None
+    reasons: list[str] = []
+
+
+class EvidenceView(_Open):
+    """Where to look: an artifact (sha256), a frame time, and what was seen."""
+
+    artifact_ref: str | None = None
+    time_s: float | None = None
+    description: str
+
+
+class VerdictView(_Open):
+    """One judge's verdict on one criterion."""
+
+    judge_profile_id: str
+    status: Literal["pass", "fail", "uncertain", "not_applicable"]
+    evidence: list[EvidenceView]
+    latency_ms: float | None = None
+    raw_artifact: str | None = Field(default=None, description="sha256 of the judge's raw reply")
+
+
+class CriterionView(_Open):
+    """The jury's result for one criterion, with every verdict behind it."""
+
+    criterion: str
+    kind: Literal["necessary", "optional"]
+    status: Literal["pass", "fail", "uncertain", "not_applicable"]
+    review_required: bool
+    review_reason: str | None = None
+    verdicts: list[VerdictView]
+
+
+class EvaluationView(_Open):
+    """One (append-only) evaluation with the versions of everything it used."""
+
+    id: int
+    kind: str
+    created_at: str | None
+    supersedes_id: int | None = None
+    outcome: OutcomeView
+    versions: dict[str, Any]
+    criteria: list[CriterionView]
+    judge_failures: list[dict[str, Any]]
+
+
+class ArtifactView(_Open):
+    """One stored artifact and its place in the chain (parent, producing procedure)."""
+
+    id: int
+    sha256: str
+    kind: str
+    name: str
+    media_type: str
+    size: int
+    parent_id: int | None
+    parent_sha256: str | None
+    procedure: dict[str, str]
+    meta: dict[str, Any]
+    url: str
+
+
+class RunView(_Open):
+    """Everything about one run: progress, outcome, checks, render, verdicts and artifacts."""
+
+    run_id: str
+    task: str
+    model: ModelInfo | None = None
+    submitted_at: str | None
+    finished_at: str | None
+    status: Literal["queued", "running", "done"]
+    outcome: OutcomeView | None
+    stages: list[dict[str, Any]]
+    checks: dict[str, Any]
+    render: dict[str, Any] | None
+    evaluation: EvaluationView | None
+    evaluations: list[dict[str, Any]]
+    artifacts: list[ArtifactView]

@@ -1,0 +1,12 @@
+"""Reports and statistics that keep uncertainty visible (issue 8).
+
+Two layers: pure statistics over plain :class:`ReportRow` records (no database), and outputs
+(JSON dict, CSV files, an HTML page with server-side SVG charts). The service adapter
+(:mod:`service.reports.db`), the HTTP router (:mod:`service.reports.api`) and the CLI
+(``regua report``) sit on top.
+"""
+
+from service.reports.build import SCHEMA, ReportConfig, build_report
+from service.reports.rows import JudgeVote, ReportRow
+
+__all__ = ["SCHEMA", "JudgeVote", "ReportConfig", "ReportRow", "build_report"]

@@ -1,0 +1,185 @@
+"""Per-pool aggregates over template families, each family weighted equally by default.
+
+Only the newest version of each task enters a pool's aggregate (older versions stay in the per
+version tables, side by side); the aggregate lists exactly which task versions it used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from service.reports.figures import ItemStats, slot_matrix
+from service.reports.ranking import bradley_terry
+from service.reports.rows import FAIL, PASS, PENDING, FloatArray, IntArray, RowTable, task_version
+from service.reports.stats import bootstrap_ratio_draws, pass_range, percentile_interval, rng_for
+
+if TYPE_CHECKING:
+    from service.reports.build import ReportConfig
+
+
+def newest_versions(table: RowTable, pool: str) -> tuple[list[int], list[str]]:
+    """Task codes of the newest version of each task in ``pool``, and the superseded refs."""
+    best: dict[str, tuple[int, int]] = {}
+    superseded: list[str] = []
+    for code, ref in enumerate(table.tasks):
+        if table.pool_of[ref] != pool:
+            continue
+        task_id, version = task_version(ref)
+        old = best.get(task_id)
+        if old is None or version > old[0]:
+            if old is not None:
+                superseded.append(table.tasks[old[1]])
+            best[task_id] = (version, code)
+        else:
+            superseded.append(ref)
+    return sorted(code for _, code in best.values()), sorted(superseded)
+
+
+def _weight(weights: str | Mapping[str, float], family: str, runs: int) -> float:
+    if weights == "equal":
+        return 1.0
+    if weights == "runs":
+        return float(runs)
+    if isinstance(weights, str):
+        raise ValueError(f"family_weights must be equal, runs or a mapping, got {weights!r}")
+    return float(weights.get(family, 0.0))
+
+
+def pool_ranking(
+    table: RowTable, codes: list[int], weights: str | Mapping[str, float], cfg: ReportConfig
+) -> dict[str, object]:
+    """Bradley-Terry over every item of the pool's newest task versions.
+
+    Slots (item, repeat) of different tasks are never paired with each other; each family's slots
+    share the family's weight (so a family with many variants does not dominate), rescaled so the
+    weights sum to the number of slots.
+    """
+    blocks: list[FloatArray] = []
+    families: list[str] = []
+    for code in codes:
+        models, decided, _, _ = slot_matrix(table, code)
+        block = np.full((len(table.models), decided.shape[1]), np.nan)
+        block[models] = decided
+        blocks.append(block)
+        families += [table.family_of[table.tasks[code]]] * decided.shape[1]
+    full = np.concatenate(blocks, axis=1) if blocks else np.zeros((len(table.models), 0))
+    fam = np.array(families, dtype=object)
+    slot_w = np.zeros(fam.size)
+    for name in set(families):
+        mask = fam == name
+        slot_w[mask] = _weight(weights, name, int(mask.sum())) / mask.sum()
+    if slot_w.sum() > 0:
+        slot_w *= fam.size / slot_w.sum()
+    result = bradley_terry(
+        list(table.models),
+        full,
+        cfg.resamples,
+        rng_for(cfg.seed, "bt-pool", *(table.tasks[c] for c in codes)),
+        cfg.bt_prior,
+        cfg.level,
+        weights=slot_w,
+    )
+    result["scope"] = (
+        "All items of the task versions above; a pass beats a fail only on the same item of the "
+        "same task; slots weighted so that each family counts as configured"
+    )
+    return result
+
+
+def _weighted(values: FloatArray, weights: FloatArray) -> float | None:
+    ok = np.isfinite(values) & (weights > 0)
+    if not ok.any():
+        return None
+    return float((values[ok] * weights[ok]).sum() / weights[ok].sum())
+
+
+def family_aggregates(
+    table: RowTable, items: ItemStats, counts: IntArray, cfg: ReportConfig
+) -> list[dict[str, Any]]:
+    """One entry per pool: per model, per-family results and the weighted overall figures."""
+    n_models = len(table.models)
+    out: list[dict[str, Any]] = []
+    for pool in sorted(set(table.pool_of.values())):
+        codes, superseded = newest_versions(table, pool)
+        families = sorted({table.family_of[table.tasks[c]] for c in codes})
+        model_rows: list[dict[str, Any]] = []
+        for m in sorted(range(n_models), key=lambda c: table.models[c]):
+            fam_rows: list[dict[str, Any]] = []
+            draws: list[FloatArray] = []
+            for fam in families:
+                groups = [c * n_models + m for c in codes if table.family_of[table.tasks[c]] == fam]
+                c4 = counts[groups].sum(0)
+                if int(c4.sum()) == 0:
+                    continue
+                p, f, pend = int(c4[PASS]), int(c4[FAIL]), int(c4[PENDING])
+                rng = pass_range(p, f, pend)
+                item_p = np.concatenate([items.slice(gi)[0] for gi in groups])
+                item_d = np.concatenate([items.slice(gi)[1] for gi in groups])
+                draw = bootstrap_ratio_draws(
+                    item_p,
+                    item_d,
+                    cfg.resamples,
+                    rng_for(cfg.seed, "agg", pool, fam, table.models[m]),
+                )
+                draws.append(draw)
+                fam_rows.append(
+                    {
+                        "family": fam,
+                        "weight": _weight(cfg.family_weights, fam, int(c4.sum())),
+                        "counts": {"pass": p, "fail": f, "pending": pend, "runs": int(c4.sum())},
+                        "lower": rng.lower,
+                        "upper": rng.upper,
+                        "decided_rate": p / (p + f) if p + f else None,
+                        "items": int(item_p.size),
+                    }
+                )
+            if not fam_rows:
+                continue
+            w = np.array([r["weight"] for r in fam_rows], dtype=np.float64)
+            lower = np.array([r["lower"] for r in fam_rows], dtype=np.float64)
+            upper = np.array([r["upper"] for r in fam_rows], dtype=np.float64)
+            dec = np.array(
+                [np.nan if r["decided_rate"] is None else r["decided_rate"] for r in fam_rows]
+            )
+            boot = np.stack(draws)
+            ok = np.isfinite(boot) & (w[:, None] > 0)
+            wsum = (w[:, None] * ok).sum(0)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                boot_mean = np.where(ok, boot, 0.0).T @ w / np.where(wsum > 0, wsum, np.nan)
+            interval = percentile_interval(boot_mean, cfg.level)
+            present = {r["family"] for r in fam_rows}
+            model_rows.append(
+                {
+                    "model": table.models[m],
+                    "families": fam_rows,
+                    "missing_families": [f for f in families if f not in present],
+                    "overall": {
+                        "lower": _weighted(lower, w),
+                        "upper": _weighted(upper, w),
+                        "decided_rate": _weighted(dec, w),
+                        "ci": list(interval) if interval else None,
+                    },
+                }
+            )
+        out.append(
+            {
+                "pool": pool,
+                "weighting": cfg.family_weights
+                if isinstance(cfg.family_weights, str)
+                else dict(cfg.family_weights),
+                "task_versions": [table.tasks[c] for c in codes],
+                "superseded_versions": superseded,
+                "families": families,
+                "models": model_rows,
+                "bradley_terry": pool_ranking(table, codes, cfg.family_weights, cfg),
+                "method": (
+                    "Per family: runs of its tasks pooled; overall: weighted mean of the family "
+                    "figures (weights renormalised over families with data); the interval "
+                    "resamples items within each family"
+                ),
+            }
+        )
+    return out

@@ -1,0 +1,238 @@
+"""Reading report inputs from the service database (the only module here that touches SQL).
+
+One :class:`ReportRow` per finished run, taken from the run's *current* evaluation (older
+evaluations stay in the database and are not counted twice). Conventions for fields the service
+schema does not have a column for — all optional, read from the run's ``model.params``:
+
+* ``item`` (str): the item key shared by every model answering the same item (else: the run id);
+* ``repeat`` (int): the attempt number of that model on that item (else 0);
+* ``cost_usd`` (float), ``latency_ms`` (float), ``timed_out`` (bool): the generation's cost and
+  latency as the submitter measured them (else unknown — never estimated).
+
+Family and pool come from the stored task spec; the judge panel id from ``evaluation.judge_panel``
+(``id``, else a hash of the panel).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy.orm import Session
+
+from regua.errors import NotFoundError
+from service.db.models import CriterionOutcomeRow, Evaluation, Run, TaskRow, VerdictRow
+from service.reports.build import ReportConfig, build_report
+from service.reports.rows import JudgeVote, ReportRow
+from service.review.models import ReviewItem
+from service.review.outcome import AuditRecord
+
+
+@dataclass
+class ReportInputs:
+    """Everything a report is computed from, as read from the database."""
+
+    rows: list[ReportRow] = field(default_factory=list)
+    votes: list[JudgeVote] = field(default_factory=list)
+    audits: list[AuditRecord] = field(default_factory=list)
+    task_hashes: dict[str, str] = field(default_factory=dict)
+    unfinished_runs: int = 0
+    """Runs matching the filters that have no outcome yet (queued or running): not counted."""
+
+
+def panel_id(panel: Any) -> str | None:
+    """The judge panel's id, or ``sha256:<12 hex>`` of its canonical JSON when it has none."""
+    if isinstance(panel, dict) and isinstance(panel.get("id"), str):
+        return str(panel["id"])
+    if not panel:
+        return None
+    text = json.dumps(panel, sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _task_filter(query: Select[Any], tasks: Sequence[str]) -> Select[Any]:
+    """``ID@VERSION`` selects one version; a bare ``ID`` selects every version of the task."""
+    if not tasks:
+        return query
+    exact = [t for t in tasks if "@" in t]
+    bare = [t for t in tasks if "@" not in t]
+    conds = []
+    if exact:
+        conds.append(Run.task_ref.in_(exact))
+    if bare:
+        conds.append(TaskRow.task_id.in_(bare))
+    return query.where(or_(*conds))
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def load_report_inputs(
+    session: Session,
+    tasks: Sequence[str] = (),
+    *,
+    models: Sequence[str] = (),
+    submitted_by: int | None = None,
+    include_votes: bool = True,
+    include_audits: bool = True,
+) -> ReportInputs:
+    """Read the rows (and judge votes and resolved audits) of the selected runs.
+
+    ``submitted_by`` restricts to one token's runs (a submitter sees only its own runs).
+    """
+    out = ReportInputs()
+    scope = and_(Run.outcome.is_not(None), Run.status == "done")
+    base = select(Run.id).join(TaskRow, TaskRow.id == Run.task_pk)
+    base = _task_filter(base, tasks)
+    if models:
+        base = base.where(Run.model_label.in_(list(models)))
+    if submitted_by is not None:
+        base = base.where(Run.submitted_by == submitted_by)
+    unfinished = _task_filter(
+        select(Run.id).join(TaskRow, TaskRow.id == Run.task_pk).where(~scope), tasks
+    )
+    if models:
+        unfinished = unfinished.where(Run.model_label.in_(list(models)))
+    if submitted_by is not None:
+        unfinished = unfinished.where(Run.submitted_by == submitted_by)
+    out.unfinished_runs = int(
+        session.execute(select(func.count()).select_from(unfinished.subquery())).scalar_one()
+    )
+    selected = base.where(scope).subquery()
+
+    task_info: dict[int, tuple[str, str, str]] = {}
+    for pk, ref, content_hash, spec in session.execute(
+        select(TaskRow.id, TaskRow.ref, TaskRow.content_hash, TaskRow.spec)
+    ):
+        task_info[pk] = (ref, str(spec.get("family", "")), str(spec.get("pool", "")))
+        out.task_hashes[ref] = content_hash
+
+    crit: dict[int, dict[str, str]] = defaultdict(dict)
+    crit_q = (
+        select(
+            CriterionOutcomeRow.evaluation_id,
+            CriterionOutcomeRow.criterion,
+            CriterionOutcomeRow.status,
+        )
+        .join(Run, Run.current_evaluation_id == CriterionOutcomeRow.evaluation_id)
+        .where(Run.id.in_(select(selected.c.id)))
+    )
+    for ev_id, criterion, status in session.execute(crit_q):
+        crit[ev_id][criterion] = status
+
+    run_q = (
+        select(
+            Run.id,
+            Run.task_pk,
+            Run.model_label,
+            Run.model_provider,
+            Run.model_params,
+            Run.outcome,
+            Run.current_evaluation_id,
+            Evaluation.outcome,
+            Evaluation.judge_panel,
+        )
+        .outerjoin(Evaluation, Evaluation.id == Run.current_evaluation_id)
+        .where(Run.id.in_(select(selected.c.id)))
+        .order_by(Run.id)
+    )
+    panels: dict[str, str | None] = {}
+    for rid, task_pk, label, provider, params, run_out, ev_id, ev_out, panel in session.execute(
+        run_q
+    ):
+        ref, family, pool = task_info[task_pk]
+        p = params if isinstance(params, dict) else {}
+        if isinstance(panel, dict) and isinstance(panel.get("id"), str):
+            pid: str | None = panel["id"]
+        else:
+            key = json.dumps(panel, sort_keys=True) if panel else ""
+            if key not in panels:
+                panels[key] = panel_id(panel)
+            pid = panels[key]
+        item = p.get("item")
+        repeat = p.get("repeat")
+        out.rows.append(
+            ReportRow(
+                run_id=rid,
+                task_ref=ref,
+                family=family,
+                pool=pool,
+                model=label,
+                outcome=ev_out or run_out,
+                item_key=str(item) if item is not None else None,
+                repeat=repeat if isinstance(repeat, int) and not isinstance(repeat, bool) else 0,
+                criteria=crit.get(ev_id, {}) if ev_id is not None else {},
+                evaluation_id=str(ev_id) if ev_id is not None else None,
+                judge_panel_id=pid,
+                cost_usd=_num(p.get("cost_usd")),
+                latency_ms=_num(p.get("latency_ms")),
+                timed_out=p.get("timed_out") is True,
+                provider=provider,
+            )
+        )
+    refs = {r.run_id: r.task_ref for r in out.rows}
+    if include_votes:
+        vote_q = (
+            select(Run.id, VerdictRow.criterion, VerdictRow.judge_profile_id, VerdictRow.status)
+            .join(Run, Run.current_evaluation_id == VerdictRow.evaluation_id)
+            .where(Run.id.in_(select(selected.c.id)))
+        )
+        for rid, criterion, judge, status in session.execute(vote_q):
+            out.votes.append(JudgeVote(rid, refs.get(rid, ""), criterion, judge, status))
+    if include_audits:
+        audit_q = select(
+            ReviewItem.criterion, ReviewItem.audited_judges, ReviewItem.final_label
+        ).where(
+            ReviewItem.kind == "audit",
+            ReviewItem.state == "resolved",
+            ReviewItem.run_id.in_(select(selected.c.id)),
+        )
+        for criterion, judges, label in session.execute(audit_q):
+            out.audits.append(AuditRecord(criterion, tuple(judges or ()), label or ""))
+    return out
+
+
+def generate_report(
+    session: Session,
+    tasks: Sequence[str] = (),
+    config: ReportConfig | None = None,
+    *,
+    models: Sequence[str] = (),
+    submitted_by: int | None = None,
+) -> tuple[dict[str, Any], ReportInputs]:
+    """Read the selected runs and build their report; raises NotFoundError when none match."""
+    inputs = load_report_inputs(session, tasks, models=models, submitted_by=submitted_by)
+    if not inputs.rows:
+        what = ", ".join(tasks) or "any task"
+        raise NotFoundError(
+            f"no finished runs for {what}"
+            + (
+                f" ({inputs.unfinished_runs} still queued or running)"
+                if inputs.unfinished_runs
+                else ""
+            )
+        )
+    cfg = config or ReportConfig()
+    filters = dict(cfg.filters) | {
+        "task": list(tasks),
+        "model": list(models),
+        "unfinished_runs_left_out": inputs.unfinished_runs,
+    }
+    if submitted_by is not None:
+        filters["submitted_by_token"] = submitted_by
+    cfg = replace(cfg, filters=filters)
+    used = {row.task_ref for row in inputs.rows}
+    report = build_report(
+        inputs.rows,
+        cfg,
+        audits=inputs.audits,
+        votes=inputs.votes,
+        task_hashes={r: h for r, h in inputs.task_hashes.items() if r in used},
+    )
+    return report, inputs

@@ -1,0 +1,6 @@
+"""Human review: a blinded queue of (run, criterion) items, agreement, adjudication and pages.
+
+The pure parts (:mod:`service.review.queue`, :mod:`service.review.blinding`,
+:mod:`service.review.agreement`, :mod:`service.review.outcome`) do no I/O; storage lives in
+:mod:`service.review.store`, HTTP in :mod:`service.review.api` and :mod:`service.review.pages`.
+"""

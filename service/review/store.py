@@ -1,0 +1,347 @@
+"""Queue operations on the database: scan evaluations into items, hand out, label, resolve.
+
+Every function takes an open SQLAlchemy session; the caller owns the transaction
+(``Database.write()`` for changes). Reviewers are identified by their API token row id.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from sqlalchemy import func, select, text
+from sqlalchemy.orm import Session
+
+from judges.human import human_verdict
+from judges.model import Verdict
+from regua.errors import ImmutableRecordError, InputError, NotFoundError, PermissionDeniedError
+from service.artifacts import BlobStore, NewArtifact, record_artifact
+from service.db.models import Artifact, CriterionOutcomeRow, Evaluation, Run, VerdictRow, utcnow
+from service.review.agreement import (
+    REVIEW_STATUSES,
+    Label,
+    PairAgreement,
+    pairwise_agreement,
+    resolve,
+)
+from service.review.evaluation import append_review_evaluation
+from service.review.models import ReviewItem, ReviewRow, ReviewScan
+from service.review.outcome import AuditRecord, JudgeAuditStats, overturns_by_judge
+from service.review.queue import (
+    CriterionState,
+    QueuePolicy,
+    RunSnapshot,
+    Vote,
+    items_for_run,
+    order_for_reviewer,
+)
+from service.views import iso
+
+REVIEW_PROCEDURE_VERSION = "1"
+SCAN_LOCK_KEY = 0x7265_7669_6577  # one scanner at a time on PostgreSQL ("review")
+
+
+class ReviewConflictError(ImmutableRecordError):
+    """The item cannot take this label now (already labelled by you, or already resolved): 409."""
+
+
+@dataclass(frozen=True)
+class Reviewer:
+    """Who is labelling: token row id, a display name and the role."""
+
+    id: int
+    name: str
+    role: str
+
+
+def _is_human(profile_id: str) -> bool:
+    return profile_id.startswith("human")
+
+
+def _counted(stored_votes: object, profile_id: str) -> bool:
+    """Whether the jury counted this judge's vote (ineligible judges' verdicts are kept for
+    inspection only, so an audit never charges them with a pass they did not decide)."""
+    if not isinstance(stored_votes, list):
+        return True
+    for vote in stored_votes:
+        if isinstance(vote, dict) and vote.get("judge_profile_id") == profile_id:
+            return bool(vote.get("eligible", True))
+    return True
+
+
+def snapshot_of(session: Session, run: Run, evaluation: Evaluation) -> RunSnapshot:
+    """Reduce a stored evaluation to what the queue needs."""
+    votes: dict[str, list[Vote]] = defaultdict(list)
+    for v in session.scalars(select(VerdictRow).where(VerdictRow.evaluation_id == evaluation.id)):
+        kind = "human" if _is_human(v.judge_profile_id) else "auto"
+        votes[v.criterion].append(Vote(v.judge_profile_id, kind, v.status))
+    rows = session.scalars(
+        select(CriterionOutcomeRow)
+        .where(CriterionOutcomeRow.evaluation_id == evaluation.id)
+        .order_by(CriterionOutcomeRow.id)
+    ).all()
+    criteria = tuple(
+        CriterionState(
+            row.criterion,
+            row.kind,
+            row.status,
+            tuple(
+                replace(v, eligible=_counted(row.votes, v.judge_profile_id))
+                for v in votes[row.criterion]
+            ),
+            row.review_reason,
+        )
+        for row in rows
+    )
+    queued = set(session.scalars(select(ReviewItem.criterion).where(ReviewItem.run_id == run.id)))
+    human = {c.criterion_id for c in criteria if any(v.judge_kind == "human" for v in c.votes)}
+    return RunSnapshot(
+        run.id, str(evaluation.id), evaluation.outcome, criteria, frozenset(queued | human)
+    )
+
+
+def sync_queue(session: Session, policy: QueuePolicy) -> int:
+    """Turn every finished run's not-yet-scanned current evaluation into queue items.
+
+    Idempotent: each evaluation is scanned once; each (run, criterion) gets at most one item.
+    Evaluations written by review itself are recorded but raise no new items.
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCAN_LOCK_KEY})
+    scanned = select(ReviewScan.evaluation_id)
+    rows = session.execute(
+        select(Run, Evaluation)
+        .join(Evaluation, Evaluation.id == Run.current_evaluation_id)
+        .where(Run.status == "done", Evaluation.id.not_in(scanned))
+    ).all()
+    created = 0
+    for run, evaluation in rows:
+        specs = (
+            []
+            if evaluation.kind == "review"
+            else items_for_run(snapshot_of(session, run, evaluation), policy)
+        )
+        for spec in specs:
+            if session.get(ReviewItem, spec.item_id) is not None:
+                continue
+            session.add(
+                ReviewItem(
+                    id=spec.item_id,
+                    run_id=spec.run_id,
+                    criterion=spec.criterion_id,
+                    kind=spec.kind,
+                    evaluation_id=evaluation.id,
+                    original_status=spec.original_status,
+                    suggestion=spec.suggestion,
+                    reason=spec.reason,
+                    audited_judges=list(spec.audited_judges),
+                    reviews_needed=spec.reviews_needed,
+                    state="open",
+                )
+            )
+            created += 1
+        session.add(ReviewScan(evaluation_id=evaluation.id, run_id=run.id, items=len(specs)))
+    session.flush()
+    return created
+
+
+def reviews_of(session: Session, item_id: str) -> list[ReviewRow]:
+    """Every label given on an item, oldest first."""
+    return list(
+        session.scalars(
+            select(ReviewRow).where(ReviewRow.item_id == item_id).order_by(ReviewRow.id)
+        )
+    )
+
+
+def labels_of(reviews: Sequence[ReviewRow]) -> list[Label]:
+    """Stored reviews as the pure resolution's labels."""
+    return [Label(str(r.reviewer_id), r.status, r.adjudication) for r in reviews]
+
+
+def available_items(session: Session, reviewer: Reviewer, seed: int) -> list[ReviewItem]:
+    """Items this reviewer may label now: disputes they took no part in first, then open ones."""
+    done = set(
+        session.scalars(select(ReviewRow.item_id).where(ReviewRow.reviewer_id == reviewer.id))
+    )
+    disputed: list[ReviewItem] = []
+    open_: list[ReviewItem] = []
+    for item in session.scalars(
+        select(ReviewItem).where(ReviewItem.state.in_(("open", "disputed")))
+    ):
+        if item.id in done:
+            continue
+        (disputed if item.state == "disputed" else open_).append(item)
+    by_id = {i.id: i for i in disputed + open_}
+    key = f"reviewer-{reviewer.id}"
+    ordered = order_for_reviewer([i.id for i in disputed], seed, key)
+    ordered += order_for_reviewer([i.id for i in open_], seed, key)
+    return [by_id[i] for i in ordered]
+
+
+def reviewed_count(session: Session, reviewer: Reviewer) -> int:
+    """How many labels this reviewer has given."""
+    query = select(func.count(ReviewRow.id)).where(ReviewRow.reviewer_id == reviewer.id)
+    return int(session.scalar(query) or 0)
+
+
+def record_review_artifact(
+    session: Session, blobs: BlobStore, item: ReviewItem, row: ReviewRow
+) -> Artifact:
+    """Keep one label as an immutable ``review`` artifact linked to its run (and frame)."""
+    parent: int | None = None
+    if row.time_s is not None:
+        for frame in session.scalars(
+            select(Artifact).where(Artifact.run_id == item.run_id, Artifact.kind == "frame")
+        ):
+            if abs(float((frame.meta or {}).get("time_s", -1.0)) - row.time_s) < 1e-6:
+                parent = frame.id
+                break
+    doc = {
+        "item_id": item.id,
+        "criterion": item.criterion,
+        "item_kind": item.kind,
+        "status": row.status,
+        "note": row.note,
+        "time_s": row.time_s,
+        "adjudication": row.adjudication,
+        "reviewer": f"reviewer-{row.reviewer_id}",  # pseudonymous: artifacts reach submitters
+        "created_at": iso(row.created_at),
+    }
+    data = json.dumps(doc, sort_keys=True).encode()
+    new = NewArtifact(
+        "review",
+        data,
+        "review",
+        REVIEW_PROCEDURE_VERSION,
+        f"review-{row.id}.json",
+        parent_id=parent,
+    )
+    return record_artifact(session, blobs, item.run_id, new)
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    """What a label did: the item's new state and, once resolved, the new evaluation."""
+
+    item_id: str
+    state: str
+    adjudication: bool
+    final_label: str | None
+    evaluation_id: int | None
+
+
+def submit_review(
+    session: Session,
+    item_id: str,
+    reviewer: Reviewer,
+    status: str,
+    note: str = "",
+    time_s: float | None = None,
+    blobs: BlobStore | None = None,
+) -> SubmitResult:
+    """Append one label; resolve the item and append a ``review`` evaluation when decided.
+
+    With ``blobs`` the label is also kept as a ``review`` artifact of the run (JSON, parent: the
+    frame at ``time_s`` when given), which the human verdict row then points at."""
+    if status not in REVIEW_STATUSES:
+        raise InputError(f"status must be one of {', '.join(REVIEW_STATUSES)}, not {status!r}")
+    item = session.get(ReviewItem, item_id, with_for_update=True)  # serialise labels (PG)
+    if item is None:
+        raise NotFoundError(f"no review item {item_id!r}")
+    if item.state == "resolved":
+        raise ReviewConflictError(f"item {item_id} is already resolved")
+    earlier = reviews_of(session, item_id)
+    if any(r.reviewer_id == reviewer.id for r in earlier):
+        raise ReviewConflictError(f"you already labelled item {item_id}")
+    adjudication = item.state == "disputed"
+    if adjudication and reviewer.role not in ("reviewer", "admin"):
+        raise PermissionDeniedError("adjudication needs the reviewer or admin role")
+    row = ReviewRow(
+        item_id=item_id,
+        reviewer_id=reviewer.id,
+        reviewer_name=reviewer.name,
+        status=status,
+        note=note.strip()[:4000],
+        time_s=time_s,
+        adjudication=adjudication,
+    )
+    session.add(row)
+    session.flush()
+    if blobs is not None:
+        record_review_artifact(session, blobs, item, row)
+    reviews = [*earlier, row]
+    resolution = resolve(labels_of(reviews), item.reviews_needed)
+    item.state = resolution.state
+    evaluation_id: int | None = None
+    if resolution.state == "resolved" and resolution.label is not None:
+        item.final_label = resolution.label
+        item.resolved_at = utcnow()
+        evaluation = append_review_evaluation(session, item, resolution.label, reviews)
+        item.resolved_evaluation_id = evaluation.id
+        evaluation_id = evaluation.id
+    session.flush()
+    return SubmitResult(item_id, item.state, adjudication, item.final_label, evaluation_id)
+
+
+def list_items(
+    session: Session, state: str | None = None, limit: int | None = None, offset: int = 0
+) -> list[ReviewItem]:
+    """Items, optionally of one state (``open``, ``disputed``, ``resolved``), newest first."""
+    query = select(ReviewItem).order_by(ReviewItem.created_at.desc(), ReviewItem.id)
+    if state:
+        query = query.where(ReviewItem.state == state)
+    if limit is not None:
+        query = query.limit(limit).offset(offset)
+    return list(session.scalars(query))
+
+
+def agreement(session: Session) -> list[PairAgreement]:
+    """Simple agreement and Cohen's kappa for every pair of reviewers with common items."""
+    by_item: dict[str, list[Label]] = defaultdict(list)
+    for r in session.scalars(select(ReviewRow).order_by(ReviewRow.id)):
+        by_item[r.item_id].append(Label(r.reviewer_name, r.status, r.adjudication))
+    return pairwise_agreement(by_item)
+
+
+def audit_stats(session: Session) -> list[JudgeAuditStats]:
+    """Per judge profile: audited automatic passes, confirmed and overturned."""
+    records = [
+        AuditRecord(i.criterion, tuple(i.audited_judges), i.final_label or "")
+        for i in session.scalars(
+            select(ReviewItem).where(ReviewItem.kind == "audit", ReviewItem.state == "resolved")
+        )
+    ]
+    return overturns_by_judge(records)
+
+
+def review_counts(session: Session) -> dict[str, int]:
+    """Number of labels per item id."""
+    rows = session.execute(select(ReviewRow.item_id, func.count()).group_by(ReviewRow.item_id))
+    return {item_id: int(n) for item_id, n in rows}
+
+
+def task_refs(session: Session, run_ids: set[str]) -> dict[str, str]:
+    """Task reference of each run (for listings; never the model)."""
+    if not run_ids:
+        return {}
+    rows = session.execute(select(Run.id, Run.task_ref).where(Run.id.in_(run_ids))).all()
+    return {rid: ref for rid, ref in rows}
+
+
+def human_verdicts_for_run(session: Session, run_id: str) -> list[Verdict]:
+    """The resolved human labels of a run as ``human@1`` verdicts, for re-scoring to carry
+    forward (``judges.evaluate(..., human_verdicts=...)``): one per resolved item."""
+    out: list[Verdict] = []
+    for item in session.scalars(
+        select(ReviewItem)
+        .where(ReviewItem.run_id == run_id, ReviewItem.state == "resolved")
+        .order_by(ReviewItem.resolved_at)
+    ):
+        if item.final_label is None:
+            continue
+        text = f"resolved by review ({item.kind} item {item.id})"
+        out.append(human_verdict(item.criterion, item.final_label, text))
+    return out

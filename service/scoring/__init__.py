@@ -1,0 +1,13 @@
+"""Calibration storage, the stored gate's eligibility, and append-only re-scoring (issue 6).
+
+- :mod:`service.scoring.calibration`: store calibration runs and gate decisions, and
+  ``latest_eligibility(session)`` (what the jury reads).
+- :mod:`service.scoring.rescore`: re-judge stored runs with another panel or rubric from stored
+  frames and masks (``rescore``), appending evaluations.
+- :mod:`service.scoring.diff`: per-criterion diff between two sets of evaluations.
+- :mod:`service.scoring.api`: ``/v1/calibrations``, ``/v1/gate``, ``/v1/evaluations``.
+"""
+
+from service.scoring.models import CalibrationRunRow, GateDecisionRow, RescoreBatch, RescoreItem
+
+__all__ = ["CalibrationRunRow", "GateDecisionRow", "RescoreBatch", "RescoreItem"]

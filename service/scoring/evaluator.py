@@ -1,0 +1,97 @@
+"""The panel evaluator re-scoring uses: ``judges.evaluate`` with a fixed panel, the stored
+eligibility and the run's human verdicts carried forward, memoised on content for deterministic
+judges (identical stored frames, masks, checks and render log give identical verdicts)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import judges
+from regua.settings import Settings
+from service.components import EvalInput, EvalOutput
+
+#: Judge kinds whose verdict is a pure function of their input (safe to memoise on content).
+DETERMINISTIC_KINDS = frozenset({"static", "geometry", "human"})
+
+
+class PanelEvaluator:
+    """Evaluate stored inputs with one panel; ``memo`` reuses results of identical inputs."""
+
+    def __init__(
+        self,
+        panel: judges.JudgePanel,
+        *,
+        eligibility: Mapping[tuple[str, str, str], bool] | None,
+        settings: Settings | None = None,
+        memo: bool = True,
+    ) -> None:
+        self.panel = panel
+        self.eligibility = eligibility
+        self.settings = settings
+        kinds = {judges.get_profile(p).kind for p in panel.profile_ids()}
+        self.memo_enabled = memo and kinds <= DETERMINISTIC_KINDS
+        self._memo: dict[str, EvalOutput] = {}
+        self.judged = 0
+        self.memo_hits = 0
+
+    def key(self, inp: EvalInput, human: Sequence[judges.Verdict]) -> str:
+        """Content key of one evaluation input (artifact hashes, task hash, human verdicts)."""
+        doc = {
+            "task": inp.task.content_hash(),
+            "checks": inp.checks,
+            "render": inp.render,
+            "render_status": inp.render_status,
+            "render_cause": inp.render_cause,
+            "frames": [(f.time_s, f.artifact_ref) for f in inp.frames],
+            "masks": [(m.time_s, m.part, m.kind, m.artifact_ref) for m in inp.masks],
+            "human": [(v.criterion, v.status) for v in human],
+        }
+        return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
+
+    def evaluate(self, inp: EvalInput, human: Sequence[judges.Verdict] = ()) -> EvalOutput:
+        """Judge one stored run's input (from the memo when the same content was judged)."""
+        key = self.key(inp, human) if self.memo_enabled else ""
+        if key and key in self._memo:
+            self.memo_hits += 1
+            return self._memo[key]
+        frames = [judges.FrameImage(f.time_s, f.png, f.artifact_ref) for f in inp.frames]
+        masks = [
+            judges.MaskImage(m.time_s, m.part, m.kind, m.png, m.artifact_ref)  # type: ignore[arg-type]
+            for m in inp.masks
+        ]
+        cause = None
+        if inp.render_status == "incomplete":
+            cause = f"render_incomplete: {inp.render_cause or 'unknown'}"
+        result = judges.evaluate(
+            inp.task,
+            frames,
+            masks,
+            inp.checks or {},
+            inp.render,
+            self.panel,
+            self.eligibility,
+            human_verdicts=tuple(human),
+            incomplete_cause=cause,
+            settings=self.settings,
+        )
+        self.judged += 1
+        verdicts: list[dict[str, Any]] = []
+        for v in result.verdicts:
+            d = v.to_dict()
+            raw = d.pop("raw_reply", None)
+            d["evidence"] = [d["evidence"]]
+            d["raw"] = raw.encode("utf-8") if raw else None
+            verdicts.append(d)
+        out = EvalOutput(
+            outcome=result.outcome.to_dict(),
+            criteria=[c.to_dict() for c in result.criteria],
+            verdicts=verdicts,
+            failures=[f.to_dict() for f in result.failures],
+            panel=dict(result.panel),
+        )
+        if key:
+            self._memo[key] = out
+        return out

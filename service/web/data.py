@@ -1,0 +1,290 @@
+"""Data behind the run, runs-list and report pages (reads the service's records)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+from urllib.parse import urlencode
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from regua.errors import NotFoundError
+from service.artifacts import BlobStore
+from service.auth import Principal
+from service.db import Artifact, CriterionOutcomeRow, Evaluation, RenderRecord, Run
+from service.reports.stats import pass_range
+from service.review.models import ReviewItem
+from service.review.store import reviews_of
+from service.review.views import frames_of, task_spec
+from service.views import evaluation_view, run_view
+
+OUTCOMES = ("pass", "fail", "pending", "incomplete")
+MAX_TEXT = 200_000
+
+
+def _text(blobs: BlobStore, session: Session, run_id: str, kind: str) -> str:
+    art = session.scalars(
+        select(Artifact)
+        .where(Artifact.run_id == run_id, Artifact.kind == kind)
+        .order_by(Artifact.id)
+    ).first()
+    if art is None:
+        return "(not stored)"
+    data = blobs.get(art.sha256)
+    text = data[:MAX_TEXT].decode("utf-8", errors="replace")
+    if len(data) > MAX_TEXT:
+        text += f"\n… ({len(data) - MAX_TEXT} more bytes; fetch the artifact {art.sha256})"
+    return text
+
+
+def readable_runs(principal: Principal) -> Any:
+    """A query of the runs this caller may read (own runs for submitters, all for admins)."""
+    principal.require("submitter")
+    query = select(Run)
+    if not principal.is_admin:
+        query = query.where(Run.submitted_by == principal.token_id)
+    return query
+
+
+def run_page(
+    session: Session,
+    blobs: BlobStore,
+    principal: Principal,
+    run_id: str,
+    evaluation_id: int | None = None,
+) -> dict[str, Any]:
+    """Everything the run page shows: texts, checks, frames, criteria, versions and history.
+
+    ``evaluation_id`` shows the criteria and versions of an earlier (superseded) evaluation."""
+    run = session.scalar(readable_runs(principal).where(Run.id == run_id))
+    if run is None:
+        raise NotFoundError(f"no run {run_id!r} readable with this token")
+    view = run_view(session, run, include_model=True)
+    spec = task_spec(session, run.task_ref)
+    questions = {c.id: c.question for c in spec.criteria} if spec else {}
+    evaluation = view.get("evaluation") or {}
+    shown_id = run.current_evaluation_id
+    if evaluation_id is not None and evaluation_id != run.current_evaluation_id:
+        chosen = session.get(Evaluation, evaluation_id)
+        if chosen is None or chosen.run_id != run.id:
+            raise NotFoundError(f"run {run_id} has no evaluation {evaluation_id}")
+        shas = {
+            a.id: a.sha256
+            for a in session.scalars(select(Artifact).where(Artifact.run_id == run.id))
+        }
+        evaluation = evaluation_view(session, chosen, shas)
+        shown_id = chosen.id
+    criteria = [
+        {
+            "id": c["criterion"],
+            "kind": c["kind"],
+            "status": c["status"],
+            "review_reason": c.get("review_reason"),
+            "question": questions.get(c["criterion"], ""),
+            "verdicts": [
+                {
+                    "judge": v["judge_profile_id"],
+                    "status": v["status"],
+                    "evidence": [e for e in (v.get("evidence") or []) if isinstance(e, dict)],
+                }
+                for v in c.get("verdicts", [])
+            ],
+        }
+        for c in evaluation.get("criteria", [])
+    ]
+    evaluations = session.scalars(
+        select(Evaluation).where(Evaluation.run_id == run.id).order_by(Evaluation.id.desc())
+    ).all()
+    statuses: dict[int, list[tuple[str, str]]] = defaultdict(list)
+    for row in session.scalars(
+        select(CriterionOutcomeRow)
+        .where(CriterionOutcomeRow.evaluation_id.in_([e.id for e in evaluations]))
+        .order_by(CriterionOutcomeRow.id)
+    ):
+        if row.kind == "necessary":
+            statuses[row.evaluation_id].append((row.criterion, row.status))
+    history = [
+        {
+            "id": e.id,
+            "kind": e.kind,
+            "created_at": e.created_at,
+            "outcome": e.outcome,
+            "supersedes_id": e.supersedes_id,
+            "statuses": statuses.get(e.id, []),
+        }
+        for e in evaluations
+    ]
+    current = next((e for e in evaluations if e.id == shown_id), None)
+    render = session.scalars(
+        select(RenderRecord).where(RenderRecord.run_id == run.id).order_by(RenderRecord.id.desc())
+    ).first()
+    panel = current.judge_panel if current else {}
+    panel_text = (
+        ", ".join(
+            str(x)
+            for x in ([panel.get("id")] if panel.get("id") else [])
+            + list(panel.get("profiles", []))
+        )
+        or "—"
+    )
+    checks = [
+        {
+            "check_id": c["id"],
+            "version": c["version"],
+            "status": c["status"],
+            "evidence": c["evidence"],
+        }
+        for c in view["checks"]["results"]
+    ]
+    return {
+        "reviews": review_items_of(session, run.id, principal.is_admin),
+        "run": run,
+        "current": current,
+        "is_latest": shown_id == run.current_evaluation_id,
+        "latest_id": run.current_evaluation_id,
+        "render": render,
+        "panel_text": panel_text,
+        "frames": frames_of(session, run.id),
+        "criteria": criteria,
+        "history": history,
+        "checks": checks,
+        "raw_text": _text(blobs, session, run.id, "raw"),
+        "svg_text": _text(blobs, session, run.id, "extracted"),
+    }
+
+
+def review_items_of(session: Session, run_id: str, names: bool) -> list[dict[str, Any]]:
+    """The run's review items with every label (for submitters and admins, never reviewers).
+
+    Reviewer names are shown to admins only (``names``); submitters see a pseudonym."""
+    out: list[dict[str, Any]] = []
+    items = session.scalars(
+        select(ReviewItem).where(ReviewItem.run_id == run_id).order_by(ReviewItem.criterion)
+    )
+    for item in items:
+        labels = [
+            {
+                "who": r.reviewer_name if names else f"reviewer-{r.reviewer_id}",
+                "status": r.status,
+                "note": r.note,
+                "time_s": r.time_s,
+                "adjudication": r.adjudication,
+            }
+            for r in reviews_of(session, item.id)
+        ]
+        out.append(
+            {
+                "criterion": item.criterion,
+                "kind": item.kind,
+                "state": item.state,
+                "needed": item.reviews_needed,
+                "final": item.final_label,
+                "evaluation": item.resolved_evaluation_id,
+                "labels": labels,
+            }
+        )
+    return out
+
+
+def runs_list(
+    session: Session, principal: Principal, filters: dict[str, str], limit: int = 500
+) -> list[Run]:
+    """Runs for the listing page, newest first, filtered by task, model and outcome, and by a
+    criterion's status in the run's current evaluation (``criterion`` + ``status``)."""
+    query = readable_runs(principal)
+    if filters.get("task"):
+        query = query.where(Run.task_ref == filters["task"])
+    if filters.get("model"):
+        query = query.where(Run.model_label == filters["model"])
+    if filters.get("outcome"):
+        query = query.where(Run.outcome == filters["outcome"])
+    if filters.get("criterion"):
+        query = query.join(
+            CriterionOutcomeRow, CriterionOutcomeRow.evaluation_id == Run.current_evaluation_id
+        ).where(CriterionOutcomeRow.criterion == filters["criterion"])
+        if filters.get("status"):
+            query = query.where(CriterionOutcomeRow.status == filters["status"])
+    return list(session.scalars(query.order_by(Run.submitted_at.desc()).limit(limit)))
+
+
+def _bar(counts: Counter[str], total: int) -> str:
+    """A small stacked bar (server-drawn SVG; presentation attributes only, no styles)."""
+    colours = {"pass": "#1b7f3b", "fail": "#b42318", "pending": "#a15c00", "incomplete": "#5b6673"}
+    width, x, parts = 160.0, 0.0, []
+    for k in OUTCOMES:
+        w = width * counts[k] / total if total else 0.0
+        if w > 0:
+            parts.append(
+                f'<rect x="{x:.1f}" y="0" width="{w:.1f}" height="14" fill="{colours[k]}">'
+                f"<title>{k}: {counts[k]}</title></rect>"
+            )
+        x += w
+    return (
+        f'<svg class="bar" width="{int(width)}" height="14" viewBox="0 0 {int(width)} 14" '
+        f'role="img" aria-label="pass fail pending incomplete shares">{"".join(parts)}</svg>'
+    )
+
+
+def _levels(counts: Counter[str]) -> dict[str, int]:
+    """Heat level 1..4 of each status's share among a criterion's runs."""
+    total = sum(counts.values()) or 1
+    return {k: max(1, min(4, round(4 * v / total))) for k, v in counts.items()}
+
+
+def report_page(session: Session, principal: Principal) -> list[dict[str, Any]]:
+    """Per task version and model: outcome counts, the pending range, per-criterion counts."""
+    runs = list(session.scalars(readable_runs(principal).where(Run.outcome.is_not(None))))
+    by_task: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+    current_ids: dict[str, list[int]] = defaultdict(list)
+    for r in runs:
+        by_task[r.task_ref][r.model_label][r.outcome or "pending"] += 1
+        if r.current_evaluation_id is not None:
+            current_ids[r.task_ref].append(r.current_evaluation_id)
+    tasks: list[dict[str, Any]] = []
+    for ref in sorted(by_task):
+        models = []
+        for model in sorted(by_task[ref]):
+            c = by_task[ref][model]
+            n = sum(c.values())
+            base = {"task": ref, "model": model}
+            links = {"all": "/runs?" + urlencode(base)}
+            links |= {k: "/runs?" + urlencode({**base, "outcome": k}) for k in OUTCOMES}
+            rng = pass_range(c["pass"], c["fail"], c["pending"])
+            models.append(
+                {
+                    "model": model,
+                    "n": n,
+                    "counts": {k: c[k] for k in OUTCOMES},
+                    "links": links,
+                    "range_text": rng.text(),
+                    "bar": _bar(c, n),
+                }
+            )
+        crit: dict[str, Counter[str]] = defaultdict(Counter)
+        kinds: dict[str, str] = {}
+        for row in session.scalars(
+            select(CriterionOutcomeRow).where(
+                CriterionOutcomeRow.evaluation_id.in_(current_ids[ref])
+            )
+        ):
+            crit[row.criterion][row.status] += 1
+            kinds[row.criterion] = row.kind
+        spec = task_spec(session, ref)
+        order = [c.id for c in spec.criteria] if spec else sorted(crit)
+        criteria = [
+            {
+                "id": cid,
+                "kind": kinds.get(cid, ""),
+                "counts": dict(crit[cid]),
+                "levels": _levels(crit[cid]),
+                "links": {
+                    k: "/runs?" + urlencode({"task": ref, "criterion": cid, "status": k})
+                    for k in crit[cid]
+                },
+            }
+            for cid in order
+            if cid in crit
+        ]
+        tasks.append({"ref": ref, "models": models, "criteria": criteria})
+    return tasks

@@ -1,0 +1,365 @@
+"""Server-rendered pages: login, review queue, runs, run evidence, report.
+
+Mounted by the app factory (``service.api.app.OPTIONAL_ROUTERS`` lists
+``service.web.pages:router``). Pages authenticate with the same bearer tokens, kept in an
+HttpOnly, SameSite=Strict cookie set by the login form. Every page is sent with a strict
+Content-Security-Policy (no inline script, no inline style); scripts and styles are static files.
+Drawings are shown only as the sandbox's PNG frames; the untrusted SVG appears as escaped text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from functools import lru_cache
+from importlib import resources
+from itertools import groupby
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+
+from regua.errors import (
+    AuthError,
+    InputError,
+    NotFoundError,
+    PermissionDeniedError,
+    ReguaError,
+)
+from service.api.deps import Ctx, get_ctx
+from service.api.misc import get_artifact
+from service.auth import Principal, authenticate
+from service.review import store
+from service.review.api import next_payload, reviewer_of
+from service.web.data import report_page, run_page, runs_list
+
+router = APIRouter(include_in_schema=False)
+
+COOKIE = "regua_token"
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'; connect-src 'self'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+STATIC_FILES = {
+    "regua.css": "text/css; charset=utf-8",
+    "review.js": "text/javascript; charset=utf-8",
+}
+CHOICES = (
+    {"value": "pass", "text": "Pass", "key": "P"},
+    {"value": "fail", "text": "Fail", "key": "F"},
+    {"value": "uncertain", "text": "Uncertain", "key": "U"},
+    {"value": "not_applicable", "text": "Not applicable", "key": "N"},
+)
+FLASH = {
+    "resolved": "Saved. Item decided; the run's outcome was recomputed as a new evaluation.",
+    "open": "Saved. The item waits for another independent review.",
+    "disputed": "Saved. Reviewers disagree: the item goes to an adjudicating reviewer.",
+}
+
+_WEB = resources.files("service.web")
+templates = Jinja2Templates(directory=str(_WEB / "templates"))
+
+
+@lru_cache(maxsize=8)
+def _static_bytes(name: str) -> bytes:
+    return (_WEB / "static" / name).read_bytes()
+
+
+def static_url(name: str) -> str:
+    """Versioned URL of a static file (cache-busting by content hash)."""
+    digest = hashlib.sha256(_static_bytes(name)).hexdigest()[:10]
+    return f"/ui/static/{name}?v={digest}"
+
+
+templates.env.globals["static"] = static_url
+
+
+def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> HTMLResponse:
+    """Render a template with the security headers."""
+    response = templates.TemplateResponse(request, name, context, status_code=status)
+    response.headers.update(SECURITY_HEADERS)
+    return response
+
+
+def cookie_principal(request: Request) -> Principal | None:
+    """The caller from the login cookie (None without a valid one)."""
+    token = request.cookies.get(COOKIE)
+    if not token:
+        return None
+    try:
+        return authenticate(get_ctx(request).db, f"Bearer {token}")
+    except AuthError:
+        return None
+
+
+def _local(target: str) -> bool:
+    """Whether a redirect target stays on this site (no ``//host`` or ``/\\host`` tricks)."""
+    return target.startswith("/") and not target.startswith(("//", "/\\")) and "\\" not in target
+
+
+def _login_redirect(request: Request) -> RedirectResponse:
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)
+
+
+def _error(request: Request, who: Principal | None, exc: ReguaError, status: int) -> HTMLResponse:
+    return page(
+        request, "error.html", {"who": who, "status": status, "message": str(exc)}, status=status
+    )
+
+
+@router.get("/ui/static/{name}")
+def static_file(name: str) -> Response:
+    """The page stylesheet and script (an allow-list; nothing else is served)."""
+    if name not in STATIC_FILES:
+        raise NotFoundError(f"no static file {name!r}")
+    return Response(
+        _static_bytes(name),
+        media_type=STATIC_FILES[name],
+        headers={"Cache-Control": "public, max-age=86400", "X-Content-Type-Options": "nosniff"},
+    )
+
+
+@router.get("/ui/artifacts/{sha256}")
+def page_artifact(sha256: str, request: Request, ctx: Ctx) -> Response:
+    """``GET /v1/artifacts/{sha256}`` for pages: same handler and role rules, cookie auth
+    (``<img>`` cannot send a bearer header). Reviewers get frames and masks only."""
+    who = cookie_principal(request)
+    if who is None:
+        raise AuthError("log in first")
+    return get_artifact(sha256, ctx, who)
+
+
+@router.get("/favicon.ico")
+def favicon() -> Response:
+    """No icon (avoids a 404 in every page's console)."""
+    return Response(status_code=204)
+
+
+@router.get("/")
+def root() -> Response:
+    """The site root leads to the pages."""
+    return RedirectResponse("/ui", status_code=303)
+
+
+@router.get("/ui")
+def home(request: Request) -> Response:
+    """Send each role to its page."""
+    who = cookie_principal(request)
+    if who is None:
+        return RedirectResponse("/login", status_code=303)
+    return RedirectResponse("/review" if who.role == "reviewer" else "/runs", status_code=303)
+
+
+@router.get("/login")
+def login_form(request: Request, next: str = "/ui") -> HTMLResponse:
+    """The token form."""
+    safe_next = next if _local(next) else "/ui"
+    return page(request, "login.html", {"who": None, "next": safe_next})
+
+
+@router.post("/login")
+def login(request: Request, token: str = Form(...), next: str = Form("/ui")) -> Response:
+    """Check the token and keep it in an HttpOnly, SameSite=Strict cookie."""
+    try:
+        authenticate(get_ctx(request).db, f"Bearer {token.strip()}")
+    except AuthError:
+        ctx = {"who": None, "next": next, "flash": "Unknown token.", "flash_kind": "error"}
+        return page(request, "login.html", ctx, status=401)
+    target = next if _local(next) else "/ui"
+    response = RedirectResponse(target, status_code=303)
+    response.set_cookie(
+        COOKIE,
+        token.strip(),
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+        path="/",
+    )
+    return response
+
+
+@router.post("/logout")
+def logout() -> Response:
+    """Forget the login cookie."""
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(COOKIE, path="/")
+    return response
+
+
+@router.get("/review")
+def review_page(
+    request: Request,
+    ctx: Ctx,
+    saved: str | None = None,
+    item: str | None = None,
+    skip: str | None = None,
+) -> Response:
+    """The reviewer's next item (or ``?item=ID`` when available to them): question, frames,
+    masks on demand, the four choices."""
+    who = cookie_principal(request)
+    if who is None:
+        return _login_redirect(request)
+    try:
+        reviewer = reviewer_of(who)
+    except PermissionDeniedError as exc:
+        return _error(request, who, exc, 403)
+    data = next_payload(ctx, reviewer, item, [skip] if skip else [])
+    base = {"who": who, "nav": "review", "flash": FLASH.get(saved or "")}
+    done, left = data["progress"]["done"], data["progress"]["left"]
+    shown: dict[str, Any] | None = data["item"]
+    if shown is None:
+        return page(request, "review_empty.html", {**base, "done": done})
+    for entry in shown["frames"] + shown["masks"]:
+        entry["url"] = entry["url"].replace("/v1/artifacts/", "/ui/artifacts/", 1)
+    masks_by_time = [(t, list(g)) for t, g in groupby(shown["masks"], key=lambda m: m["time_s"])]
+    context = {**base, "item": shown, "done": done, "left": left, "choices": CHOICES}
+    return page(request, "review.html", {**context, "masks_by_time": masks_by_time})
+
+
+@router.post("/review/{item_id}")
+def review_submit(
+    item_id: str,
+    request: Request,
+    ctx: Ctx,
+    status: str = Form(...),
+    note: str = Form(""),
+    time_s: str = Form(""),
+) -> Response:
+    """Save a label from the review form, then show the next item."""
+    who = cookie_principal(request)
+    if who is None:
+        return _login_redirect(request)
+    try:
+        t = float(time_s) if time_s.strip() else None
+    except ValueError:
+        t = -1.0
+    if t is not None and not (math.isfinite(t) and t >= 0):
+        return _error(request, who, InputError("frame time must be seconds ≥ 0"), 422)
+    try:
+        reviewer = reviewer_of(who)
+        with ctx.db.write() as s:
+            result = store.submit_review(s, item_id, reviewer, status, note, t, ctx.blobs)
+    except PermissionDeniedError as exc:
+        return _error(request, who, exc, 403)
+    except store.ReviewConflictError as exc:
+        return _error(request, who, exc, 409)
+    except ReguaError as exc:
+        return _error(request, who, exc, 422 if not isinstance(exc, NotFoundError) else 404)
+    return RedirectResponse(f"/review?saved={result.state}", status_code=303)
+
+
+@router.get("/runs")
+def runs_page(
+    request: Request,
+    ctx: Ctx,
+    task: str | None = None,
+    model: str | None = None,
+    outcome: str | None = None,
+    criterion: str | None = None,
+    status: str | None = None,
+) -> Response:
+    """Runs (own runs for submitters, all for admins), filterable as the report links them."""
+    who = cookie_principal(request)
+    if who is None:
+        return _login_redirect(request)
+    given = {
+        "task": task,
+        "model": model,
+        "outcome": outcome,
+        "criterion": criterion,
+        "status": status,
+    }
+    filters = {k: v for k, v in given.items() if v}
+    try:
+        with ctx.db.read() as s:
+            runs = runs_list(s, who, filters)
+    except PermissionDeniedError as exc:
+        return _error(request, who, exc, 403)
+    context = {"who": who, "nav": "runs", "runs": runs, "filters": sorted(filters.items())}
+    return page(request, "runs.html", context)
+
+
+@router.get("/runs/{run_id}")
+def run_detail(run_id: str, request: Request, ctx: Ctx, evaluation: int | None = None) -> Response:
+    """A run's evidence: reply, SVG text, checks, frames, verdicts, versions, history
+    (``?evaluation=N`` shows an earlier evaluation's criteria and versions)."""
+    who = cookie_principal(request)
+    if who is None:
+        return _login_redirect(request)
+    try:
+        with ctx.db.read() as s:
+            data = run_page(s, ctx.blobs, who, run_id, evaluation)
+    except PermissionDeniedError as exc:
+        return _error(request, who, exc, 403)
+    except NotFoundError as exc:
+        return _error(request, who, exc, 404)
+    return page(request, "run.html", {"who": who, "nav": "runs", **data})
+
+
+@router.get("/report")
+def report(request: Request, ctx: Ctx) -> Response:
+    """Counts per task version and model with the pending range, linking to the runs."""
+    who = cookie_principal(request)
+    if who is None:
+        return _login_redirect(request)
+    try:
+        with ctx.db.read() as s:
+            tasks = report_page(s, who)
+            audits = store.audit_stats(s) if who.is_admin else []
+            agreement = store.agreement(s) if who.is_admin else []
+    except PermissionDeniedError as exc:
+        return _error(request, who, exc, 403)
+    context = {
+        "who": who,
+        "nav": "report",
+        "tasks": tasks,
+        "audits": audits,
+        "agreement": agreement,
+        "full_report": "/report/full" if _full_report() is not None else None,
+    }
+    return page(request, "report.html", context)
+
+
+def _full_report() -> Any:
+    """The reports area's HTML handler, when that package is installed."""
+    try:
+        from service.reports.api import get_report_html
+    except ImportError:
+        return None
+    return get_report_html
+
+
+@router.get("/report/full")
+def full_report(request: Request, ctx: Ctx) -> Response:
+    """The full statistics page of ``service/reports`` (``/v1/reports/html``) for the logged-in
+    user: same handler and scope rules, cookie instead of a bearer header."""
+    who = cookie_principal(request)
+    if who is None:
+        return _login_redirect(request)
+    handler = _full_report()
+    if handler is None:
+        return _error(request, who, NotFoundError("the reports package is not installed"), 404)
+    try:
+        response: Response = handler(
+            ctx,
+            who,
+            task=[],
+            group_by="model",
+            model=[],
+            seed=20261129,
+            resamples=1000,
+            weights="equal",
+        )
+    except PermissionDeniedError as exc:
+        return _error(request, who, exc, 403)
+    return response

@@ -1,0 +1,131 @@
+"""The hardened parser: entities never expanded, no DTD or file loaded, bombs refused quickly."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from checks import CHECK_STATUSES, check_reply, parse_document, run_checks
+from tasks import TaskSpec
+from tests.checks.conftest import SVG_NS, svg
+
+LOL = (
+    '<!DOCTYPE svg [<!ENTITY l0 "lol">'
+    + "".join(f'<!ENTITY l{i} "{f"&l{i - 1};" * 10}">' for i in range(1, 10))
+    + "]>"
+)
+
+
+def test_billion_laughs_in_attribute_and_text_is_never_expanded(static_task: TaskSpec) -> None:
+    doc = LOL + svg("<title>&l9;</title>", extra=' data-x="&l9;"')
+    start = time.perf_counter()
+    report = run_checks(doc, static_task)
+    assert time.perf_counter() - start < 1.0
+    parsed = parse_document(doc)
+    assert parsed.root is not None and parsed.neutralised
+    assert "lol" not in (parsed.root.get("data-x") or "")  # not substituted
+    result = report.result("doctype")
+    assert result is not None and result.status == "fail"
+    assert any("l9" in e.message for e in result.evidence)
+
+
+def test_internal_entity_cannot_smuggle_javascript_into_an_attribute(static_task: TaskSpec) -> None:
+    doc = '<!DOCTYPE svg [<!ENTITY js "javascript:alert(1)">]>' + svg('<a href="&js;"><rect/></a>')
+    parsed = parse_document(doc)
+    assert parsed.root is not None
+    assert all("javascript" not in (el.get("href") or "") for el in parsed.root.iter())
+    assert "doctype" in run_checks(doc, static_task).failed
+
+
+def test_external_dtd_and_entities_from_local_files_are_not_loaded(
+    tmp_path: Path, static_task: TaskSpec
+) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET")
+    dtd = tmp_path / "evil.dtd"
+    dtd.write_text('<!ENTITY leak "TOP-SECRET-DTD">')
+    for prolog, body in [
+        (f'<!DOCTYPE svg SYSTEM "file://{dtd}">', "<title>&leak;</title>"),
+        (f'<!DOCTYPE svg [<!ENTITY x SYSTEM "file://{secret}">]>', "<title>&x;</title>"),
+    ]:
+        parsed = parse_document(prolog + svg(body))
+        assert parsed.root is not None, parsed.error
+        text = "".join(parsed.root.itertext())
+        assert "TOP-SECRET" not in text
+        assert "doctype" in run_checks(prolog + svg(body), static_task).failed
+
+
+def test_standard_svg_doctype_is_accepted_and_not_fetched(static_task: TaskSpec) -> None:
+    prolog = (
+        '<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" '
+        '"http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">'
+    )
+    report = run_checks(
+        '<?xml version="1.0" standalone="no"?>' + prolog + svg("<rect/>"), static_task
+    )
+    assert report.status == "pass", report.to_dict()
+
+
+def test_parameter_entities_and_attlist_defaults_are_rejected(static_task: TaskSpec) -> None:
+    doc = (
+        '<!DOCTYPE svg [<!ENTITY % p SYSTEM "http://example.com/x.dtd"> %p;'
+        '<!ATTLIST svg onload CDATA "alert(1)">]>' + svg("<rect/>")
+    )
+    report = run_checks(doc, static_task)
+    doctype = report.result("doctype")
+    assert doctype is not None and doctype.status == "fail"
+    messages = " ".join(e.message for e in doctype.evidence)
+    assert "parameter entity" in messages and "ATTLIST" in messages
+    root = parse_document(doc).root
+    assert root is not None and root.get("onload") is None  # ATTLIST defaults never applied
+
+
+def test_deep_nesting_beyond_libxml2_limit_fails_parse_fast(static_task: TaskSpec) -> None:
+    doc = f'<svg xmlns="{SVG_NS}">' + "<g>" * 5000 + "</g>" * 5000 + "</svg>"
+    start = time.perf_counter()
+    report = run_checks(doc, static_task)
+    assert time.perf_counter() - start < 1.0
+    assert report.status == "fail" and ("parse" in report.failed or "size" in report.failed)
+
+
+def test_oversized_input_is_not_parsed(static_task: TaskSpec) -> None:
+    doc = svg("<!--" + "x" * 2_100_000 + "-->")
+    report = run_checks(doc, static_task)
+    parse = report.result("parse")
+    assert parse is not None and parse.status == "fail"
+    assert "hard cap" in parse.evidence[0].message
+    assert "size" in report.failed
+
+
+def test_many_elements_stay_under_a_second_and_fail_closed(static_task: TaskSpec) -> None:
+    doc = svg("<g/>" * 60_000)
+    start = time.perf_counter()
+    report = run_checks(doc, static_task)
+    assert time.perf_counter() - start < 1.0
+    assert {"size", "script", "external-ref"} <= set(report.failed)
+
+
+SVG_OPEN = f'<svg xmlns="{SVG_NS}">'
+HOSTILE = {
+    "unterminated-quotes": "x " + '<svg "' * 150_000,
+    "many-small-svgs": "x " + "<svg/>" * 150_000,
+    "many-fences": "x\n" + "```svg\n<svg/>\n```\n" * 40_000,
+    "nested-opens": "x " + "<svg>" * 200_000,
+    "huge-internal-subset": "<!DOCTYPE svg [" + '<!ENTITY a "b">' * 60_000 + "]><svg/>",
+    "unterminated-doctype-comments": "<!DOCTYPE svg [" + "<!--" * 100_000,
+    "long-letter-attribute": SVG_OPEN[:-1] + ' class="' + "a" * 1_500_000 + '"/>',
+    "local-url-run": SVG_OPEN + '<rect fill="' + "url(#" * 100_000 + '"/></svg>',
+    "comment-full-of-tags": SVG_OPEN + "<!--" + "<a " * 300_000 + "--></svg>",
+    "many-css-attributes": SVG_OPEN + '<rect style="fill:url(a)"/>' * 9_000 + "</svg>",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_shapes_stay_linear(name: str, static_task: TaskSpec) -> None:
+    start = time.thread_time()
+    report = check_reply(HOSTILE[name], static_task)
+    assert time.thread_time() - start < 1.0
+    assert report.status == "fail"
+    assert all(r.status in CHECK_STATUSES for r in report.results)

@@ -1,0 +1,18 @@
+"""Fixtures of the judges tests: a browser-backed mask renderer (skips without Chromium)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.judges.maskrender import MaskRenderer, chromium_available, mask_renderer
+
+
+@pytest.fixture(scope="session")
+def masks() -> Iterator[MaskRenderer]:
+    """Renders frames and part masks with Playwright + Debian Chromium."""
+    if not chromium_available():
+        pytest.skip("Debian Chromium (/usr/bin/chromium) is not installed")
+    with mask_renderer() as renderer:
+        yield renderer

@@ -1,0 +1,107 @@
+"""``regua render`` and the host glue (``service.rendering``)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from render.netlog import RequestLog, build_csp
+from service.cli import app
+from service.rendering import RenderOutput, job_deadline_s
+from tasks import AllowedFeatures
+from tests.render_pool import render_pool_unavailable
+
+
+def test_csp_forbids_scripts_and_fetches_unless_allowed() -> None:
+    strict = build_csp(AllowedFeatures())
+    assert "script-src 'none'" in strict and "default-src 'none'" in strict
+    assert "img-src 'none'" in strict and "https:" not in strict
+    loose = build_csp(AllowedFeatures(external_resources=True, raster_images=True))
+    assert "script-src 'none'" in loose and "img-src data: https:" in loose
+
+
+def test_request_log_keeps_each_url_once_with_the_strongest_witness() -> None:
+    log = RequestLog(document_url="https://doc/a.svg")
+    log.on_request_will_be_sent(
+        {"requestId": "1", "request": {"url": "https://x/i"}, "type": "Image"}
+    )
+    log.on_loading_failed({"requestId": "1", "blockedReason": "csp"})
+    log.on_route("https://x/j", "stylesheet")
+    log.on_request_will_be_sent(
+        {"requestId": "2", "request": {"url": "https://x/j"}, "type": "Stylesheet"}
+    )
+    log.on_request_will_be_sent({"requestId": "3", "request": {"url": "https://doc/a.svg"}})
+    text = "Loading the font 'https://x/f.woff' violates the following Content Security Policy"
+    log.on_log_entry({"entry": {"text": text}})
+    entries = {e["url"]: e for e in log.blocked_requests()}
+    assert set(entries) == {"https://x/i", "https://x/j", "https://x/f.woff"}
+    assert (
+        entries["https://x/i"]["via"] == "csp"
+        and entries["https://x/i"]["resource_type"] == "image"
+    )
+    assert entries["https://x/j"]["via"] == "route"
+    assert entries["https://x/f.woff"]["resource_type"] == "font"
+    assert len(log.csp_violations) == 1
+
+
+def test_deadline_leaves_the_renderer_time_to_answer() -> None:
+    assert job_deadline_s(30.0) == 25.0 and job_deadline_s(6.0) == 3.0
+
+
+def test_output_refuses_unsafe_names(tmp_path: Path) -> None:
+    out = RenderOutput("ok", {"frames": []}, {"../evil.png": b"x"})
+    with pytest.raises(ValueError):
+        out.write(tmp_path)
+
+
+@pytest.mark.browser
+@pytest.mark.sandbox
+def test_regua_render_writes_frames_masks_and_render_json(
+    tmp_path: Path, samples_dir: Path
+) -> None:
+    reason = render_pool_unavailable()
+    if reason:
+        pytest.skip(reason)
+    svg = samples_dir / "outputs" / "structured-good.svg"
+    out = tmp_path / "out"
+    args = [
+        "render",
+        str(svg),
+        "--task",
+        "pelican-bicycle-structured@1",
+        "--out",
+        str(out),
+        "--json",
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    doc = json.loads((out / "render.json").read_text())
+    assert json.loads(result.stdout) == doc
+    assert doc["sandbox"] == {"backend": "bubblewrap", "uid": 65534, "network": "loopback-only"}
+    for key in (
+        "blocked_requests",
+        "animation",
+        "render_profile_id",
+        "browser_version",
+        "elapsed_ms",
+    ):
+        assert key in doc
+    [frame] = doc["frames"]
+    assert frame["path"] == "frame-0.png" and frame["time_s"] == 0.0
+    assert hashlib.sha256((out / "frame-0.png").read_bytes()).hexdigest() == frame["sha256"]
+    assert len(doc["masks"]) == 30
+    for mask in doc["masks"]:
+        assert hashlib.sha256((out / mask["path"]).read_bytes()).hexdigest() == mask["sha256"]
+
+
+def test_regua_render_unknown_task(tmp_path: Path, samples_dir: Path) -> None:
+    svg = samples_dir / "outputs" / "structured-good.svg"
+    result = CliRunner().invoke(
+        app, ["render", str(svg), "--task", "nope@1", "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 2
+    assert "unknown task" in result.output

@@ -1,0 +1,119 @@
+"""Acceptance: re-scoring 2,000 stored runs with a new geometry profile renders nothing, appends
+2,000 evaluations (old ones readable and superseded), and the diff names exactly the runs moved."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from sqlalchemy import func, select
+
+from service.db import Artifact, CriterionOutcomeRow, Evaluation, Run
+from service.scoring.diff import diff_evaluations
+from service.scoring.models import RescoreBatch, RescoreItem
+from service.scoring.rescore import rescore
+from tests.scoring.conftest import FRACTIONS, TOTAL, World
+from tests.scoring.factory import STRICT_PANEL, TASK
+
+pytestmark = [pytest.mark.browser, pytest.mark.sandbox, pytest.mark.timeout(900)]
+
+
+def _status(world: World, evaluation_id: int, criterion: str) -> str:
+    with world.ctx.db.read() as s:
+        return str(
+            s.scalar(
+                select(CriterionOutcomeRow.status).where(
+                    CriterionOutcomeRow.evaluation_id == evaluation_id,
+                    CriterionOutcomeRow.criterion == criterion,
+                )
+            )
+        )
+
+
+def test_the_stored_world_is_what_the_test_claims(rescore_world: World) -> None:
+    world = rescore_world
+    assert len(world.all_runs()) == TOTAL
+    with world.ctx.db.read() as s:
+        assert s.scalar(select(func.count(Run.id))) == TOTAL
+        current = dict(s.execute(select(Run.id, Run.current_evaluation_id)).all())
+    # geometry@1 decides R2 (it holds a vote): pass up to 2 %, uncertain at 4 % and 6 %
+    expected = {"good": "pass", "lift-1.5": "pass", "lift-2": "pass"}
+    expected |= {"lift-4": "uncertain", "lift-6": "uncertain"}
+    for name, ids in world.by_drawing.items():
+        assert _status(world, current[ids[0]], "R2") == expected[name], name
+        assert _status(world, current[ids[-1]], "R2") == expected[name], name  # a clone
+
+
+def test_rescore_2000_runs_renders_nothing_and_diff_lists_the_moved_runs(
+    rescore_world: World,
+) -> None:
+    world = rescore_world
+    db = world.ctx.db
+    renders_before = world.renderer.calls
+    with db.read() as s:
+        evals_before = s.scalar(select(func.count(Evaluation.id)))
+        render_artifacts = s.scalar(
+            select(func.count(Artifact.id)).where(
+                Artifact.kind.in_(("frame", "mask", "render_log"))
+            )
+        )
+        old_current = dict(s.execute(select(Run.id, Run.current_evaluation_id)).all())
+    blob_files = sum(1 for p in world.ctx.blobs.root.rglob("*") if p.is_file())  # type: ignore[attr-defined]
+
+    started = time.perf_counter()
+    result = rescore(
+        db, world.ctx.blobs, task_ref=TASK, panel_id=STRICT_PANEL, renderer=world.renderer
+    )
+    elapsed = time.perf_counter() - started
+    print(f"\nre-scored {len(result.appended)} runs in {elapsed:.2f} s "
+          f"({len(result.appended) / elapsed:.0f} runs/s; {result.judged} distinct inputs judged; "
+          f"fresh pipeline for the 5 originals took {world.fresh_seconds:.1f} s)")  # fmt: skip
+
+    # 2,000 evaluations appended, nothing rendered
+    assert len(result.appended) == TOTAL and not result.skipped
+    assert world.renderer.calls == renders_before and result.rerendered == []
+    assert result.judged == len(world.by_drawing)  # one judgement per distinct stored render
+    with db.read() as s:
+        assert s.scalar(select(func.count(Evaluation.id))) == evals_before + TOTAL
+        assert (
+            s.scalar(
+                select(func.count(Artifact.id)).where(
+                    Artifact.kind.in_(("frame", "mask", "render_log"))
+                )
+            )
+            == render_artifacts
+        )
+        # old evaluations stay readable and are superseded by the new ones
+        new = {
+            ev.run_id: ev
+            for ev in s.scalars(select(Evaluation).where(Evaluation.kind == "rescore"))
+        }
+        assert len(new) == TOTAL
+        for run_id, ev in new.items():
+            assert ev.supersedes_id == old_current[run_id]
+            assert s.get(Evaluation, old_current[run_id]) is not None
+            assert ev.judge_panel["id"] == STRICT_PANEL
+        now_current = dict(s.execute(select(Run.id, Run.current_evaluation_id)).all())
+        assert all(now_current[r] == new[r].id for r in new)
+        batch = s.get(RescoreBatch, result.batch_id)
+        assert batch is not None and batch.summary["appended"] == TOTAL
+        assert s.scalar(select(func.count(RescoreItem.id))) == TOTAL
+    assert sum(1 for p in world.ctx.blobs.root.rglob("*") if p.is_file()) == blob_files  # type: ignore[attr-defined]
+
+    # the diff names exactly the runs of the four perturbed drawings, all on R2
+    with db.read() as s:
+        diff = diff_evaluations(s, f"previous:{result.batch_id}", result.batch_id)
+    moved = {r for name in FRACTIONS for r in world.by_drawing[name]}
+    assert diff["runs_compared"] == TOTAL
+    assert set(diff["moved_runs"]) == moved
+    assert set(diff["criteria"]["R2"]["runs"]) == moved
+    assert diff["criteria"]["R2"]["moved"] == len(moved)
+    assert diff["criteria"]["R2"]["transitions"] == {
+        "pass->uncertain": len(world.by_drawing["lift-1.5"]) + len(world.by_drawing["lift-2"]),
+        "uncertain->fail": len(world.by_drawing["lift-4"]) + len(world.by_drawing["lift-6"]),
+    }
+    assert all(e["moved"] == 0 for c, e in diff["criteria"].items() if c != "R2")
+    # the same diff by panel id (each run's newest evaluation of that panel)
+    with db.read() as s:
+        by_panel = diff_evaluations(s, "pelican-bicycle-default@1", STRICT_PANEL, TASK)
+    assert set(by_panel["moved_runs"]) == moved
