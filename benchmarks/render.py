@@ -168,6 +168,8 @@ def bench_pool(files: list[tuple[str, str]], workers: int, repeat: int) -> dict[
         "ms_per_file": 1000 * elapsed / count,
         "worker_ms_median": statistics.median(inner) if inner else None,
         "job_ms_median": statistics.median(outer) if outer else None,
+        "job_ms_mean": statistics.fmean(outer) if outer else None,
+        "worker_ms_mean": statistics.fmean(inner) if inner else None,
         "cold_start_ms": startup,
         "browser_launch_ms": launch_ms,
         "pool_start_s": pool_up,
@@ -217,8 +219,9 @@ def main() -> int:
             f"  failures {r['failures']}"
         )
     print(
-        f"  worker-side median {chromium['worker_ms_median']:.1f} ms, end-to-end job median "
-        f"{chromium['job_ms_median']:.1f} ms"
+        f"  worker-side median/mean {chromium['worker_ms_median']:.1f}/"
+        f"{chromium['worker_ms_mean']:.1f} ms, end-to-end job median/mean "
+        f"{chromium['job_ms_median']:.1f}/{chromium['job_ms_mean']:.1f} ms"
     )
     print(
         f"  cold start per worker (ms, incl. self-test): {chromium['cold_start_ms']}; "

@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from judges.geometry_measure import decode_mask, gap, point_distance
+from judges.geometry_measure import decode_region, gap, point_distance
 from judges.geometry_motion import judge_a1, judge_a2
 from judges.geometry_scene import (
     Finding,
@@ -249,7 +249,7 @@ class GeometryJudge:
         cached = self._cache
         if cached is not None and cached[0] == key:
             return cached[1]
-        scenes = Scene.build_all(masks, self.thresholds, decode_mask)
+        scenes = Scene.build_all(masks, self.thresholds, decode_region)
         self._cache = (key, scenes)
         return scenes
 

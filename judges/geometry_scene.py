@@ -97,7 +97,7 @@ class Scene:
         self,
         time_s: float,
         masks: dict[tuple[str, str], MaskImage],
-        decode: Callable[[bytes, int], Mask],
+        decode: Callable[[bytes, int], Region],
         threshold: int,
     ) -> None:
         self.time_s = time_s
@@ -109,13 +109,23 @@ class Scene:
 
     @staticmethod
     def build_all(
-        masks: Sequence[MaskImage], th: Thresholds, decode: Callable[[bytes, int], Mask]
+        masks: Sequence[MaskImage], th: Thresholds, decode: Callable[[bytes, int], Region]
     ) -> list[Scene]:
-        """One scene per distinct time, sorted. Masks are decoded lazily, on first use."""
+        """One scene per distinct time, sorted. Masks are decoded lazily, on first use, and
+        identical PNGs (a part nothing covers has the same ``visible`` and ``alone`` mask; a
+        part that does not move between times) are decoded once for all the scenes."""
         by_time: dict[float, dict[tuple[str, str], MaskImage]] = {}
         for m in masks:
             by_time.setdefault(round(m.time_s, 3), {})[(m.part, m.kind)] = m
-        return [Scene(t, ms, decode, th.mask_threshold) for t, ms in sorted(by_time.items())]
+        decoded: dict[tuple[bytes, int], Region] = {}
+
+        def decode_once(png: bytes, threshold: int) -> Region:
+            region = decoded.get((png, threshold))
+            if region is None:
+                region = decoded[(png, threshold)] = decode(png, threshold)
+            return region
+
+        return [Scene(t, ms, decode_once, th.mask_threshold) for t, ms in sorted(by_time.items())]
 
     def _region(self, part: str, kind: str) -> Region:
         key = (part, kind)
@@ -126,11 +136,11 @@ class Scene:
                 self._regions[key] = Region(empty)
             else:
                 try:
-                    mask = self._decode(image.png, self._threshold)
+                    region = self._decode(image.png, self._threshold)
                 except ValueError as exc:
                     raise MaskDecodeError(f"{image.artifact_ref}: {exc}") from exc
-                self._shape = self._shape or (int(mask.shape[0]), int(mask.shape[1]))
-                self._regions[key] = Region(mask)
+                self._shape = self._shape or region.shape
+                self._regions[key] = region
         return self._regions[key]
 
     def visible(self, part: str) -> Region:

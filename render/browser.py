@@ -6,7 +6,10 @@ reused context comes from (a) a fresh synthetic origin per job (``https://j<n>-<
 .invalid``), so origin-keyed state (storage, cookies, cache partitions) is never shared, (b) page
 scripts being disabled and forbidden by CSP, so a document cannot write state at all, and (c)
 the context being replaced (all its state dropped) every ``context_reuse_jobs`` jobs and after
-any failure. ``context_reuse_jobs=1`` gives a brand-new context per job.
+any failure. ``context_reuse_jobs=1`` gives a brand-new context per job. A job whose text has
+no fetch or script vector is swapped into a shell document instead of navigated to (see
+:meth:`BrowserSession.open_document`); nothing of the previous artifact survives the swap, as its
+whole element tree (with its style sheets and animations) is replaced.
 
 The network namespace of the sandbox is the guarantee (Chromium's speculative connections never
 reach request interception); CSP, interception and the DevTools log are the second layer and the
@@ -19,8 +22,6 @@ import base64
 import contextlib
 import os
 import secrets
-import signal
-import threading
 import time
 from dataclasses import dataclass
 from importlib import resources
@@ -39,13 +40,14 @@ from playwright.sync_api import (
 )
 
 from regua.errors import ConfigurationError, RenderError
-from render.netlog import RequestLog
+from render.netlog import RequestLog, swappable
 from tasks import RenderProfile
 
 FONTS_DIR = Path(__file__).resolve().parent / "fonts"
 FONTCONFIG_FILE = FONTS_DIR / "fonts.conf"
 SUPPORTED_FONT_SETS = ("dejavu",)
 ORIGIN_SUFFIX = "regua-render.invalid"
+SHELL = b'<svg xmlns="http://www.w3.org/2000/svg"/>'
 _INSTRUMENT = resources.files("render").joinpath("instrument.js").read_text(encoding="utf-8")
 
 LAUNCH_ARGS = (
@@ -57,7 +59,10 @@ LAUNCH_ARGS = (
     "--disable-quic",
     "--disable-gpu",
     "--disable-gpu-vsync",
-    "--disable-frame-rate-limit",
+    # No "--disable-frame-rate-limit": unthrottled begin frames make the browser and GPU
+    # processes redraw back to back while a screenshot is pending, which more than doubled the
+    # CPU per job (measured 40 -> 23 ms per static job) and starved the other workers; frames
+    # are pixel-identical either way (seeked-and-paused state, see below).
     # Animations run on the main thread only, so a seeked-and-paused state is exactly what the
     # next captured frame shows (no compositor-thread copy still running for a frame or two).
     "--disable-threaded-animation",
@@ -89,63 +94,8 @@ class BrowserConfig:
 
     chromium_path: str = "/usr/bin/chromium"
     chromium_no_sandbox: bool = False
-    context_reuse_jobs: int = 25
-
-
-def _descendants(root: int) -> list[int]:
-    """Pids of ``root``'s descendants (Chromium runs under Playwright's driver process)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                stat = Path(f"/proc/{entry.name}/stat").read_bytes()
-            except OSError:
-                continue
-            ppid = int(stat[stat.rfind(b")") + 2 :].split()[1])
-            children.setdefault(ppid, []).append(int(entry.name))
-    out, todo = [], list(children.get(root, ()))
-    while todo:
-        pid = todo.pop()
-        out.append(pid)
-        todo.extend(children.get(pid, ()))
-    return out
-
-
-def kill_renderers() -> int:
-    """SIGKILL every Chromium renderer process below this process (the job watchdog)."""
-    killed = 0
-    for pid in _descendants(os.getpid()):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"--type=renderer" in cmdline:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
-            except ProcessLookupError:
-                pass
-    return killed
-
-
-class Watchdog:
-    """Kills the renderers when a job passes its deadline, so the blocked call returns."""
-
-    def __init__(self, seconds: float) -> None:
-        self.fired = False
-        self._timer = threading.Timer(max(0.1, seconds), self._fire)
-        self._timer.daemon = True
-
-    def _fire(self) -> None:
-        self.fired = True
-        kill_renderers()
-
-    def __enter__(self) -> Watchdog:
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()
+    context_reuse_jobs: int = 100
+    swap_documents: bool = True
 
 
 class BrowserSession:
@@ -171,6 +121,8 @@ class BrowserSession:
         self._log: RequestLog | None = None
         self._document: tuple[str, bytes, str, str] | None = None
         self._counter = 0
+        self._shell: str | None = None
+        self._shell_url: str | None = None
         self._script_ms = 0.0
 
     def _launch(self) -> Browser:
@@ -230,6 +182,7 @@ class BrowserSession:
         metrics.update(deviceScaleFactor=profile.device_scale_factor, mobile=False)
         cdp.send("Emulation.setDeviceMetricsOverride", metrics)
         self._context, self._page, self._cdp = context, page, cdp
+        self._shell = None
         self._script_ms = self._script_duration_ms()
         self._jobs_in_context = 0
 
@@ -303,17 +256,65 @@ class BrowserSession:
     # -- per job ----------------------------------------------------------------------------------
 
     def load(
-        self, profile: RenderProfile, body: bytes, content_type: str, csp: str, timeout_s: float
+        self,
+        profile: RenderProfile,
+        body: bytes,
+        content_type: str,
+        csp: str,
+        timeout_s: float,
+        *,
+        count: bool = True,
     ) -> tuple[Page, RequestLog]:
         """Navigate a (reused or fresh) page to a new synthetic origin serving ``body``."""
-        page = self.page_for(profile)
+        page = self.page_for(profile) if count else self._page_or_fail()
+        self._shell = None
         self._counter += 1
         origin = f"https://j{self._counter}-{secrets.token_hex(4)}.{ORIGIN_SUFFIX}"
         url = f"{origin}/artifact.svg"
         self._log = RequestLog(document_url=url)
         self._document = (url, body, content_type, csp)
         page.goto(url, wait_until="load", timeout=max(1000.0, timeout_s * 1000))
+        self._shell_url = url
         return page, self._log
+
+    def _page_or_fail(self) -> Page:
+        if self._page is None:
+            raise RenderError("no page is open")
+        return self._page
+
+    def open_document(
+        self,
+        profile: RenderProfile,
+        text: str,
+        content_type: str,
+        csp: str,
+        t0: float,
+        timeout_s: float,
+    ) -> tuple[Page, RequestLog, dict[str, Any]]:
+        """Load ``text`` and seek to ``t0``; returns the page, the job's log and the document
+        facts (``inspect`` + ``seek`` of ``instrument.js``, plus ``path``).
+
+        Fast path (``swap_documents``): an SVG whose text carries no fetch or script vector
+        (:func:`swappable`) replaces the root element of a blank SVG shell document that was
+        served with the same CSP from this context's synthetic origin. Anything else, or a text
+        the shell's XML parser rejects, is navigated to on a fresh origin (``path: navigate``).
+        """
+        if self.config.swap_documents and content_type == "image/svg+xml" and swappable(text):
+            page = self.page_for(profile)
+            if self._shell != csp:
+                self._shell = None
+                self.load(profile, SHELL, content_type, csp, timeout_s, count=False)
+                self._shell = csp
+            assert self._shell_url is not None
+            self._log = RequestLog(document_url=self._shell_url)
+            info = self.evaluate(page, {"op": "swap", "text": text, "t": t0})
+            if not info.get("fallback"):
+                info["path"] = "swap"
+                return page, self._log, info
+        page, log = self.load(profile, text.encode("utf-8"), content_type, csp, timeout_s)
+        info = self.evaluate(page, {"op": "inspect_seek", "t": t0})
+        info["path"] = "navigate"
+        return page, log, info
 
     def evaluate(self, page: Page, arg: dict[str, Any]) -> Any:
         """Run the instrumentation script (never content from the artifact) with ``arg``."""
@@ -323,9 +324,15 @@ class BrowserSession:
         """PNG of the viewport in device pixels, straight from DevTools (fast path)."""
         if self._cdp is None or self._key is None:
             raise RenderError("no page is open")
-        clip = {"x": 0, "y": 0, "width": self._key[0], "height": self._key[1], "scale": 1}
-        params = {"format": "png", "optimizeForSpeed": True, "captureBeyondViewport": False}
-        data = self._cdp.send("Page.captureScreenshot", {**params, "clip": clip})
+        # No ``clip``: the device metrics override already makes the viewport the frame size,
+        # and a clip makes Chromium change and restore its emulation around every capture.
+        params = {
+            "format": "png",
+            "optimizeForSpeed": True,
+            "captureBeyondViewport": False,
+            "fromSurface": True,
+        }
+        data = self._cdp.send("Page.captureScreenshot", params)
         return base64.b64decode(data["data"])
 
     def _script_duration_ms(self) -> float:

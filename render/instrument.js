@@ -175,7 +175,25 @@
     return animations().map(kindOf).sort();
   }
 
+  // ---- fast path: replace the shell's root with the artifact's (see browser.py) ----------
+  function swap(text, t) {
+    const parsed = new DOMParser().parseFromString(text, "image/svg+xml");
+    const de = parsed.documentElement;
+    if (!de || parsed.getElementsByTagName("parsererror").length ||
+        de.namespaceURI !== SVGNS || de.localName !== "svg") {
+      return { fallback: true };
+    }
+    document.replaceChild(document.importNode(de, true), document.documentElement);
+    return Object.assign(inspectAt(), seek(t));
+  }
+  function inspectAt() {
+    const r = document.documentElement;
+    return { root: r.localName, root_ns: r.namespaceURI, parse_error: null, xml_viewer: false,
+             elements: document.getElementsByTagName("*").length, scripts: 0 };
+  }
+
   switch (arg.op) {
+    case "swap": return swap(arg.text, arg.t);
     case "selftest_setup": return selftestSetup(arg.spec);
     case "seek": return seek(arg.t);
     case "inspect": return inspect();

@@ -19,9 +19,10 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from regua.errors import RenderError
-from render.browser import BrowserSession, Watchdog
+from render.browser import BrowserSession
 from render.masks import capture_masks, encode_masks
 from render.netlog import RequestLog, build_csp
+from render.watchdog import Watchdog
 from tasks import TaskSpec
 
 CONTENT_TYPES = ("image/svg+xml", "text/html")
@@ -81,11 +82,11 @@ def render_job(
     watchdog = Watchdog(deadline_s)
     try:
         with watchdog:
-            page, log = session.load(
-                task.render, svg.encode("utf-8"), content_type, csp, timeout_s=deadline_s
+            page, log, info = session.open_document(
+                task.render, svg, content_type, csp, times[0], timeout_s=deadline_s
             )
-            info = session.evaluate(page, {"op": "inspect_seek", "t": times[0]})
-            result["document"] = {k: info[k] for k in ("root", "root_ns", "elements", "scripts")}
+            keys = ("root", "root_ns", "elements", "scripts", "path")
+            result["document"] = {k: info[k] for k in keys}
             if info.get("parse_error"):
                 result["errors"].append({"kind": "parse_error", "detail": info["parse_error"]})
             kinds: set[str] = set()

@@ -9,6 +9,7 @@ Three independent witnesses feed one :class:`RequestLog`:
   (for example one that failed for another reason).
 
 Each attempted URL appears once, with the strongest witness (``route`` > ``csp`` > ``devtools``).
+:func:`swappable` tells whether an SVG text carries any fetch or script vector at all.
 """
 
 from __future__ import annotations
@@ -151,3 +152,19 @@ def _guess_type(text: str) -> str:
     """Resource type from a CSP message ("Loading the image '...' violates ...")."""
     match = re.match(r"(?:Loading|Refused to load) the (\w+)", text)
     return match.group(1).lower() if match else "other"
+
+
+_FETCH_VECTOR = re.compile(
+    r"<\?xml-stylesheet|<!DOCTYPE|<!ENTITY|<script|<foreignObject|<image|<feImage|<iframe"
+    r"|<object|<embed|<link|<audio|<video|<a[\s>]|@import|@font-face|image-set|://|//|data:"
+    r"|\bon[a-z]+\s*=|(?:href|src)\s*=\s*(?:\"(?!#)|'(?!#)|(?![\"'#]))"
+    r"|url\(\s*(?:\"(?!#)|'(?!#)|(?![\"'#]))",
+    re.IGNORECASE,
+)
+_XMLNS = re.compile(r"""xmlns(?::[\w.-]+)?\s*=\s*(?:"[^"]*"|'[^']*')""")
+
+
+def swappable(text: str) -> bool:
+    """True when an SVG text has nothing that could fetch or script (namespace names aside):
+    such a document renders the same whether navigated to or swapped into the shell."""
+    return _FETCH_VECTOR.search(_XMLNS.sub("", text)) is None

@@ -73,7 +73,7 @@ def run_selftest(
         name: {"samples": [], "max_error_px": 0.0, "passed": True} for name in ROWS
     }
     try:
-        page, _ = session.load(PROFILE, SVG.encode(), "image/svg+xml", csp, timeout_s=20.0)
+        page, _, _ = session.open_document(PROFILE, SVG, "image/svg+xml", csp, 0.0, 20.0)
         spec = {"transition": "transition", "web_animation": "waapi", "duration_ms": 4000}
         session.evaluate(page, {"op": "selftest_setup", "spec": {**spec, "distance": 400}})
         for time_s in times:

@@ -3,7 +3,7 @@
 Runs inside the sandbox. Config (``handler_config``)::
 
     {"chromium_path": "/usr/bin/chromium", "chromium_no_sandbox": false, "self_test": true,
-     "context_reuse_jobs": 25, "deadline_s": 20.0}
+     "context_reuse_jobs": 100, "deadline_s": 20.0, "swap_documents": true}
 
 Jobs: ``{"kind": "render", "svg", "task", "masks", ["deadline_s"], ["content_type"]}`` (see
 :mod:`render.job`) and ``{"kind": "selftest"}`` (re-runs the timing self-test). When
@@ -30,7 +30,8 @@ class RenderHandler:
         self.browser_config = BrowserConfig(
             chromium_path=str(config.get("chromium_path") or "/usr/bin/chromium"),
             chromium_no_sandbox=bool(config.get("chromium_no_sandbox", False)),
-            context_reuse_jobs=max(1, int(config.get("context_reuse_jobs") or 25)),
+            context_reuse_jobs=max(1, int(config.get("context_reuse_jobs") or 100)),
+            swap_documents=bool(config.get("swap_documents", True)),
         )
         self.deadline_s = float(config.get("deadline_s") or DEFAULT_DEADLINE_S)
         self.session = BrowserSession(self.browser_config)

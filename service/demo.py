@@ -127,6 +127,24 @@ def run_demo(
             f"each run:  {server.url}/v1/runs/<run_id>  (artifacts at /v1/artifacts/<sha256>)"
         )
         client.close()
+        for path in write_demo_report(settings, data / "report"):
+            console.print(f"report:    {path}")
         return 0 if len(views) == len(pairs) else 1
     finally:
         server.stop()
+
+
+def write_demo_report(settings: Settings, out_dir: Path) -> list[Path]:
+    """Write the HTML report and the CSV/JSON exports of every stored run into ``out_dir``."""
+    from service.db import Database
+    from service.reports.build import ReportConfig
+    from service.reports.db import generate_report
+    from service.reports.exports import write_outputs
+
+    db = Database(settings.resolved_database_url())
+    try:
+        with db.read() as session:
+            report, inputs = generate_report(session, [], ReportConfig())
+    finally:
+        db.dispose()
+    return write_outputs(report, out_dir, rows=inputs.rows)

@@ -46,8 +46,8 @@ def rescore_command(
     panel: str = typer.Option(None, "--panel", help="Judge panel id (NAME@VERSION)"),
     runs: list[str] = typer.Option(None, "--runs", help="Only these run ids (repeatable)"),
     rubric: str = typer.Option(None, "--rubric", help="Judge under this task version instead"),
-    compare: tuple[str, str] = typer.Option(
-        (None, None), "--compare", help="Diff two evaluation sets A B instead of re-scoring"
+    compare: tuple[str, str] | None = typer.Option(
+        None, "--compare", help="Diff two evaluation sets A B instead of re-scoring"
     ),
     data_dir: Path = typer.Option(None, "--data-dir", help="Data folder (REGUA_DATA_DIR)"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),
@@ -65,7 +65,7 @@ def rescore_command(
     db = Database(settings.resolved_database_url())
     renderer: Any = None
     try:
-        if compare and compare[0] is not None:
+        if compare:
             with db.read() as s:
                 diff = diff_evaluations(s, compare[0], compare[1], task)
             lines = [json.dumps(diff, sort_keys=True)] if as_json else diff_lines(diff)

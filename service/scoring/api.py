@@ -64,6 +64,8 @@ def create_calibration(body: CalibrationRequest, ctx: Ctx, caller: Caller) -> di
             seed=body.seed,
             n_boot=body.n_boot,
             gate=gate,
+            db=ctx.db,
+            blobs=ctx.blobs,
         )
     store_run(run, db=ctx.db, requested_by=caller.token_id)
     with ctx.db.read() as s:

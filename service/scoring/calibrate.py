@@ -13,6 +13,7 @@ from typing import Any
 
 from judges.calibration import DEFAULT_GATE, CalibrationRun, GateConfig, run_calibration
 from regua.settings import Settings
+from service.artifacts import BlobStore
 from service.db import Database
 from service.scoring.calibration import invalidate, store_calibration_run
 from tasks import bundled_registry
@@ -62,14 +63,25 @@ def calibrate(
     n_boot: int = 1000,
     gate: GateConfig | None = None,
     pool: Any = None,
-    stored: Any = None,
+    db: Database | None = None,
+    blobs: BlobStore | None = None,
 ) -> CalibrationRun:
-    """Calibrate ``judge`` on a set ('bundled', a .jsonl set or a CSV folder) via the pipeline."""
+    """Calibrate ``judge`` on a set ('bundled', a .jsonl set or a CSV folder) via the pipeline.
+
+    With ``db`` and ``blobs``, renders are read from / kept in the artifact store
+    (:mod:`service.scoring.renders`): a drawing already rendered under the same render profile
+    and renderer is re-judged from its stored frames and masks, not rendered again."""
     from service.cli.calibrate_cmd import PipelineVerdicts, _load_set
+    from service.scoring.renders import KeepingVerdicts, StoredRenders
 
     cal_set, artifact = _load_set(set_name)
     task = bundled_registry().get(cal_set.task_ref)
-    verdicts = PipelineVerdicts(task, judge, artifact, pool=pool, stored=stored)
+    verdicts: PipelineVerdicts
+    if db is not None and blobs is not None:
+        renders = StoredRenders(db, blobs, task)
+        verdicts = KeepingVerdicts(task, judge, artifact, renders, pool=pool)
+    else:
+        verdicts = PipelineVerdicts(task, judge, artifact, pool=pool)
     try:
         return run_calibration(
             judge.partition("@")[0],

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import judges
@@ -53,10 +54,31 @@ class PanelEvaluator:
 
     def evaluate(self, inp: EvalInput, human: Sequence[judges.Verdict] = ()) -> EvalOutput:
         """Judge one stored run's input (from the memo when the same content was judged)."""
-        key = self.key(inp, human) if self.memo_enabled else ""
-        if key and key in self._memo:
-            self.memo_hits += 1
-            return self._memo[key]
+        return self.evaluate_many([(inp, human)])[0]
+
+    def evaluate_many(
+        self,
+        items: Sequence[tuple[EvalInput, Sequence[judges.Verdict]]],
+        pool: ThreadPoolExecutor | None = None,
+    ) -> list[EvalOutput]:
+        """Judge a chunk of inputs; with the memo, each distinct content once; on ``pool``."""
+        if not self.memo_enabled:
+            outs = list((pool.map if pool else map)(lambda it: self._compute(*it), items))
+            self.judged += len(items)
+            return outs
+        keys = [self.key(inp, human) for inp, human in items]
+        todo: dict[str, tuple[EvalInput, Sequence[judges.Verdict]]] = {}
+        for k, item in zip(keys, items, strict=True):
+            if k not in self._memo:
+                todo.setdefault(k, item)
+        computed = (pool.map if pool else map)(lambda it: self._compute(*it), todo.values())
+        self._memo.update(zip(todo, computed, strict=True))
+        self.judged += len(todo)
+        self.memo_hits += len(items) - len(todo)
+        return [self._memo[k] for k in keys]
+
+    def _compute(self, inp: EvalInput, human: Sequence[judges.Verdict]) -> EvalOutput:
+        """Run the panel on one input (no memo)."""
         frames = [judges.FrameImage(f.time_s, f.png, f.artifact_ref) for f in inp.frames]
         masks = [
             judges.MaskImage(m.time_s, m.part, m.kind, m.png, m.artifact_ref)  # type: ignore[arg-type]
@@ -77,7 +99,6 @@ class PanelEvaluator:
             incomplete_cause=cause,
             settings=self.settings,
         )
-        self.judged += 1
         verdicts: list[dict[str, Any]] = []
         for v in result.verdicts:
             d = v.to_dict()
@@ -92,6 +113,4 @@ class PanelEvaluator:
             failures=[f.to_dict() for f in result.failures],
             panel=dict(result.panel),
         )
-        if key:
-            self._memo[key] = out
         return out

@@ -15,6 +15,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,9 +27,9 @@ from regua.errors import InputError, NotFoundError
 from regua.settings import Settings
 from service.artifacts import BlobStore
 from service.components import CheckOutput, Components, EvalInput, EvalOutput, Renderer
-from service.db import Database, Evaluation, Run
+from service.db import Database, Evaluation, RenderRecord, Run
 from service.judgement import resolve_refs, store_judgement
-from service.pipeline import Stage, StageContext, finished, load_task, run_stage
+from service.pipeline import Stage, StageContext, load_task, run_stage
 from service.scoring.calibration import latest_eligibility
 from service.scoring.evaluator import PanelEvaluator
 from service.scoring.models import RescoreBatch, RescoreItem
@@ -36,6 +37,7 @@ from service.stages import gather_eval_input, render_compute, render_version
 from service.static_jury import apply_machinery_rule
 from tasks import TaskSpec
 
+_Prepared = tuple[str, TaskSpec, StageContext, EvalInput, dict[str, Any], list[judges.Verdict]]
 RENDER_STAGE = Stage("render", render_version, render_compute)
 CHUNK = 200
 
@@ -166,9 +168,13 @@ def rescore(
     memo: bool = True,
     note: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    workers: int = 2,
 ) -> RescoreResult:
     """Re-judge the stored runs of ``task_ref`` with ``panel_id`` (and optionally another rubric
-    version ``rubric``), appending one evaluation per run. See the module docstring."""
+    version ``rubric``), appending one evaluation per run. See the module docstring.
+
+    Inputs are read in chunks; ``workers`` threads judge a chunk (OpenCV and NumPy release the
+    GIL), then the chunk's evaluations are written in one transaction."""
     started = time.perf_counter()
     panel = judges.get_panel(panel_id)
     with db.read() as s:
@@ -196,26 +202,33 @@ def rescore(
                 note=note,
             )
         )
-    for n, run in enumerate(runs, 1):
-        task = rubric or tasks[run.id]
-        ctx = StageContext(db, cached, components, run.id, task)
-        with db.read() as s:
-            fresh = finished(s, run.id, "render", render_version(ctx))
-            rendered_before = (ctx.detail("render") or {}).get("status") in ("done", "incomplete")
-            human = _human(s, run.id)
-        if rendered_before and not fresh:  # the render profile changed: render again, say so
-            if renderer is None or not run_stage(ctx, RENDER_STAGE):
-                result.skipped[run.id] = "render profile changed; re-render not possible"
-                continue
-            result.rerendered.append(run.id)
-        inp, stages = gather_eval_input(ctx)
-        out = evaluator.evaluate(inp, human)
-        pending.append((run.id, task, ctx, inp, out, stages))
-        if len(pending) >= CHUNK:
+    prepared: list[_Prepared] = []
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+
+        def flush() -> None:
+            outs = evaluator.evaluate_many([(p[3], p[5]) for p in prepared], pool)
+            for (run_id, task, ctx, inp, stages, _h), out in zip(prepared, outs, strict=True):
+                pending.append((run_id, task, ctx, inp, out, stages))
+            prepared.clear()
             _write(db, cached, pending, result)
-        if progress is not None:
-            progress(n, len(runs))
-    _write(db, cached, pending, result)
+
+        for n, run in enumerate(runs, 1):
+            task = rubric or tasks[run.id]
+            ctx = StageContext(db, cached, components, run.id, task)
+            with db.read() as s:
+                human = _human(s, run.id)
+            if _profile_changed(db, ctx):  # the render profile changed: render again, say so
+                if renderer is None or not run_stage(ctx, RENDER_STAGE):
+                    result.skipped[run.id] = "render profile changed; re-render not possible"
+                    continue
+                result.rerendered.append(run.id)
+            inp, stages = gather_eval_input(ctx)
+            prepared.append((run.id, task, ctx, inp, stages, human))
+            if len(prepared) >= CHUNK:
+                flush()
+            if progress is not None:
+                progress(n, len(runs))
+        flush()
     result.judged, result.memo_hits = evaluator.judged, evaluator.memo_hits
     result.blob_reads = cached.reads
     result.elapsed_s = time.perf_counter() - started
@@ -226,6 +239,19 @@ def rescore(
         summary.pop("evaluations")
         batch.summary = {"state": "done", "runs": len(runs), **summary}
     return result
+
+
+def _profile_changed(db: Database, ctx: StageContext) -> bool:
+    """Whether the run's newest render used another render profile than ``ctx.task`` asks for
+    (a new renderer version alone does not count: stored frames stay valid evidence)."""
+    detail = ctx.detail("render") or {}
+    record_id = detail.get("render_record_id")
+    if record_id is None:  # never rendered (nothing to render): nothing changed
+        return False
+    with db.read() as s:
+        rec = s.get(RenderRecord, record_id)
+        profile = rec.render_profile_id if rec is not None else None
+    return profile != ctx.task.render.id
 
 
 class _Unused:

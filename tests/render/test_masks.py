@@ -78,7 +78,7 @@ def test_visible_and_alone_masks(render_pool) -> None:
     assert px("leaf", "visible") == 25 * 50  # half covered by its container's own later rect
     assert px("group", "visible") == px("group", "alone") == 2 * 50 * 50  # union with its leaf
     group = mask_of(out, 0.0, "group", "visible")
-    assert (group & mask_of(out, 0.0, "leaf", "visible")).sum() == 50 * 50
+    assert (group & mask_of(out, 0.0, "leaf", "visible")).sum() == 25 * 50
     assert px("used", "visible") == px("used", "alone") == 40 * 30
     assert mask_of(out, 0.0, "used", "visible")[400:430, 100:140].all()
     assert px("faint", "visible") == 20 * 20  # low opacity is still visible

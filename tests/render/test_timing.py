@@ -71,12 +71,19 @@ PELICAN = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 800 600" width
 
 @pytest.mark.browser
 @pytest.mark.sandbox
-def test_pelican_style_animation_at_eight_timestamps(render_pool) -> None:
+@pytest.mark.parametrize("path", ["swap", "navigate"])
+def test_pelican_style_animation_at_eight_timestamps(render_pool, path: str) -> None:
     spec = animated_task(required_ids=["pelican", "body", "bicycle", "crank", "pedal-left"])
     times = spec.timestamps()
     assert len(times) == 8
-    out = render(render_pool, PELICAN, spec)
+    svg = PELICAN
+    if path == "navigate":  # an external reference forces the navigation path
+        svg = svg.replace(
+            "</svg>", '<image href="https://leaking.via/x" width="1" height="1"/></svg>'
+        )
+    out = render(render_pool, svg, spec)
     assert out.status == "ok", out.detail
+    assert out.result["document"]["path"] == path
     assert out.result["animation"] == {"detected": True, "kinds": ["css-animation", "smil"]}
     assert [f[0] for f in out.frames] == list(times)
     for time_s, name, png in out.frames:

@@ -50,6 +50,7 @@ def test_rescore_2000_runs_renders_nothing_and_diff_lists_the_moved_runs(
     world = rescore_world
     db = world.ctx.db
     renders_before = world.renderer.calls
+    pool_jobs = dict(world.renderer.pool.stats)
     with db.read() as s:
         evals_before = s.scalar(select(func.count(Evaluation.id)))
         render_artifacts = s.scalar(
@@ -72,6 +73,7 @@ def test_rescore_2000_runs_renders_nothing_and_diff_lists_the_moved_runs(
     # 2,000 evaluations appended, nothing rendered
     assert len(result.appended) == TOTAL and not result.skipped
     assert world.renderer.calls == renders_before and result.rerendered == []
+    assert dict(world.renderer.pool.stats) == pool_jobs  # the sandbox pool ran no job
     assert result.judged == len(world.by_drawing)  # one judgement per distinct stored render
     with db.read() as s:
         assert s.scalar(select(func.count(Evaluation.id))) == evals_before + TOTAL

@@ -3,6 +3,7 @@ and ``regua demo`` end to end."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -79,3 +80,9 @@ def test_demo_runs_every_sample_and_exits_zero(tmp_path: Path) -> None:
         assert name in done.stdout
     assert "outcomes:" in done.stdout and "artifacts:" in done.stdout
     assert (tmp_path / "demo" / "artifacts").is_dir()
+    report_dir = tmp_path / "demo" / "report"
+    html = (report_dir / "report.html").read_text(encoding="utf-8")
+    assert "<svg" in html and "not a confidence interval" in html
+    exported = json.loads((report_dir / "report.json").read_text(encoding="utf-8"))
+    assert exported["provenance"]["runs"] >= 10
+    assert list(report_dir.glob("*.csv"))

@@ -1,0 +1,136 @@
+"""Re-scoring throughput beside the original evaluation of the same runs, in the same process.
+
+    .venv/bin/python benchmarks/rescore.py [--distinct 20] [--total 2000] [--workers 2] [--json OUT]
+
+1. ``--distinct`` structured drawings (the bundled pelican with its left foot lifted by 0, 0.5, 1,
+   … % of the wheel diameter: every one renders differently) go through the real pipeline:
+   checks, sandboxed Chromium render (``--workers`` workers, as many runs in flight), judges with
+   the stored gate, storage. That time is the *original evaluation*.
+2. Re-score exactly those runs with another geometry profile, memo off: every run is judged from
+   its stored frames and masks (no render). Ratio 1 = original s/run ÷ re-score s/run.
+3. Clone the runs in the database to ``--total`` (blobs shared by sha256: a batch where many runs
+   share a render, like repeated samples) and re-score them all, memo on (identical stored inputs
+   are judged once). Ratio 2 compares with the original s/run measured in step 1 (the clones were
+   never evaluated afresh; their original cost is that of the run they copy).
+
+Target (issue 6): re-scoring at least 20x faster than evaluating afresh.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from judges.calibration import perturb  # noqa: E402
+from regua.settings import Settings  # noqa: E402
+from service import rendering  # noqa: E402
+from service.context import ServiceContext  # noqa: E402
+from service.pipeline import advance  # noqa: E402
+from service.scoring.rescore import rescore  # noqa: E402
+from service.stages import STAGES  # noqa: E402
+from service.submission import Submission, submit  # noqa: E402
+from tasks import bundled_registry  # noqa: E402
+from tests.scoring.factory import (  # noqa: E402
+    STRICT_PANEL,
+    STRICT_PROFILE,
+    TASK,
+    PoolRenderer,
+    clone_run,
+    components,
+    grant,
+    register_strict,
+)
+
+TARGET = 20.0
+
+
+def drawings(n: int) -> list[str]:
+    """``n`` distinct structured drawings (foot lifted by 0.5 % steps of the wheel diameter)."""
+    task = bundled_registry().get(TASK)
+    svg = (REPO / "samples" / "outputs" / "structured-good.svg").read_bytes()
+    out = []
+    for i in range(n):
+        v = perturb(svg, "foot-off-pedal", task=task, params={"fraction": 0.005 * i}, seed=0)
+        out.append(v.svg.decode())
+    return out
+
+
+def main() -> int:
+    """Run the benchmark and print (and optionally write) the numbers."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--distinct", type=int, default=20)
+    ap.add_argument("--total", type=int, default=2000)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args()
+    register_strict()
+    data = Path(tempfile.mkdtemp(prefix="regua-bench-rescore-")) / "data"
+    settings = Settings(data_dir=data, database_url=None, queue_capacity=args.distinct + 10)
+    ctx = ServiceContext.open(settings)
+    grant(ctx.db, ("geometry@1", STRICT_PROFILE))
+    pool = rendering.create_pool(settings, size=args.workers)
+    result: dict[str, Any] = {"distinct": args.distinct, "total": args.total}
+    try:
+        renderer = PoolRenderer(pool)
+        comps = components(ctx, renderer)
+        subs = [Submission(TASK, "bench", svg) for svg in drawings(args.distinct)]
+        ids = submit(ctx, subs, None)
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=args.workers) as ex:
+            assert all(ex.map(lambda r: advance(ctx.db, ctx.blobs, comps, r, STAGES), ids))
+        fresh = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        distinct = rescore(ctx.db, ctx.blobs, task_ref=TASK, panel_id=STRICT_PANEL,
+                           run_ids=ids, memo=False, renderer=renderer)  # fmt: skip
+        re_distinct = time.perf_counter() - t0
+        per_source = (args.total - len(ids)) // len(ids)
+        for i, run_id in enumerate(ids):
+            extra = args.total - len(ids) - per_source * len(ids) if i == 0 else 0
+            clone_run(ctx.db, run_id, per_source + extra)
+        t0 = time.perf_counter()
+        batch = rescore(ctx.db, ctx.blobs, task_ref=TASK, panel_id="pelican-bicycle-default@1",
+                        renderer=renderer)  # fmt: skip
+        re_all = time.perf_counter() - t0
+        fresh_per_run = fresh / len(ids)
+        result |= {
+            "original_s": round(fresh, 3),
+            "original_runs_per_s": round(len(ids) / fresh, 2),
+            "rescore_distinct_s": round(re_distinct, 3),
+            "rescore_distinct_runs_per_s": round(len(ids) / re_distinct, 2),
+            "ratio_distinct": round(fresh_per_run / (re_distinct / len(ids)), 1),
+            "rescore_total_runs": len(batch.appended),
+            "rescore_total_s": round(re_all, 3),
+            "rescore_total_runs_per_s": round(len(batch.appended) / re_all, 1),
+            "rescore_total_judged": batch.judged,
+            "ratio_total": round(fresh_per_run / (re_all / len(batch.appended)), 1),
+            "rendered_during_rescore": len(distinct.rerendered) + len(batch.rerendered),
+            "render_calls_total": renderer.calls,
+            "target_ratio": TARGET,
+        }
+    finally:
+        pool.close()
+        ctx.close()
+    print(f"original evaluation: {args.distinct} runs in {result['original_s']} s "
+          f"({result['original_runs_per_s']} runs/s, {args.workers} render workers)")  # fmt: skip
+    print(f"re-score, distinct renders, no memo: {result['rescore_distinct_runs_per_s']} runs/s "
+          f"-> {result['ratio_distinct']}x faster than the original")  # fmt: skip
+    print(f"re-score, {result['rescore_total_runs']} runs ({result['rescore_total_judged']} "
+          f"distinct inputs judged): {result['rescore_total_runs_per_s']} runs/s "
+          f"-> {result['ratio_total']}x faster (target {TARGET}x)")  # fmt: skip
+    print(f"renders during re-scoring: {result['rendered_during_rescore']}")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
