@@ -23,28 +23,48 @@ from shapely.ops import unary_union
 Mask = NDArray[np.bool_]
 
 
+try:  # libspng: the same pixels as OpenCV's decoder, several times faster
+    import pyspng
+except ImportError:  # pragma: no cover - optional speed-up
+    pyspng = None
+
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# chunks that may precede the image data without changing the decoded sample values
+_INERT_CHUNKS = frozenset({b"IHDR", b"pHYs", b"tEXt", b"zTXt", b"iTXt", b"tIME"})
 
 
 def _is_plain_grey_png(png: bytes) -> bool:
-    """An 8-bit greyscale PNG (colour type 0): what the renderer writes for every mask."""
-    return len(png) > 26 and png[:8] == _PNG_SIGNATURE and png[12:16] == b"IHDR" and png[24] == 8 and png[25] == 0
+    """An 8-bit greyscale PNG (colour type 0) with no transparency, gamma or colour chunk:
+    what the renderer writes for every mask, where every decoder yields the stored bytes."""
+    if len(png) < 33 or png[:8] != _PNG_SIGNATURE or png[12:16] != b"IHDR":
+        return False
+    if png[24] != 8 or png[25] != 0:
+        return False
+    pos = 8
+    while pos + 8 <= len(png):
+        kind = png[pos + 4 : pos + 8]
+        if kind == b"IDAT":
+            return True
+        if kind not in _INERT_CHUNKS:
+            return False
+        pos += 12 + int.from_bytes(png[pos : pos + 4], "big")
+    return False
 
 
 def decode_grey(png: bytes) -> NDArray[np.uint8]:
     """Decode an image into an 8-bit greyscale array (``cv2.IMREAD_GRAYSCALE`` semantics).
 
-    A plain 8-bit greyscale PNG is decoded as it is stored (``IMREAD_UNCHANGED``: the same
-    array, about 4x faster than asking OpenCV for a grey conversion); anything else goes
-    through ``IMREAD_GRAYSCALE``."""
-    buf = np.frombuffer(png, dtype=np.uint8)
-    img = None
-    if _is_plain_grey_png(png):
-        img = cv2.imdecode(buf, cv2.IMREAD_UNCHANGED)
-        if img is not None and (img.ndim != 2 or img.dtype != np.uint8):
-            img = None
-    if img is None:
-        img = cv2.imdecode(buf, cv2.IMREAD_GRAYSCALE)
+    A plain 8-bit greyscale PNG goes through libspng (``pyspng``) when it is installed: the
+    stored bytes, identical to OpenCV's result, about 4x faster. Anything else, or any libspng
+    complaint, goes through ``cv2.imdecode(..., IMREAD_GRAYSCALE)``."""
+    if pyspng is not None and _is_plain_grey_png(png):
+        try:
+            fast = np.asarray(pyspng.load(png))
+        except Exception:  # let OpenCV decide what a broken PNG is
+            fast = None
+        if fast is not None and fast.ndim == 2 and fast.dtype == np.uint8:
+            return fast
+    img = cv2.imdecode(np.frombuffer(png, dtype=np.uint8), cv2.IMREAD_GRAYSCALE)
     if img is None:
         raise ValueError("mask is not a decodable PNG")
     return np.asarray(img, dtype=np.uint8)

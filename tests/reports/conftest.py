@@ -2,33 +2,18 @@
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-PG_ADMIN_URL = os.environ.get("REGUA_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+from tests.pg import fresh_pg_database, reset_pg_schema
 
 
 @pytest.fixture(scope="module")
 def reports_pg_url() -> Iterator[str]:
     """A fresh PostgreSQL database for this module (dropped afterwards); skips when none answers."""
-    try:
-        import psycopg
-
-        admin = psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=3)
-    except Exception as exc:
-        pytest.skip(f"PostgreSQL does not answer at {PG_ADMIN_URL}: {exc}")
-    name = f"regua_reports_{uuid.uuid4().hex[:10]}"
-    admin.execute(f'CREATE DATABASE "{name}"')
-    base = PG_ADMIN_URL.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://", 1)
-    try:
-        yield f"{base}/{name}"
-    finally:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
+    yield from fresh_pg_database("regua_reports")
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -36,12 +21,6 @@ def reports_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """SQLite in a temp folder, or an emptied PostgreSQL database."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'regua.sqlite3'}"
-    from sqlalchemy import create_engine, text
-
     url: str = request.getfixturevalue("reports_pg_url")
-    engine = create_engine(url)
-    with engine.begin() as conn:
-        conn.execute(text("DROP SCHEMA public CASCADE"))
-        conn.execute(text("CREATE SCHEMA public"))
-    engine.dispose()
+    reset_pg_schema(url)
     return url

@@ -8,6 +8,8 @@ host's process table shows the killed tree gone).
 from __future__ import annotations
 
 import os
+import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -115,9 +117,17 @@ def test_system_is_read_only_and_tmp_is_private(pool: WorkerPool) -> None:
     for path in ("/usr/regua-probe", "/etc/regua-probe", str(Path(__file__))):
         assert ok_result(pool, {"op": "write_file", "path": path})["ok"] is False
     assert ok_result(pool, {"op": "write_file", "path": "/tmp/probe"})["ok"] is True
-    host_tmp = set(os.listdir("/tmp"))
-    inside = set(ok_result(pool, {"op": "listdir", "path": "/tmp"})["entries"])
-    assert not (host_tmp & inside) - {"probe"}
+    with tempfile.NamedTemporaryFile(dir="/tmp", prefix="regua-host-only-") as planted:
+        host_tmp = set(os.listdir("/tmp"))
+        inside = set(ok_result(pool, {"op": "listdir", "path": "/tmp"})["entries"])
+    assert Path(planted.name).name not in inside
+    # a checkout (or venv) that itself lives under /tmp is bound read-only at its own path
+    code_roots = {
+        p.relative_to("/tmp").parts[0]
+        for p in (Path(__file__).resolve().parents[2], Path(sys.prefix).resolve())
+        if p.is_relative_to("/tmp")
+    }
+    assert not (host_tmp & inside) - {"probe"} - code_roots
 
 
 def test_cannot_see_the_test_environment(pool: WorkerPool) -> None:

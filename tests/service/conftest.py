@@ -3,8 +3,6 @@ service contexts with fake components, and HTTP clients with tokens of every rol
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,33 +13,14 @@ from regua.settings import Settings
 from service.api import create_app
 from service.auth import create_token
 from service.context import ServiceContext
+from tests.pg import fresh_pg_database, reset_pg_schema
 from tests.service.fakes import fake_components
-
-PG_ADMIN_URL = os.environ.get("REGUA_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
-
-
-def _pg_database() -> Iterator[str]:
-    """A fresh PostgreSQL database for this test session (dropped afterwards)."""
-    try:
-        import psycopg
-
-        admin = psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=3)
-    except Exception as exc:
-        pytest.skip(f"PostgreSQL does not answer at {PG_ADMIN_URL}: {exc}")
-    name = f"regua_test_{uuid.uuid4().hex[:10]}"
-    admin.execute(f'CREATE DATABASE "{name}"')
-    base = PG_ADMIN_URL.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://", 1)
-    try:
-        yield f"{base}/{name}"
-    finally:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
 
 
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
     """URL of a fresh PostgreSQL database for the session (skips when none answers)."""
-    yield from _pg_database()
+    yield from fresh_pg_database("regua_test")
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -54,14 +33,7 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return url
 
 
-def _reset_pg(url: str) -> None:
-    from sqlalchemy import create_engine, text
-
-    engine = create_engine(url)
-    with engine.begin() as conn:
-        conn.execute(text("DROP SCHEMA public CASCADE"))
-        conn.execute(text("CREATE SCHEMA public"))
-    engine.dispose()
+_reset_pg = reset_pg_schema
 
 
 @pytest.fixture
