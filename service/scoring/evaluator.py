@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
 import judges
@@ -16,6 +17,28 @@ from service.components import EvalInput, EvalOutput
 
 #: Judge kinds whose verdict is a pure function of their input (safe to memoise on content).
 DETERMINISTIC_KINDS = frozenset({"static", "geometry", "human"})
+
+#: The evaluator a forked judging process uses (set in the parent before the pool forks).
+_WORKER_EVALUATOR: PanelEvaluator | None = None
+
+
+def _judge_in_worker(inp: EvalInput, human: Sequence[judges.Verdict]) -> EvalOutput:
+    """Top-level entry point of a judging process: run the inherited evaluator's panel."""
+    assert _WORKER_EVALUATOR is not None, "judging process started without an evaluator"
+    return _WORKER_EVALUATOR._compute(inp, human)
+
+
+def judging_pool(evaluator: PanelEvaluator, workers: int) -> Executor | None:
+    """A process pool that judges for ``evaluator`` outside the GIL (``None`` when processes
+    cannot be forked here). Processes are forked, so they inherit the evaluator's panel,
+    eligibility and settings; inputs and outputs cross as plain picklable data."""
+    global _WORKER_EVALUATOR
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    _WORKER_EVALUATOR = evaluator
+    return ProcessPoolExecutor(
+        max_workers=max(1, workers), mp_context=multiprocessing.get_context("fork")
+    )
 
 
 class PanelEvaluator:
@@ -35,6 +58,7 @@ class PanelEvaluator:
         kinds = {judges.get_profile(p).kind for p in panel.profile_ids()}
         self.memo_enabled = memo and kinds <= DETERMINISTIC_KINDS
         self._memo: dict[str, EvalOutput] = {}
+        self._started: dict[str, Future[EvalOutput]] = {}
         self.judged = 0
         self.memo_hits = 0
 
@@ -76,6 +100,37 @@ class PanelEvaluator:
         self.judged += len(todo)
         self.memo_hits += len(items) - len(todo)
         return [self._memo[k] for k in keys]
+
+    def start(
+        self, inp: EvalInput, human: Sequence[judges.Verdict], pool: Executor
+    ) -> Future[EvalOutput] | str:
+        """Start judging one input on ``pool`` now (so judging overlaps reading the next runs);
+        :meth:`finish` collects it. With the memo, content already judged or started is not
+        judged again: its key is returned instead of a new future."""
+        if not self.memo_enabled:
+            self.judged += 1
+            return pool.submit(_judge_in_worker, inp, human)
+        k = self.key(inp, human)
+        if k in self._memo or k in self._started:
+            self.memo_hits += 1
+        else:
+            self.judged += 1
+            self._started[k] = pool.submit(_judge_in_worker, inp, human)
+        return k
+
+    def done(self, started: Future[EvalOutput] | str) -> bool:
+        """Whether :meth:`finish` would return without waiting."""
+        if isinstance(started, str):
+            return started in self._memo or self._started[started].done()
+        return started.done()
+
+    def finish(self, started: Future[EvalOutput] | str) -> EvalOutput:
+        """The result of a judgement begun with :meth:`start`."""
+        if not isinstance(started, str):
+            return started.result()
+        if started not in self._memo:
+            self._memo[started] = self._started.pop(started).result()
+        return self._memo[started]
 
     def _compute(self, inp: EvalInput, human: Sequence[judges.Verdict]) -> EvalOutput:
         """Run the panel on one input (no memo)."""

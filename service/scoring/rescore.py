@@ -14,8 +14,8 @@ from __future__ import annotations
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,15 +31,26 @@ from service.db import Database, Evaluation, RenderRecord, Run
 from service.judgement import resolve_refs, store_judgement
 from service.pipeline import Stage, StageContext, load_task, run_stage
 from service.scoring.calibration import latest_eligibility
-from service.scoring.evaluator import PanelEvaluator
+from service.scoring.evaluator import PanelEvaluator, judging_pool
 from service.scoring.models import RescoreBatch, RescoreItem
 from service.stages import gather_eval_input, render_compute, render_version
 from service.static_jury import apply_machinery_rule
 from tasks import TaskSpec
 
 _Prepared = tuple[str, TaskSpec, StageContext, EvalInput, dict[str, Any], list[judges.Verdict]]
+_Started = tuple[str, TaskSpec, StageContext, EvalInput, dict[str, Any], Future[EvalOutput] | str]
+_Pending = tuple[str, TaskSpec, StageContext, EvalInput, EvalOutput, dict[str, Any]]
 RENDER_STAGE = Stage("render", render_version, render_compute)
 CHUNK = 200
+#: Batches of at least this many runs are judged in worker processes (smaller ones in-process).
+PROCESS_MIN = 20
+#: With worker processes, judged runs are written once this many are ready.
+WRITE_MIN = 8
+
+try:  # the review area is optional (imported once, not inside the first batch)
+    from service.review.store import human_verdicts_for_run
+except ImportError:  # pragma: no cover - review area absent
+    human_verdicts_for_run = None  # type: ignore[assignment]
 
 
 class CachedBlobs:
@@ -146,14 +157,6 @@ def select_runs(s: Session, task_ref: str, run_ids: Sequence[str] | None) -> lis
     return runs
 
 
-def _human(s: Session, run_id: str) -> list[judges.Verdict]:
-    try:
-        from service.review.store import human_verdicts_for_run
-    except ImportError:  # review area absent
-        return []
-    return list(human_verdicts_for_run(s, run_id))
-
-
 def rescore(
     db: Database,
     blobs: BlobStore,
@@ -169,12 +172,17 @@ def rescore(
     note: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     workers: int = 2,
+    use_processes: bool = False,
 ) -> RescoreResult:
     """Re-judge the stored runs of ``task_ref`` with ``panel_id`` (and optionally another rubric
     version ``rubric``), appending one evaluation per run. See the module docstring.
 
-    Inputs are read in chunks; ``workers`` threads judge a chunk (OpenCV and NumPy release the
-    GIL), then the chunk's evaluations are written in one transaction."""
+    With ``use_processes`` (off by default: forking a process that runs other threads, such as
+    the server's, can deadlock, and on two busy cores it measured no faster), batches of at
+    least ``PROCESS_MIN`` runs are judged by ``workers`` forked processes: each
+    run is handed over as soon as its stored input is read, and judged runs are written (a few
+    per transaction) while later ones are still read and judged. Smaller batches are read in
+    chunks, judged by ``workers`` threads, then written in one transaction per chunk."""
     started = time.perf_counter()
     panel = judges.get_panel(panel_id)
     with db.read() as s:
@@ -189,7 +197,6 @@ def rescore(
     cached = CachedBlobs(blobs)
     components = Components(_NoChecker(), renderer or _NoRenderer(), _Unused())
     result = RescoreResult(f"rs_{uuid.uuid4().hex[:16]}", task_ref, panel.id)
-    pending: list[tuple[str, TaskSpec, StageContext, EvalInput, EvalOutput, dict[str, Any]]] = []
     with db.write() as s:
         s.add(
             RescoreBatch(
@@ -202,33 +209,14 @@ def rescore(
                 note=note,
             )
         )
-    prepared: list[_Prepared] = []
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-
-        def flush() -> None:
-            outs = evaluator.evaluate_many([(p[3], p[5]) for p in prepared], pool)
-            for (run_id, task, ctx, inp, stages, _h), out in zip(prepared, outs, strict=True):
-                pending.append((run_id, task, ctx, inp, out, stages))
-            prepared.clear()
-            _write(db, cached, pending, result)
-
-        for n, run in enumerate(runs, 1):
-            task = rubric or tasks[run.id]
-            ctx = StageContext(db, cached, components, run.id, task)
-            with db.read() as s:
-                human = _human(s, run.id)
-            if _profile_changed(db, ctx):  # the render profile changed: render again, say so
-                if renderer is None or not run_stage(ctx, RENDER_STAGE):
-                    result.skipped[run.id] = "render profile changed; re-render not possible"
-                    continue
-                result.rerendered.append(run.id)
-            inp, stages = gather_eval_input(ctx)
-            prepared.append((run.id, task, ctx, inp, stages, human))
-            if len(prepared) >= CHUNK:
-                flush()
-            if progress is not None:
-                progress(n, len(runs))
-        flush()
+    inputs = _inputs(db, runs, tasks, rubric, cached, components, renderer, result, progress)
+    use_pool = use_processes and len(runs) >= PROCESS_MIN
+    procs = judging_pool(evaluator, max(1, workers - 1)) if use_pool else None
+    if procs is not None:
+        with procs:
+            _judge_in_processes(db, cached, evaluator, procs, inputs, result)
+    else:
+        _judge_in_threads(db, cached, evaluator, max(1, workers), inputs, result)
     result.judged, result.memo_hits = evaluator.judged, evaluator.memo_hits
     result.blob_reads = cached.reads
     result.elapsed_s = time.perf_counter() - started
@@ -239,6 +227,93 @@ def rescore(
         summary.pop("evaluations")
         batch.summary = {"state": "done", "runs": len(runs), **summary}
     return result
+
+
+def _inputs(
+    db: Database,
+    runs: Sequence[Run],
+    tasks: dict[str, TaskSpec],
+    rubric: TaskSpec | None,
+    blobs: BlobStore,
+    components: Components,
+    renderer: Renderer | None,
+    result: RescoreResult,
+    progress: Callable[[int, int], None] | None,
+) -> Iterator[_Prepared]:
+    """Each run's stored evaluation input, rendering first when its render profile changed
+    (runs that cannot be re-rendered are recorded in ``result.skipped`` and not yielded)."""
+    for n, run in enumerate(runs, 1):
+        task = rubric or tasks[run.id]
+        ctx = StageContext(db, blobs, components, run.id, task)
+        human: list[judges.Verdict] = []
+        if human_verdicts_for_run is not None:  # the run's human verdicts are carried forward
+            with db.read() as s:
+                human = list(human_verdicts_for_run(s, run.id))
+        if _profile_changed(db, ctx):  # the render profile changed: render again, say so
+            if renderer is None or not run_stage(ctx, RENDER_STAGE):
+                result.skipped[run.id] = "render profile changed; re-render not possible"
+                continue
+            result.rerendered.append(run.id)
+        inp, stages = gather_eval_input(ctx)
+        yield run.id, task, ctx, inp, stages, human
+        if progress is not None:
+            progress(n, len(runs))
+
+
+def _judge_in_threads(
+    db: Database,
+    blobs: BlobStore,
+    evaluator: PanelEvaluator,
+    workers: int,
+    inputs: Iterator[_Prepared],
+    result: RescoreResult,
+) -> None:
+    """Read a chunk, judge it on ``workers`` threads, write it; until no input is left."""
+    prepared: list[_Prepared] = []
+    pending: list[_Pending] = []
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+
+        def flush() -> None:
+            outs = evaluator.evaluate_many([(p[3], p[5]) for p in prepared], pool)
+            for (run_id, task, ctx, inp, stages, _h), out in zip(prepared, outs, strict=True):
+                pending.append((run_id, task, ctx, inp, out, stages))
+            prepared.clear()
+            _write(db, blobs, pending, result)
+
+        for item in inputs:
+            prepared.append(item)
+            if len(prepared) >= CHUNK:
+                flush()
+        flush()
+
+
+def _judge_in_processes(
+    db: Database,
+    blobs: BlobStore,
+    evaluator: PanelEvaluator,
+    procs: Executor,
+    inputs: Iterator[_Prepared],
+    result: RescoreResult,
+) -> None:
+    """Hand each input to the judging processes as soon as it is read; write judged runs (in
+    run order) whenever ``WRITE_MIN`` are ready, and the rest at the end."""
+    started: list[_Started] = []
+    pending: list[_Pending] = []
+
+    def flush(wait: bool) -> None:
+        while started and (wait or evaluator.done(started[0][5])):
+            run_id, task, ctx, inp, stages, handle = started.pop(0)
+            pending.append((run_id, task, ctx, inp, evaluator.finish(handle), stages))
+        _write(db, blobs, pending, result)
+
+    for run_id, task, ctx, inp, stages, human in inputs:
+        handle = evaluator.start(inp, human, procs)
+        started.append((run_id, task, ctx, inp, stages, handle))
+        waiting = (i for i, it in enumerate(started) if not evaluator.done(it[5]))
+        ready = next(waiting, len(started))  # judged runs at the head of the queue
+        if ready >= WRITE_MIN or len(started) >= CHUNK:
+            flush(wait=len(started) >= CHUNK)
+    flush(wait=True)
 
 
 def _profile_changed(db: Database, ctx: StageContext) -> bool:
@@ -267,18 +342,24 @@ class _Unused:
 def _write(
     db: Database,
     blobs: BlobStore,
-    pending: list[tuple[str, TaskSpec, StageContext, EvalInput, EvalOutput, dict[str, Any]]],
+    pending: list[_Pending],
     result: RescoreResult,
 ) -> None:
-    """Append the evaluations of a chunk of runs in one transaction."""
+    """Append the evaluations of a chunk of runs in one transaction (evaluations inserted in
+    one flush, then their verdicts, failures, outcomes and batch items in another)."""
     if not pending:
         return
     resolved = [resolve_refs(ctx, out.verdicts) for _, _, ctx, _, out, _ in pending]
     with db.write() as s:
-        for (run_id, task, _ctx, inp, out, stages), verdicts in zip(pending, resolved, strict=True):
-            run = s.get(Run, run_id)
-            assert run is not None
-            previous = s.get(Evaluation, run.current_evaluation_id or -1)
+        ids = [p[0] for p in pending]
+        run_rows = {r.id: r for r in s.scalars(select(Run).where(Run.id.in_(ids)))}
+        prev_ids = [r.current_evaluation_id for r in run_rows.values() if r.current_evaluation_id]
+        prevs = {e.id: e for e in s.scalars(select(Evaluation).where(Evaluation.id.in_(prev_ids)))}
+        added: list[tuple[Run, Evaluation, _Pending, list[dict[str, Any]]]] = []
+        for item, verdicts in zip(pending, resolved, strict=True):
+            run_id, task, _ctx, inp, out, stages = item
+            run = run_rows[run_id]
+            previous = prevs.get(run.current_evaluation_id or -1)
             checks_status = inp.checks.get("status") if inp.checks is not None else None
             outcome = apply_machinery_rule(
                 out.outcome,
@@ -303,7 +384,9 @@ def _write(
                 reasons=list(outcome.get("reasons", [])),
             )
             s.add(ev)
-            s.flush()
+            added.append((run, ev, item, verdicts))
+        s.flush()
+        for run, ev, (run_id, *_rest, out, _stages), verdicts in added:
             store_judgement(s, blobs, run_id, ev, verdicts, out.failures, out.criteria)
             s.add(
                 RescoreItem(

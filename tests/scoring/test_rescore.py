@@ -119,3 +119,18 @@ def test_rescore_2000_runs_renders_nothing_and_diff_lists_the_moved_runs(
     with db.read() as s:
         by_panel = diff_evaluations(s, "pelican-bicycle-default@1", STRICT_PANEL, TASK)
     assert set(by_panel["moved_runs"]) == moved
+
+
+def test_judging_in_forked_processes_gives_the_same_verdicts_as_threads(
+    rescore_world: World,
+) -> None:
+    world = rescore_world
+    db = world.ctx.db
+    threaded = rescore(db, world.ctx.blobs, task_ref=TASK, panel_id=STRICT_PANEL)
+    forked = rescore(db, world.ctx.blobs, task_ref=TASK, panel_id=STRICT_PANEL, use_processes=True)
+    assert len(threaded.appended) == len(forked.appended) == TOTAL
+    assert forked.judged == threaded.judged == len(world.by_drawing)
+    with db.read() as s:
+        diff = diff_evaluations(s, threaded.batch_id, forked.batch_id)
+    assert diff["runs_compared"] == TOTAL
+    assert diff["moved_runs"] == []
