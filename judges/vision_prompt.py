@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,6 +106,33 @@ def b64(png: bytes) -> str:
     return base64.b64encode(png).decode("ascii")
 
 
+def user_content(
+    task: TaskSpec,
+    criterion: Criterion,
+    frames: Sequence[FrameImage],
+    user: str,
+    image_part: Callable[[FrameImage], dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """The user message: the question text, then each frame's caption and image (in the
+    provider's image format, given by ``image_part``)."""
+    content: list[dict[str, Any]] = [
+        {"type": "text", "text": user_text(task, criterion, len(frames), user)}
+    ]
+    for f in frames:
+        content.append({"type": "text", "text": frame_label(f)})
+        content.append(image_part(f))
+    return content
+
+
+def _openai_image(frame: FrameImage) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{b64(frame.png)}"}}
+
+
+def _anthropic_image(frame: FrameImage) -> dict[str, Any]:
+    source = {"type": "base64", "media_type": "image/png", "data": b64(frame.png)}
+    return {"type": "image", "source": source}
+
+
 def openai_body(
     model: str,
     task: TaskSpec,
@@ -116,13 +143,7 @@ def openai_body(
 ) -> dict[str, Any]:
     """Chat-completions request body (OpenAI-compatible: vLLM, Ollama, LM Studio, OpenRouter)."""
     system, user = split_template(template)
-    content: list[dict[str, Any]] = [
-        {"type": "text", "text": user_text(task, criterion, len(frames), user)}
-    ]
-    for f in frames:
-        content.append({"type": "text", "text": frame_label(f)})
-        url = f"data:image/png;base64,{b64(f.png)}"
-        content.append({"type": "image_url", "image_url": {"url": url}})
+    content = user_content(task, criterion, frames, user, _openai_image)
     return {
         "model": model,
         "messages": [
@@ -144,13 +165,7 @@ def anthropic_body(
 ) -> dict[str, Any]:
     """Anthropic messages request body."""
     system, user = split_template(template)
-    content: list[dict[str, Any]] = [
-        {"type": "text", "text": user_text(task, criterion, len(frames), user)}
-    ]
-    for f in frames:
-        content.append({"type": "text", "text": frame_label(f)})
-        source = {"type": "base64", "media_type": "image/png", "data": b64(f.png)}
-        content.append({"type": "image", "source": source})
+    content = user_content(task, criterion, frames, user, _anthropic_image)
     return {
         "model": model,
         "system": system,

@@ -174,7 +174,7 @@ def test_job_past_its_time_is_killed_and_reported_as_timeout(pool: WorkerPool) -
     assert outcome.status == "incomplete"
     assert outcome.cause == "timeout"
     assert outcome.attempts == 1
-    assert 1.4 < elapsed < 8
+    assert 8 > elapsed > 1.4
     time.sleep(0.5)
     killed = before - set(worker_pids())
     assert len(killed) == 1  # the worker that held the job is gone, with its 5 children
