@@ -174,6 +174,18 @@ class FrameImage:
         return {"time_s": self.time_s, "artifact_ref": self.artifact_ref, "bytes": len(self.png)}
 
 
+MaskKind = Literal["visible", "alone"]
+
+
+def mask_kind(value: str) -> MaskKind:
+    """Narrow a stored or transmitted mask kind to :data:`MaskKind` (ValueError otherwise)."""
+    if value == "visible":
+        return "visible"
+    if value == "alone":
+        return "alone"
+    raise ValueError(f"unknown mask kind {value!r}; expected 'visible' or 'alone'")
+
+
 @dataclass(frozen=True)
 class MaskImage:
     """An 8-bit greyscale part mask (255 = the part paints that pixel) at a timestamp.
@@ -183,7 +195,7 @@ class MaskImage:
 
     time_s: float
     part: str
-    kind: Literal["visible", "alone"]
+    kind: MaskKind
     png: bytes = field(repr=False)
     artifact_ref: str
 

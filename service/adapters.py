@@ -141,37 +141,10 @@ class JudgesEvaluator:
             panel = self._panel(inp.task)
         except NotFoundError:
             return self._fallback.evaluate(inp)
-        j = self._judges
-        frames = [j.FrameImage(f.time_s, f.png, f.artifact_ref) for f in inp.frames]
-        masks = [j.MaskImage(m.time_s, m.part, m.kind, m.png, m.artifact_ref) for m in inp.masks]
-        cause = None
-        if inp.render_status == "incomplete":
-            cause = f"render_incomplete: {inp.render_cause or 'unknown'}"
-        result = j.evaluate(
-            inp.task,
-            frames,
-            masks,
-            inp.checks or {},
-            inp.render,
-            panel,
-            self._eligibility() if self._eligibility is not None else None,
-            incomplete_cause=cause,
-            settings=self._settings,
-        )
-        verdicts = []
-        for v in result.verdicts:
-            d = v.to_dict()
-            raw = d.pop("raw_reply", None)
-            d["evidence"] = [d["evidence"]]
-            d["raw"] = raw.encode("utf-8") if raw else None
-            verdicts.append(d)
-        return EvalOutput(
-            outcome=result.outcome.to_dict(),
-            criteria=[c.to_dict() for c in result.criteria],
-            verdicts=verdicts,
-            failures=[f.to_dict() for f in result.failures],
-            panel=dict(result.panel),
-        )
+        from service.panel_run import run_panel  # imports judges: only once a panel exists
+
+        eligibility = self._eligibility() if self._eligibility is not None else None
+        return run_panel(inp, panel, eligibility, self._settings)
 
 
 def production_components(settings: Settings) -> Components:

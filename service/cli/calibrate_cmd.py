@@ -167,7 +167,9 @@ class PipelineVerdicts:
                 for f in res.get("frames", [])
             )
             masks = tuple(
-                j.MaskImage(m["time_s"], m["part"], m["kind"], files[m["name"]], m["sha256"])
+                j.MaskImage(
+                    m["time_s"], m["part"], j.mask_kind(m["kind"]), files[m["name"]], m["sha256"]
+                )
                 for m in res.get("masks", [])
             )
             rendered = (frames, masks, res)

@@ -54,7 +54,7 @@ def _render(
         return {}, [], [], f"the sandboxed renderer could not start: {exc}"
     frames = [judges.FrameImage(t, png, name) for t, name, png in out.frames]
     masks = [
-        judges.MaskImage(t, part, kind, png, name)  # type: ignore[arg-type]
+        judges.MaskImage(t, part, judges.mask_kind(kind), png, name)
         for t, part, kind, name, png in out.masks
     ]
     problem = None if out.status == "ok" else f"render {out.status}: {out.cause} {out.detail}"

@@ -9,11 +9,11 @@ import json
 import multiprocessing
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
-from typing import Any
 
 import judges
 from regua.settings import Settings
 from service.components import EvalInput, EvalOutput
+from service.panel_run import run_panel
 
 #: Judge kinds whose verdict is a pure function of their input (safe to memoise on content).
 DETERMINISTIC_KINDS = frozenset({"static", "geometry", "human"})
@@ -134,38 +134,4 @@ class PanelEvaluator:
 
     def _compute(self, inp: EvalInput, human: Sequence[judges.Verdict]) -> EvalOutput:
         """Run the panel on one input (no memo)."""
-        frames = [judges.FrameImage(f.time_s, f.png, f.artifact_ref) for f in inp.frames]
-        masks = [
-            judges.MaskImage(m.time_s, m.part, m.kind, m.png, m.artifact_ref)  # type: ignore[arg-type]
-            for m in inp.masks
-        ]
-        cause = None
-        if inp.render_status == "incomplete":
-            cause = f"render_incomplete: {inp.render_cause or 'unknown'}"
-        result = judges.evaluate(
-            inp.task,
-            frames,
-            masks,
-            inp.checks or {},
-            inp.render,
-            self.panel,
-            self.eligibility,
-            human_verdicts=tuple(human),
-            incomplete_cause=cause,
-            settings=self.settings,
-        )
-        verdicts: list[dict[str, Any]] = []
-        for v in result.verdicts:
-            d = v.to_dict()
-            raw = d.pop("raw_reply", None)
-            d["evidence"] = [d["evidence"]]
-            d["raw"] = raw.encode("utf-8") if raw else None
-            verdicts.append(d)
-        out = EvalOutput(
-            outcome=result.outcome.to_dict(),
-            criteria=[c.to_dict() for c in result.criteria],
-            verdicts=verdicts,
-            failures=[f.to_dict() for f in result.failures],
-            panel=dict(result.panel),
-        )
-        return out
+        return run_panel(inp, self.panel, self.eligibility, self.settings, human)

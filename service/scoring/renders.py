@@ -60,7 +60,11 @@ class StoredRenders:
         )
         masks = tuple(
             judges.MaskImage(
-                m["time_s"], m["part"], m["kind"], self.blobs.get(m["sha256"]), m["sha256"]
+                m["time_s"],
+                m["part"],
+                judges.mask_kind(m["kind"]),
+                self.blobs.get(m["sha256"]),
+                m["sha256"],
             )
             for m in doc.get("masks", [])
         )
