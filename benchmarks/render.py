@@ -2,7 +2,10 @@
 
 Usage::
 
-    .venv/bin/python benchmarks/render.py [--workers 2] [--repeat 2] [--limit N] [--json]
+    .venv/bin/python benchmarks/render.py [--workers N] [--repeat 2] [--limit N] [--json]
+
+The pool runs with the service's default settings (``Settings()``: CPUs + 1 workers, recycling
+after ``worker_max_jobs``), unless ``--workers`` says otherwise.
 
 On ``../shared/corpora/llm_svgs`` (every file of ``index.csv``), in the same run:
 
@@ -189,7 +192,7 @@ class RssSampler:
 def bench_pool(files: list[tuple[str, str]], workers: int, repeat: int) -> dict[str, Any]:
     """Warm pool throughput, cold start and peak memory."""
     task = bundled_registry().get(TASK)
-    settings = Settings(render_workers=workers, worker_max_jobs=100_000, job_timeout_s=30.0)
+    settings = Settings(render_workers=workers)  # defaults otherwise: what the service runs
     with RssSampler() as sampler:
         started = time.perf_counter()
         pool = create_pool(settings, size=workers)
@@ -230,6 +233,7 @@ def bench_pool(files: list[tuple[str, str]], workers: int, repeat: int) -> dict[
         "files_per_s": count / elapsed,
         "ms_per_file": 1000 * elapsed / count,
         "cpu_ms_per_file": 1000 * cpu / count,
+        "cpu_busy_share": cpu / elapsed / (os.cpu_count() or 1),
         "worker_ms_median": statistics.median(inner) if inner else None,
         "job_ms_median": statistics.median(outer) if outer else None,
         "job_ms_mean": statistics.fmean(outer) if outer else None,
@@ -244,7 +248,9 @@ def bench_pool(files: list[tuple[str, str]], workers: int, repeat: int) -> dict[
 def main() -> int:
     """Run the benchmark and print ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--workers", type=int, default=None, help="render workers (default: the service default)"
+    )
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--json", action="store_true")
@@ -253,6 +259,7 @@ def main() -> int:
         print(f"corpus not found at {CORPUS}", file=sys.stderr)
         return 2
     files = load_files(args.limit)
+    args.workers = args.workers or Settings().render_workers
     results = [
         bench_serial("cairosvg", cairo_one, files, args.repeat),
         bench_serial("resvg-py", resvg_one, files, args.repeat),
@@ -295,6 +302,7 @@ def main() -> int:
         f"{chromium['browser_launch_ms']} ms"
     )
     print(f"  peak RSS per worker (MB): {chromium['peak_rss_mb_per_worker']}")
+    print(f"  CPUs busy during the pool run: {chromium['cpu_busy_share']:.0%}")
     print(
         f"ratio chromium/cairosvg = {ratios['chromium_vs_cairosvg']:.2f}  "
         f"chromium/resvg = {ratios['chromium_vs_resvg']:.2f}  (target >= 1.0 vs CairoSVG)"

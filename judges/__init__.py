@@ -26,6 +26,7 @@ from judges.jury import (
     decide_outcome,
     is_eligible,
 )
+from judges.measure_memo import MEASURE_VERSION, MeasurementMemo
 from judges.model import (
     CriterionOutcome,
     CriterionStatus,
@@ -54,6 +55,7 @@ from judges.panel import (
 
 __all__ = [
     "HUMAN_PROFILE_ID",
+    "MEASURE_VERSION",
     "NO_RELIABLE_JUDGE",
     "CriterionOutcome",
     "CriterionStatus",
@@ -70,6 +72,7 @@ __all__ = [
     "JudgeRegistry",
     "MaskImage",
     "MaskKind",
+    "MeasurementMemo",
     "Outcome",
     "OutcomeStatus",
     "PanelResult",

@@ -8,6 +8,7 @@ from typing import Any
 
 from judges.base import JudgeRegistry, registry
 from judges.jury import Eligibility, decide_criterion, decide_outcome, is_eligible
+from judges.measure_memo import MeasurementMemo
 from judges.model import (
     CriterionOutcome,
     FrameImage,
@@ -35,6 +36,7 @@ def evaluate(
     incomplete_cause: str | None = None,
     settings: Settings | None = None,
     judge_registry: JudgeRegistry | None = None,
+    measurements: MeasurementMemo | None = None,
 ) -> PanelResult:
     """Run every judge of ``panel`` on each applicable criterion, then the jury and the outcome.
 
@@ -42,6 +44,9 @@ def evaluate(
     when rendering did not happen — pass ``incomplete_cause`` then). ``human_verdicts`` (from
     review, profile kind ``human``) decide their criteria. A judge that raises is recorded as a
     :class:`JudgeFailure` with cause ``judge_crashed``; nothing here raises for a judge's sake.
+    ``measurements`` (optional) is a memo of mask measurements the geometry judge reads and
+    fills: verdicts are the same without it; store ``measurements.to_doc()`` when
+    ``measurements.added`` is not 0 and pass it back (``MeasurementMemo.from_doc``) to re-score.
     """
     reg = judge_registry or registry()
     # a judge may complete its profile (e.g. the model from settings) and then votes under
@@ -57,7 +62,9 @@ def evaluate(
         mine_v: list[Verdict] = []
         mine_f: list[JudgeFailure] = []
         if criterion.applicable:
-            inp = JudgeInput(task, criterion, tuple(frames), tuple(masks), checks, render or {})
+            inp = JudgeInput(
+                task, criterion, tuple(frames), tuple(masks), checks, render or {}, measurements
+            )
             for pid in panel.profiles_for(criterion.id):
                 judge = by_id[pid]
                 if not judge.answers(task, criterion):

@@ -13,7 +13,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from judges.geometry_measure import decode_region, gap, point_distance
+from judges import geometry_measure
+from judges.geometry_measure import Region
+from judges.geometry_memo import gap, memo_source, point_distance
 from judges.geometry_motion import judge_a1, judge_a2
 from judges.geometry_scene import (
     Finding,
@@ -24,6 +26,7 @@ from judges.geometry_scene import (
     not_visible_reason,
     worst,
 )
+from judges.measure_memo import MeasurementMemo
 from judges.model import (
     Evidence,
     JudgeFailure,
@@ -231,6 +234,11 @@ def b2_at(scene: Scene, th: Thresholds) -> Finding:
     return Finding(result.status, result.artifact_ref, desc, details)
 
 
+def _decode(image: MaskImage, threshold: int) -> Region:
+    """Decode a mask now (the judge without a measurement memo)."""
+    return geometry_measure.decode_region(image.png, threshold)
+
+
 STATIC_RULES = {"B1": b1_at, "B2": b2_at, "R1": r1_at, "R2": r2_at, "R3": r3_at}
 
 
@@ -240,17 +248,21 @@ class GeometryJudge:
     def __init__(self, profile: JudgeProfile) -> None:
         self.profile = profile
         self.thresholds = Thresholds.from_profile(profile)
-        self._cache: tuple[tuple[Any, ...], list[Scene]] | None = None
+        self._cache: tuple[tuple[Any, ...], MeasurementMemo | None, list[Scene]] | None = None
 
-    def _scenes(self, masks: Sequence[MaskImage]) -> list[Scene]:
+    def _scenes(
+        self, masks: Sequence[MaskImage], memo: MeasurementMemo | None = None
+    ) -> list[Scene]:
         """Scenes for these masks; reused across the criteria of one evaluation so each mask
-        is decoded at most once."""
+        is decoded at most once. With a memo, regions read their measurements from it and
+        decode only on a miss."""
         key = tuple((m.time_s, m.part, m.kind, m.artifact_ref, hash(m.png)) for m in masks)
         cached = self._cache
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        scenes = Scene.build_all(masks, self.thresholds, decode_region)
-        self._cache = (key, scenes)
+        if cached is not None and cached[0] == key and cached[1] is memo:
+            return cached[2]
+        source = _decode if memo is None else memo_source(memo)
+        scenes = Scene.build_all(masks, self.thresholds, source)
+        self._cache = (key, memo, scenes)
         return scenes
 
     def answers(self, task: TaskSpec, criterion: Criterion) -> bool:
@@ -269,7 +281,7 @@ class GeometryJudge:
             return None
         if not inp.masks:
             return JudgeFailure(cid, self.profile.id, "no_masks", "the render produced no masks")
-        scenes = self._scenes(inp.masks)
+        scenes = self._scenes(inp.masks, inp.measurements)
         animated = inp.task.mode is Mode.ANIMATED
         try:
             if cid == "A1":

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol
 
 import cv2
 import numpy as np
@@ -151,6 +151,43 @@ class Ellipse:
         return (self.major + self.minor) / 2.0
 
 
+class Measured(Protocol):
+    """What the geometry rules read from a part's region: :class:`Region`, or a region whose
+    measurements come from a :class:`~judges.measure_memo.MeasurementMemo`."""
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(rows, columns) of the full image."""
+
+    @property
+    def pixels(self) -> int:
+        """Number of part pixels."""
+
+    @property
+    def geometry(self) -> BaseGeometry:
+        """Shapely geometry of the region."""
+
+    @property
+    def centroid(self) -> tuple[float, float] | None:
+        """Centre of mass, or None when empty."""
+
+    @property
+    def bbox(self) -> tuple[int, int, int, int] | None:
+        """(x0, y0, x1, y1) inclusive, or None when empty."""
+
+    @property
+    def ellipse(self) -> Ellipse | None:
+        """Fitted ellipse, or None."""
+
+    @property
+    def extent(self) -> float:
+        """Largest side of the minimum-area rectangle (0.0 when empty)."""
+
+    @property
+    def orientation_deg(self) -> float | None:
+        """Axis orientation in degrees [0, 180), or None."""
+
+
 class Region:
     """A part's pixels in one mask, kept cropped to their bounding box, with lazily computed
     measurements (in full-image pixel coordinates, identical to measuring the whole mask)."""
@@ -246,14 +283,14 @@ class Region:
         return angle % 180.0
 
 
-def gap(a: Region, b: Region) -> float | None:
+def gap(a: Measured, b: Measured) -> float | None:
     """Shortest distance in pixels between two regions (0 = touching or overlapping)."""
     if not a.pixels or not b.pixels:
         return None
     return float(a.geometry.distance(b.geometry))
 
 
-def point_distance(region: Region, x: float, y: float) -> float | None:
+def point_distance(region: Measured, x: float, y: float) -> float | None:
     """Distance in pixels from a point to a region (0 inside)."""
     if not region.pixels:
         return None

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from judges.geometry_measure import Mask, Region
+from judges.geometry_measure import Mask, Measured, Region
 from judges.model import JudgeProfile, MaskImage, VerdictStatus
 
 
@@ -90,6 +90,12 @@ def worst(findings: Sequence[Finding]) -> Finding:
     return max(findings, key=lambda f: _ORDER.get(f.status, 1))
 
 
+RegionSource = Callable[[MaskImage, int], Measured]
+"""Gives the region of one mask image at one threshold (decoding it now or on demand). A
+``ValueError`` means the mask is not decodable; a lazy source raises :class:`MaskDecodeError`
+itself when it decodes later."""
+
+
 class Scene:
     """All masks at one time, decoded lazily."""
 
@@ -97,37 +103,35 @@ class Scene:
         self,
         time_s: float,
         masks: dict[tuple[str, str], MaskImage],
-        decode: Callable[[bytes, int], Region],
+        decode: RegionSource,
         threshold: int,
     ) -> None:
         self.time_s = time_s
         self._masks = masks
         self._decode = decode
         self._threshold = threshold
-        self._regions: dict[tuple[str, str], Region] = {}
+        self._regions: dict[tuple[str, str], Measured] = {}
         self._shape: tuple[int, int] | None = None
 
     @staticmethod
-    def build_all(
-        masks: Sequence[MaskImage], th: Thresholds, decode: Callable[[bytes, int], Region]
-    ) -> list[Scene]:
+    def build_all(masks: Sequence[MaskImage], th: Thresholds, decode: RegionSource) -> list[Scene]:
         """One scene per distinct time, sorted. Masks are decoded lazily, on first use, and
         identical PNGs (a part nothing covers has the same ``visible`` and ``alone`` mask; a
         part that does not move between times) are decoded once for all the scenes."""
         by_time: dict[float, dict[tuple[str, str], MaskImage]] = {}
         for m in masks:
             by_time.setdefault(round(m.time_s, 3), {})[(m.part, m.kind)] = m
-        decoded: dict[tuple[bytes, int], Region] = {}
+        decoded: dict[tuple[bytes, int], Measured] = {}
 
-        def decode_once(png: bytes, threshold: int) -> Region:
-            region = decoded.get((png, threshold))
+        def decode_once(image: MaskImage, threshold: int) -> Measured:
+            region = decoded.get((image.png, threshold))
             if region is None:
-                region = decoded[(png, threshold)] = decode(png, threshold)
+                region = decoded[(image.png, threshold)] = decode(image, threshold)
             return region
 
         return [Scene(t, ms, decode_once, th.mask_threshold) for t, ms in sorted(by_time.items())]
 
-    def _region(self, part: str, kind: str) -> Region:
+    def _region(self, part: str, kind: str) -> Measured:
         key = (part, kind)
         if key not in self._regions:
             image = self._masks.get(key)
@@ -136,18 +140,20 @@ class Scene:
                 self._regions[key] = Region(empty)
             else:
                 try:
-                    region = self._decode(image.png, self._threshold)
+                    region = self._decode(image, self._threshold)
+                except MaskDecodeError:
+                    raise
                 except ValueError as exc:
                     raise MaskDecodeError(f"{image.artifact_ref}: {exc}") from exc
                 self._shape = self._shape or region.shape
                 self._regions[key] = region
         return self._regions[key]
 
-    def visible(self, part: str) -> Region:
+    def visible(self, part: str) -> Measured:
         """The part's visible pixels in the full drawing."""
         return self._region(part, "visible")
 
-    def alone(self, part: str) -> Region:
+    def alone(self, part: str) -> Measured:
         """The part's pixels when drawn alone (falls back to visible when no alone mask)."""
         if (part, "alone") not in self._masks:
             return self.visible(part)

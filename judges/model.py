@@ -13,6 +13,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, Literal
 
+from judges.measure_memo import MeasurementMemo
 from regua.errors import ConfigurationError
 from tasks import Criterion, TaskSpec
 
@@ -215,6 +216,8 @@ class JudgeInput:
     """Everything a judge may see for one criterion — and nothing about the model that drew it.
 
     ``checks`` is ``CheckReport.to_dict()``; ``render`` is the render result (``render.json``).
+    ``measurements`` is an optional memo of mask measurements keyed by content (a cache: it
+    never changes a verdict, so it takes no part in equality).
     """
 
     task: TaskSpec
@@ -223,6 +226,7 @@ class JudgeInput:
     masks: tuple[MaskImage, ...] = ()
     checks: Mapping[str, Any] = field(default_factory=dict)
     render: Mapping[str, Any] = field(default_factory=dict)
+    measurements: MeasurementMemo | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "frames", tuple(sorted(self.frames, key=lambda f: f.time_s)))

@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+MAX_DEFAULT_RENDER_WORKERS = 8
+
+
+def default_render_workers() -> int:
+    """One render worker per CPU plus one (at most ``MAX_DEFAULT_RENDER_WORKERS``).
+
+    A worker spends part of every job waiting for Chromium's frame clock and on pipe round trips;
+    with exactly one worker per CPU the CPUs were measured ~80 % busy on static jobs, with one
+    more the pool keeps them busy (``benchmarks/render.py --workers N`` shows the difference)."""
+    return min((os.cpu_count() or 1) + 1, MAX_DEFAULT_RENDER_WORKERS)
 
 
 class Settings(BaseSettings):
@@ -23,8 +35,10 @@ class Settings(BaseSettings):
 
     sandbox_backend: str = "bubblewrap"
     chromium_path: Path = Path("/usr/bin/chromium")
-    render_workers: int = 2
-    worker_max_jobs: int = 50
+    render_workers: int = Field(default_factory=default_render_workers)
+    worker_max_jobs: int = Field(
+        default=500, description="Recycle a render worker after this many jobs (cold start ~4 s)"
+    )
     worker_max_rss_mb: int = 1500
     job_timeout_s: float = 30.0
     job_retries: int = 2

@@ -96,6 +96,7 @@ class BrowserConfig:
     chromium_no_sandbox: bool = False
     context_reuse_jobs: int = 100
     swap_documents: bool = True
+    extra_args: tuple[str, ...] = ()
 
 
 class BrowserSession:
@@ -133,7 +134,7 @@ class BrowserSession:
         env.update(FONTCONFIG_FILE=str(FONTCONFIG_FILE), TZ="UTC")
         browser = self._pw.chromium.launch(
             executable_path=self.config.chromium_path,
-            args=list(LAUNCH_ARGS),
+            args=[*LAUNCH_ARGS, *self.config.extra_args],
             chromium_sandbox=not self.config.chromium_no_sandbox,
             env=env,
             headless=True,

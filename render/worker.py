@@ -32,6 +32,7 @@ class RenderHandler:
             chromium_no_sandbox=bool(config.get("chromium_no_sandbox", False)),
             context_reuse_jobs=max(1, int(config.get("context_reuse_jobs") or 100)),
             swap_documents=bool(config.get("swap_documents", True)),
+            extra_args=tuple(str(a) for a in config.get("chromium_extra_args") or ()),
         )
         self.deadline_s = float(config.get("deadline_s") or DEFAULT_DEADLINE_S)
         self.session = BrowserSession(self.browser_config)

@@ -31,6 +31,7 @@ MEDIA_TYPES = {
     "render_log": "application/json",
     "judge_raw": "application/json",
     "review": "application/json",
+    "measurements": "application/json",
 }
 
 

@@ -70,6 +70,8 @@ class EvalInput:
     render_cause: str | None
     frames: list[FrameIn] = field(default_factory=list)
     masks: list[MaskIn] = field(default_factory=list)
+    #: stored measurement memo of these masks (``judges.MeasurementMemo.to_doc()``), if any
+    measurements: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,8 @@ class EvalOutput:
     verdicts: list[dict[str, Any]]  # each may carry "raw": bytes (the judge's raw reply)
     failures: list[dict[str, Any]]
     panel: dict[str, Any]  # {"id": ..., "profiles": [...]}
+    #: the measurement memo to store when judging added measurements to it (else None)
+    measurements: dict[str, Any] | None = None
 
 
 class Checker(Protocol):

@@ -1,5 +1,8 @@
 """Running a judge panel on one stored evaluation input: the step the pipeline's evaluator and
-re-scoring share (frames and masks in, verdicts, failures, criterion outcomes and outcome out)."""
+re-scoring share (frames and masks in, verdicts, failures, criterion outcomes and outcome out).
+
+The run's stored measurement memo (if any) seeds the judges' memo; when judging measured
+something new, the grown memo comes back in ``EvalOutput.measurements`` to be stored."""
 
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ def run_panel(
         judges.MaskImage(m.time_s, m.part, judges.mask_kind(m.kind), m.png, m.artifact_ref)
         for m in inp.masks
     ]
+    memo = judges.MeasurementMemo.from_doc(inp.measurements)
     cause = None
     if inp.render_status == "incomplete":
         cause = f"render_incomplete: {inp.render_cause or 'unknown'}"
@@ -39,6 +43,7 @@ def run_panel(
         human_verdicts=tuple(human),
         incomplete_cause=cause,
         settings=settings,
+        measurements=memo,
     )
     verdicts: list[dict[str, Any]] = []
     for v in result.verdicts:
@@ -53,4 +58,5 @@ def run_panel(
         verdicts=verdicts,
         failures=[f.to_dict() for f in result.failures],
         panel=dict(result.panel),
+        measurements=memo.to_doc() if memo.added else None,
     )

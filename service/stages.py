@@ -6,14 +6,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from service.artifacts import NewArtifact, record_artifact
-from service.components import EvalInput, FrameIn, MaskIn
 from service.db import (
     Artifact,
     CheckResultRow,
@@ -23,7 +21,8 @@ from service.db import (
     StageRecord,
     utcnow,
 )
-from service.judgement import resolve_refs, store_judgement
+from service.eval_input import gather_eval_input
+from service.judgement import resolve_refs, store_judgement, store_measurements
 from service.pipeline import Stage, StageContext, Writer, dumps
 from service.static_jury import apply_machinery_rule
 
@@ -209,46 +208,6 @@ def render_compute(ctx: StageContext) -> Writer:
 # --------------------------------------------------------------------------- evaluate
 
 
-def gather_eval_input(ctx: StageContext) -> tuple[EvalInput, dict[str, Any]]:
-    """Build what the panel sees from stored artifacts only (no model identity)."""
-    check = ctx.detail("check") or {}
-    render = ctx.detail("render") or {}
-    checks: dict[str, Any] | None = None
-    render_doc: dict[str, Any] | None = None
-    frames: list[FrameIn] = []
-    masks: list[MaskIn] = []
-    with ctx.db.read() as s:
-        if check.get("status") == "done":
-            report = s.get(Artifact, check["report_artifact_id"])
-            assert report is not None
-            checks = json.loads(ctx.blobs.get(report.sha256))
-        if render.get("log_artifact_id"):
-            log = s.get(Artifact, render["log_artifact_id"])
-            assert log is not None
-            render_doc = json.loads(ctx.blobs.get(log.sha256))
-        if render.get("status") == "done":
-            rows = s.scalars(
-                select(Artifact)
-                .where(Artifact.run_id == ctx.run_id, Artifact.kind.in_(("frame", "mask")))
-                .order_by(Artifact.id)
-            ).all()
-            for a in rows:
-                meta = a.meta or {}
-                data = ctx.blobs.get(a.sha256)
-                if a.kind == "frame":
-                    frames.append(FrameIn(float(meta["time_s"]), data, a.sha256))
-                else:
-                    masks.append(
-                        MaskIn(float(meta["time_s"]), meta["part"], meta["kind"], data, a.sha256)
-                    )
-    render_status = {"done": "ok", "incomplete": "incomplete"}.get(
-        render.get("status", ""), "skipped"
-    )
-    render_cause = render.get("cause") if render_status == "incomplete" else None
-    inp = EvalInput(ctx.task, checks, render_doc, render_status, render_cause, frames, masks)
-    return inp, {"check": check, "render": render}
-
-
 def evaluate_compute(ctx: StageContext) -> Writer:
     """Run the judge panel and jury; store the evaluation and set the run's current outcome."""
     inp, stages = gather_eval_input(ctx)
@@ -281,6 +240,7 @@ def evaluate_compute(ctx: StageContext) -> Writer:
         s.add(ev)
         s.flush()
         store_judgement(s, ctx.blobs, ctx.run_id, ev, verdicts, out.failures, out.criteria)
+        store_measurements(s, ctx.blobs, ctx.run_id, out.measurements)
         run.outcome, run.outcome_cause = ev.outcome, ev.cause
         run.current_evaluation_id = ev.id
         return "done", {"evaluation_id": ev.id, "outcome": ev.outcome}

@@ -334,14 +334,19 @@ def task_refs(session: Session, run_ids: set[str]) -> dict[str, str]:
 def human_verdicts_for_run(session: Session, run_id: str) -> list[Verdict]:
     """The resolved human labels of a run as ``human@1`` verdicts, for re-scoring to carry
     forward (``judges.evaluate(..., human_verdicts=...)``): one per resolved item."""
-    out: list[Verdict] = []
+    return human_verdicts_for_runs(session, [run_id])[run_id]
+
+
+def human_verdicts_for_runs(session: Session, run_ids: Sequence[str]) -> dict[str, list[Verdict]]:
+    """:func:`human_verdicts_for_run` for many runs in one query."""
+    out: dict[str, list[Verdict]] = {r: [] for r in run_ids}
     for item in session.scalars(
         select(ReviewItem)
-        .where(ReviewItem.run_id == run_id, ReviewItem.state == "resolved")
-        .order_by(ReviewItem.resolved_at)
+        .where(ReviewItem.run_id.in_(list(run_ids)), ReviewItem.state == "resolved")
+        .order_by(ReviewItem.resolved_at, ReviewItem.id)
     ):
         if item.final_label is None:
             continue
         text = f"resolved by review ({item.kind} item {item.id})"
-        out.append(human_verdict(item.criterion, item.final_label, text))
+        out[item.run_id].append(human_verdict(item.criterion, item.final_label, text))
     return out

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 import judges
@@ -27,63 +26,34 @@ from regua.errors import InputError, NotFoundError
 from regua.settings import Settings
 from service.artifacts import BlobStore
 from service.components import CheckOutput, Components, EvalInput, EvalOutput, Renderer
-from service.db import Database, Evaluation, RenderRecord, Run
-from service.judgement import resolve_refs, store_judgement
+from service.db import Database, Evaluation, Run
+from service.eval_input import StoredRun, load_eval_inputs
+from service.judgement import JudgementBatch, resolve_refs_by_name, store_measurements
 from service.pipeline import Stage, StageContext, load_task, run_stage
+from service.scoring.cached_blobs import CachedBlobs
 from service.scoring.calibration import latest_eligibility
 from service.scoring.evaluator import PanelEvaluator, judging_pool
 from service.scoring.models import RescoreBatch, RescoreItem
-from service.stages import gather_eval_input, render_compute, render_version
+from service.stages import render_compute, render_version
 from service.static_jury import apply_machinery_rule
 from tasks import TaskSpec
 
-_Prepared = tuple[str, TaskSpec, StageContext, EvalInput, dict[str, Any], list[judges.Verdict]]
-_Started = tuple[str, TaskSpec, StageContext, EvalInput, dict[str, Any], Future[EvalOutput] | str]
-_Pending = tuple[str, TaskSpec, StageContext, EvalInput, EvalOutput, dict[str, Any]]
+_Prepared = tuple[StoredRun, TaskSpec, list[judges.Verdict]]
+_Started = tuple[StoredRun, TaskSpec, Future[EvalOutput] | str]
+_Pending = tuple[StoredRun, TaskSpec, EvalOutput]
 RENDER_STAGE = Stage("render", render_version, render_compute)
 CHUNK = 200
+#: Runs whose stored inputs are read together (a few queries per chunk, not ~10 per run).
+READ_CHUNK = 100
 #: Batches of at least this many runs are judged in worker processes (smaller ones in-process).
 PROCESS_MIN = 20
 #: With worker processes, judged runs are written once this many are ready.
 WRITE_MIN = 8
 
 try:  # the review area is optional (imported once, not inside the first batch)
-    from service.review.store import human_verdicts_for_run
+    from service.review.store import human_verdicts_for_runs
 except ImportError:  # pragma: no cover - review area absent
-    human_verdicts_for_run = None  # type: ignore[assignment]
-
-
-class CachedBlobs:
-    """Read-through cache over a blob store (clones of one render share their blobs)."""
-
-    def __init__(self, inner: BlobStore, max_items: int = 4096) -> None:
-        self.inner = inner
-        self.max_items = max_items
-        self._cache: OrderedDict[str, bytes] = OrderedDict()
-        self.reads = 0
-
-    def put(self, data: bytes) -> str:
-        """Store bytes (write-through)."""
-        return self.inner.put(data)
-
-    def get(self, sha256: str) -> bytes:
-        """Bytes of a blob, from the cache when read before."""
-        data = self._cache.get(sha256)
-        if data is None:
-            self.reads += 1
-            data = self.inner.get(sha256)
-            self._cache[sha256] = data
-            if len(self._cache) > self.max_items:
-                self._cache.popitem(last=False)
-        return data
-
-    def exists(self, sha256: str) -> bool:
-        """Whether the blob exists."""
-        return sha256 in self._cache or self.inner.exists(sha256)
-
-    def locate(self, sha256: str) -> str:
-        """Where the blob lives."""
-        return self.inner.locate(sha256)
+    human_verdicts_for_runs = None  # type: ignore[assignment]
 
 
 class _NoRenderer:
@@ -120,6 +90,7 @@ class RescoreResult:
     skipped: dict[str, str] = field(default_factory=dict)
     judged: int = 0
     memo_hits: int = 0
+    remeasured: int = 0
     blob_reads: int = 0
     elapsed_s: float = 0.0
 
@@ -138,6 +109,7 @@ class RescoreResult:
             "skipped": dict(self.skipped),
             "judged": self.judged,
             "memo_hits": self.memo_hits,
+            "remeasured": self.remeasured,
             "blob_reads": self.blob_reads,
             "elapsed_s": round(self.elapsed_s, 3),
         }
@@ -240,24 +212,32 @@ def _inputs(
     result: RescoreResult,
     progress: Callable[[int, int], None] | None,
 ) -> Iterator[_Prepared]:
-    """Each run's stored evaluation input, rendering first when its render profile changed
-    (runs that cannot be re-rendered are recorded in ``result.skipped`` and not yielded)."""
-    for n, run in enumerate(runs, 1):
-        task = rubric or tasks[run.id]
-        ctx = StageContext(db, blobs, components, run.id, task)
-        human: list[judges.Verdict] = []
-        if human_verdicts_for_run is not None:  # the run's human verdicts are carried forward
+    """Each run's stored evaluation input (read ``READ_CHUNK`` runs at a time), rendering first
+    when its render profile changed (runs that cannot be re-rendered are recorded in
+    ``result.skipped`` and not yielded)."""
+    done = 0
+    for start in range(0, len(runs), READ_CHUNK):
+        chunk = {r.id: rubric or tasks[r.id] for r in runs[start : start + READ_CHUNK]}
+        stored = load_eval_inputs(db, blobs, chunk, chunk)
+        humans: dict[str, list[judges.Verdict]] = {}
+        if human_verdicts_for_runs is not None:  # the runs' human verdicts are carried forward
             with db.read() as s:
-                human = list(human_verdicts_for_run(s, run.id))
-        if _profile_changed(db, ctx):  # the render profile changed: render again, say so
-            if renderer is None or not run_stage(ctx, RENDER_STAGE):
-                result.skipped[run.id] = "render profile changed; re-render not possible"
-                continue
-            result.rerendered.append(run.id)
-        inp, stages = gather_eval_input(ctx)
-        yield run.id, task, ctx, inp, stages, human
-        if progress is not None:
-            progress(n, len(runs))
+                humans = human_verdicts_for_runs(s, list(chunk))
+        for item in stored:
+            task = chunk[item.run_id]
+            record_id = item.stages["render"].get("render_record_id")
+            if record_id is not None and item.render_profile_id != task.render.id:
+                # the render profile changed: render again, and say so
+                ctx = StageContext(db, blobs, components, item.run_id, task)
+                if renderer is None or not run_stage(ctx, RENDER_STAGE):
+                    result.skipped[item.run_id] = "render profile changed; re-render not possible"
+                    continue
+                result.rerendered.append(item.run_id)
+                item = load_eval_inputs(db, blobs, {item.run_id: task}, [item.run_id])[0]
+            yield item, task, humans.get(item.run_id, [])
+            done += 1
+            if progress is not None:
+                progress(done, len(runs))
 
 
 def _judge_in_threads(
@@ -274,9 +254,9 @@ def _judge_in_threads(
     with ThreadPoolExecutor(max_workers=workers) as pool:
 
         def flush() -> None:
-            outs = evaluator.evaluate_many([(p[3], p[5]) for p in prepared], pool)
-            for (run_id, task, ctx, inp, stages, _h), out in zip(prepared, outs, strict=True):
-                pending.append((run_id, task, ctx, inp, out, stages))
+            outs = evaluator.evaluate_many([(p[0].inp, p[2]) for p in prepared], pool)
+            for (item, task, _human), out in zip(prepared, outs, strict=True):
+                pending.append((item, task, out))
             prepared.clear()
             _write(db, blobs, pending, result)
 
@@ -301,32 +281,18 @@ def _judge_in_processes(
     pending: list[_Pending] = []
 
     def flush(wait: bool) -> None:
-        while started and (wait or evaluator.done(started[0][5])):
-            run_id, task, ctx, inp, stages, handle = started.pop(0)
-            pending.append((run_id, task, ctx, inp, evaluator.finish(handle), stages))
+        while started and (wait or evaluator.done(started[0][2])):
+            item, task, handle = started.pop(0)
+            pending.append((item, task, evaluator.finish(handle)))
         _write(db, blobs, pending, result)
 
-    for run_id, task, ctx, inp, stages, human in inputs:
-        handle = evaluator.start(inp, human, procs)
-        started.append((run_id, task, ctx, inp, stages, handle))
-        waiting = (i for i, it in enumerate(started) if not evaluator.done(it[5]))
+    for item, task, human in inputs:
+        started.append((item, task, evaluator.start(item.inp, human, procs)))
+        waiting = (i for i, it in enumerate(started) if not evaluator.done(it[2]))
         ready = next(waiting, len(started))  # judged runs at the head of the queue
         if ready >= WRITE_MIN or len(started) >= CHUNK:
             flush(wait=len(started) >= CHUNK)
     flush(wait=True)
-
-
-def _profile_changed(db: Database, ctx: StageContext) -> bool:
-    """Whether the run's newest render used another render profile than ``ctx.task`` asks for
-    (a new renderer version alone does not count: stored frames stay valid evidence)."""
-    detail = ctx.detail("render") or {}
-    record_id = detail.get("render_record_id")
-    if record_id is None:  # never rendered (nothing to render): nothing changed
-        return False
-    with db.read() as s:
-        rec = s.get(RenderRecord, record_id)
-        profile = rec.render_profile_id if rec is not None else None
-    return profile != ctx.task.render.id
 
 
 class _Unused:
@@ -346,19 +312,19 @@ def _write(
     result: RescoreResult,
 ) -> None:
     """Append the evaluations of a chunk of runs in one transaction (evaluations inserted in
-    one flush, then their verdicts, failures, outcomes and batch items in another)."""
+    one flush, then their verdicts, failures, outcomes and batch items in one statement each)."""
     if not pending:
         return
-    resolved = [resolve_refs(ctx, out.verdicts) for _, _, ctx, _, out, _ in pending]
     with db.write() as s:
-        ids = [p[0] for p in pending]
+        ids = [item.run_id for item, _, _ in pending]
         run_rows = {r.id: r for r in s.scalars(select(Run).where(Run.id.in_(ids)))}
         prev_ids = [r.current_evaluation_id for r in run_rows.values() if r.current_evaluation_id]
         prevs = {e.id: e for e in s.scalars(select(Evaluation).where(Evaluation.id.in_(prev_ids)))}
-        added: list[tuple[Run, Evaluation, _Pending, list[dict[str, Any]]]] = []
-        for item, verdicts in zip(pending, resolved, strict=True):
-            run_id, task, _ctx, inp, out, stages = item
-            run = run_rows[run_id]
+        added: list[tuple[Run, Evaluation, _Pending]] = []
+        for entry in pending:
+            item, task, out = entry
+            inp, stages = item.inp, item.stages
+            run = run_rows[item.run_id]
             previous = prevs.get(run.current_evaluation_id or -1)
             checks_status = inp.checks.get("status") if inp.checks is not None else None
             outcome = apply_machinery_rule(
@@ -370,7 +336,7 @@ def _write(
             )
             record_id = stages["render"].get("render_record_id")
             ev = Evaluation(
-                run_id=run_id,
+                run_id=item.run_id,
                 kind="rescore",
                 supersedes_id=run.current_evaluation_id,
                 task_ref=task.ref,
@@ -384,20 +350,28 @@ def _write(
                 reasons=list(outcome.get("reasons", [])),
             )
             s.add(ev)
-            added.append((run, ev, item, verdicts))
+            added.append((run, ev, entry))
         s.flush()
-        for run, ev, (run_id, *_rest, out, _stages), verdicts in added:
-            store_judgement(s, blobs, run_id, ev, verdicts, out.failures, out.criteria)
-            s.add(
-                RescoreItem(
-                    batch_id=result.batch_id,
-                    run_id=run_id,
-                    evaluation_id=ev.id,
-                    previous_evaluation_id=run.current_evaluation_id,
-                    rerendered=run_id in result.rerendered,
-                )
+        judgements = JudgementBatch()
+        items: list[dict[str, Any]] = []
+        for run, ev, (item, _task, out) in added:
+            verdicts = resolve_refs_by_name(out.verdicts, item.artifact_names)
+            judgements.add(s, blobs, item.run_id, ev.id, verdicts, out.failures, out.criteria)
+            if out.measurements:  # judging measured something its stored memo lacked
+                store_measurements(s, blobs, item.run_id, out.measurements)
+                result.remeasured += 1
+            items.append(
+                {
+                    "batch_id": result.batch_id,
+                    "run_id": item.run_id,
+                    "evaluation_id": ev.id,
+                    "previous_evaluation_id": run.current_evaluation_id,
+                    "rerendered": item.run_id in result.rerendered,
+                }
             )
-            result.appended.append((run_id, ev.id, run.current_evaluation_id))
+            result.appended.append((item.run_id, ev.id, run.current_evaluation_id))
             run.outcome, run.outcome_cause = ev.outcome, ev.cause
             run.current_evaluation_id = ev.id
+        judgements.flush(s)
+        s.execute(insert(RescoreItem), items)
     pending.clear()

@@ -8,12 +8,12 @@ import time
 import pytest
 from sqlalchemy import func, select
 
-from service.db import Artifact, CriterionOutcomeRow, Evaluation, Run
+from service.db import Artifact, CriterionOutcomeRow, Evaluation, Run, VerdictRow
 from service.scoring.diff import diff_evaluations
 from service.scoring.models import RescoreBatch, RescoreItem
 from service.scoring.rescore import rescore
 from tests.scoring.conftest import FRACTIONS, TOTAL, World
-from tests.scoring.factory import STRICT_PANEL, TASK
+from tests.scoring.factory import STRICT_PANEL, TASK, components
 
 pytestmark = [pytest.mark.browser, pytest.mark.sandbox, pytest.mark.timeout(900)]
 
@@ -134,3 +134,58 @@ def test_judging_in_forked_processes_gives_the_same_verdicts_as_threads(
         diff = diff_evaluations(s, threaded.batch_id, forked.batch_id)
     assert diff["runs_compared"] == TOTAL
     assert diff["moved_runs"] == []
+
+
+def test_rescore_reads_the_stored_measurements_and_judges_exactly_like_measuring_again(
+    rescore_world: World,
+) -> None:
+    """The first evaluation stored each run's mask measurements; re-scoring with another profile
+    measures nothing new, and its verdicts equal those of the same panel judging the same stored
+    masks with no memo (every mask decoded and measured again)."""
+    import dataclasses
+
+    import judges
+    from service.eval_input import gather_eval_input
+    from service.panel_run import run_panel
+    from service.pipeline import StageContext, load_task
+    from service.scoring.calibration import latest_eligibility
+
+    world = rescore_world
+    db, blobs = world.ctx.db, world.ctx.blobs
+    originals = list(world.originals.values())
+    with db.read() as s:
+        stored = s.scalars(
+            select(Artifact.run_id).where(
+                Artifact.kind == "measurements", Artifact.run_id.in_(originals)
+            )
+        ).all()
+    assert set(stored) == set(originals)  # written by the initial evaluation
+    result = rescore(db, blobs, task_ref=TASK, panel_id=STRICT_PANEL, run_ids=originals, memo=False)
+    assert len(result.appended) == len(originals)
+    assert result.judged == len(originals) and result.remeasured == 0
+    panel = judges.get_panel(STRICT_PANEL)
+    with db.read() as s:
+        eligibility = latest_eligibility(s)
+    for run_id, evaluation_id, _previous in result.appended:
+        with db.read() as s:
+            run = s.get(Run, run_id)
+            assert run is not None
+            task = load_task(s, run)
+            rows = s.scalars(
+                select(VerdictRow)
+                .where(VerdictRow.evaluation_id == evaluation_id)
+                .order_by(VerdictRow.id)
+            ).all()
+            got = [(r.criterion, r.judge_profile_id, r.status, r.details) for r in rows]
+            described = [r.evidence[0]["description"] for r in rows]
+        ctx = StageContext(db, blobs, components(world.ctx, world.renderer), run_id, task)
+        inp, _ = gather_eval_input(ctx)
+        assert inp.measurements is not None and inp.masks
+        fresh = run_panel(dataclasses.replace(inp, measurements=None), panel, eligibility, None)
+        assert fresh.measurements is not None  # measured from the PNGs this time
+        want = [
+            (v["criterion"], v["judge_profile_id"], v["status"], v.get("details"))
+            for v in fresh.verdicts
+        ]
+        assert got == want, run_id
+        assert described == [v["evidence"][0]["description"] for v in fresh.verdicts]
