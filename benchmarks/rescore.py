@@ -51,6 +51,7 @@ from tests.scoring.factory import (  # noqa: E402
     clone_run,
     components,
     grant,
+    register_geometry_variant,
     register_strict,
 )
 
@@ -61,23 +62,8 @@ REMEASURE_PANEL = "pelican-bicycle-remeasure@1"
 
 def register_remeasure() -> None:
     """The strict profile with mask threshold 127 instead of 128 (measurement keys all miss)."""
-    import dataclasses
-
-    import judges
-
-    base = judges.get_profile(STRICT_PROFILE)
-    thresholds = {**base.thresholds, "mask_threshold": 127}
-    profile = dataclasses.replace(base, id=REMEASURE_PROFILE, thresholds=thresholds)
-    if REMEASURE_PROFILE not in {p.id for p in judges.list_profiles()}:
-        judges.register_profile(profile)
-    judges.register_panel(
-        judges.JudgePanel(
-            id=REMEASURE_PANEL,
-            family="pelican-bicycle",
-            assignments={"*": ("static@1", REMEASURE_PROFILE)},
-            description="Strict geometry measured at another mask threshold.",
-        )
-    )
+    overrides = {"contact_pass_max": 0.01, "contact_uncertain_max": 0.03, "mask_threshold": 127}
+    register_geometry_variant(REMEASURE_PROFILE, REMEASURE_PANEL, overrides, "mask-127 strict")
 
 
 def drawings(n: int) -> list[str]:

@@ -47,19 +47,28 @@ STRICT_PANEL = "pelican-bicycle-strict@1"
 
 def register_strict() -> None:
     """A stricter geometry profile (contact pass <= 0.01, uncertain <= 0.03) and its panel."""
+    strict = {"contact_pass_max": 0.01, "contact_uncertain_max": 0.03}
+    register_geometry_variant(STRICT_PROFILE, STRICT_PANEL, strict, "strict")
+
+
+def register_geometry_variant(
+    profile_id: str, panel_id: str, overrides: Mapping[str, Any], description: str
+) -> None:
+    """geometry@1 with some thresholds overridden, registered like a plugin, and a panel of the
+    static rules plus that profile."""
     base = judges.get_profile("geometry@1")
-    thresholds = {**GEOMETRY_THRESHOLDS, "contact_pass_max": 0.01, "contact_uncertain_max": 0.03}
+    thresholds = {**GEOMETRY_THRESHOLDS, **overrides}
     profile = dataclasses.replace(
-        base, id=STRICT_PROFILE, thresholds=thresholds, expected_hash=None, description="strict"
+        base, id=profile_id, thresholds=thresholds, expected_hash=None, description=description
     )
-    if STRICT_PROFILE not in {p.id for p in judges.list_profiles()}:
+    if profile_id not in {p.id for p in judges.list_profiles()}:
         judges.register_profile(profile)
     judges.register_panel(
         judges.JudgePanel(
-            id=STRICT_PANEL,
+            id=panel_id,
             family="pelican-bicycle",
-            assignments={"*": ("static@1", STRICT_PROFILE)},
-            description="Static rules and the strict geometry profile.",
+            assignments={"*": ("static@1", profile_id)},
+            description=f"Static rules and the {description} geometry profile.",
         )
     )
 
