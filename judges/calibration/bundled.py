@@ -26,7 +26,14 @@ from typing import Any
 
 from judges.calibration.perturb import Recipe, Variant, canonical, perturb_many, sha256_hex
 from judges.calibration.setio import labels_from_jsonl, labels_to_jsonl
-from judges.calibration.sets import CalibrationItem, CalibrationSet, Label, make_split
+from judges.calibration.sets import (
+    CalibrationItem,
+    CalibrationSet,
+    Label,
+    as_relation,
+    as_role,
+    make_split,
+)
 from regua.errors import CalibrationError
 from tasks import TaskSpec, bundled_registry
 
@@ -76,7 +83,7 @@ def _labels_for(drawing: Drawing, criterion: str, item_id: str) -> list[Label]:
 
     def lb(who: str, status: str, why: str) -> Label:
         role = "adjudicator" if who == ADJUDICATOR else "annotator"
-        return Label(item_id, who, status, _TIMES[who], why, role)  # type: ignore[arg-type]
+        return Label(item_id, who, status, _TIMES[who], why, as_role(role))
 
     if v is None:
         why = "base drawing written for the project to meet every criterion"
@@ -155,7 +162,7 @@ def build_bundle(
                     style_tags=tuple(base_meta[d.base]["style_tags"]),
                     group=d.base,
                     base_item_id=None if v is None else f"{d.base}:{criterion}",
-                    relation=relation,  # type: ignore[arg-type]
+                    relation=as_relation(relation),
                     perturbation=None if v is None else v.procedure_ref,
                 )
             )
@@ -199,7 +206,8 @@ def load_bundled_set(verify: bool = True) -> Bundle:
         if stored != bundle.manifest:
             raise CalibrationError("bundled variants differ from manifest.jsonl (sha256 changed)")
         split = json.loads((data / "split.json").read_text(encoding="utf-8"))
-        if split != bundle.calibration_set.split.to_dict():  # type: ignore[union-attr]
+        built = bundle.calibration_set.split
+        if built is None or split != built.to_dict():
             raise CalibrationError("bundled split differs from split.json")
     return bundle
 

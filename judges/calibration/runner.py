@@ -162,6 +162,11 @@ def _status(result: VerdictLike) -> tuple[str | None, str | None]:
     return status, None
 
 
+SplitName = Literal["held_out", "tuning", "all"]
+#: The split names a caller may give as text, to their typed value.
+SPLIT_NAMES: dict[str, SplitName] = {"held_out": "held_out", "tuning": "tuning", "all": "all"}
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
@@ -203,7 +208,7 @@ def run_calibration(
     calibration_set: CalibrationSet,
     verdict_fn: VerdictFn,
     *,
-    split: Literal["held_out", "tuning", "all"] = "held_out",
+    split: SplitName = "held_out",
     criteria: Sequence[str] | None = None,
     repeats: int = 2,
     seed: int = 0,

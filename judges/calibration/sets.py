@@ -31,6 +31,29 @@ Relation = Literal["base", "must_change", "must_not_change", "may_change"]
 RELATIONS = ("base", "must_change", "must_not_change", "may_change")
 LabelRole = Literal["annotator", "adjudicator"]
 ReferenceState = Literal["single", "consensus", "adjudicated", "disputed", "unlabelled"]
+_RELATION_OF: dict[str, Relation] = {
+    "base": "base",
+    "must_change": "must_change",
+    "must_not_change": "must_not_change",
+    "may_change": "may_change",
+}
+_ROLE_OF: dict[str, LabelRole] = {"annotator": "annotator", "adjudicator": "adjudicator"}
+
+
+def as_relation(value: str | None) -> Relation | None:
+    """``value`` as an item relation (None stays None); anything else is a CalibrationError."""
+    if value is None:
+        return None
+    if value not in _RELATION_OF:
+        raise CalibrationError(f"item relation must be one of {RELATIONS}: {value!r}")
+    return _RELATION_OF[value]
+
+
+def as_role(value: str) -> LabelRole:
+    """``value`` as a label role; anything else is a CalibrationError."""
+    if value not in _ROLE_OF:
+        raise CalibrationError(f"label role must be annotator|adjudicator: {value!r}")
+    return _ROLE_OF[value]
 
 
 def _status(value: str) -> str:
@@ -150,7 +173,7 @@ class CalibrationItem:
             style_tags=tuple(str(t) for t in tags),
             group=opt("group"),
             base_item_id=opt("base_item_id"),
-            relation=relation,  # type: ignore[arg-type]  # validated in __post_init__
+            relation=as_relation(relation),
             perturbation=opt("perturbation"),
         )
 

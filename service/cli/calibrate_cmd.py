@@ -28,9 +28,16 @@ from judges.calibration.perturb import (
     manifest_jsonl,
     perturb_many,
 )
-from judges.calibration.runner import CalibrationRun, VerdictFn, VerdictLike, run_calibration
+from judges.calibration.runner import (
+    SPLIT_NAMES,
+    CalibrationRun,
+    VerdictFn,
+    VerdictLike,
+    run_calibration,
+)
 from judges.calibration.setio import read_set
 from judges.calibration.sets import CalibrationItem, CalibrationSet
+from judges.model import JudgeFailure
 from regua.errors import ReguaError
 from tasks import TaskSpec, bundled_registry
 
@@ -201,7 +208,7 @@ class PipelineVerdicts:
         rendered = self.render(item)
         j = self._judges
         if isinstance(rendered, str):
-            return j.JudgeFailure(item.criterion, self.profile_id, "render_incomplete", rendered)  # type: ignore[no-any-return]
+            return JudgeFailure(item.criterion, self.profile_id, "render_incomplete", rendered)
         frames, masks, res = rendered
         criterion = self.task.criterion(item.criterion)
         result: VerdictLike = self.judge.judge(
@@ -281,7 +288,8 @@ def calibrate_command(
     data_dir: Path = typer.Option(None, "--data-dir", help="Data folder (REGUA_DATA_DIR)"),
 ) -> None:
     """Calibrate a judge profile on a labelled set and decide the reliability gate."""
-    if split not in ("held_out", "tuning", "all"):
+    split_name = SPLIT_NAMES.get(split)
+    if split_name is None:
         raise _fail("--split must be held_out, tuning or all")
     close: Callable[[], None] = lambda: None  # noqa: E731
     try:
@@ -298,7 +306,7 @@ def calibrate_command(
             judge,
             cal_set,
             fn,
-            split=split,  # type: ignore[arg-type]  # checked above
+            split=split_name,
             repeats=repeats,
             seed=seed,
             n_boot=n_boot,
