@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 CHROMIUM_SANDBOX_CALLS = ["clone", "unshare", "setns", "chroot"]
 
 
-def derive(profile: dict[str, object]) -> dict[str, object]:
+def derive(profile: dict[str, Any]) -> dict[str, Any]:
     """The default profile plus an unconditional allow rule for Chromium's sandbox calls."""
-    syscalls = list(profile.get("syscalls") or [])  # type: ignore[call-overload]
+    syscalls = list(profile.get("syscalls") or [])
     syscalls.append(
         {
             "names": CHROMIUM_SANDBOX_CALLS,

@@ -84,7 +84,7 @@ def test_bootstrap_rate_matches_scipy_percentile_interval() -> None:
 
 
 def _s(i: int, ref: str | None, *st_: str | None, **kw: object) -> ScoredItem:
-    return ScoredItem(f"i{i}", "R2", kw.pop("necessary", True), ref, tuple(st_), **kw)  # type: ignore[arg-type]
+    return ScoredItem(f"i{i}", "R2", kw.pop("necessary", True), ref, tuple(st_), **kw)
 
 
 def test_compute_metrics_counts() -> None:

@@ -27,7 +27,7 @@ T = "pelican-bicycle-structured@1"
 
 
 def _item(n: int, group: str = "g0", **kw: object) -> CalibrationItem:
-    return CalibrationItem(f"i{n}", f"{n:064x}", "R2", T, group=group, **kw)  # type: ignore[arg-type]
+    return CalibrationItem(f"i{n}", f"{n:064x}", "R2", T, group=group, **kw)
 
 
 def _set(labels: list[Label], n: int = 4) -> CalibrationSet:

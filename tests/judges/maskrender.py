@@ -136,7 +136,7 @@ class MaskRenderer:
                     for channel, part in enumerate(batch):
                         ref = f"mask-{ms}-{part}-{kind}.png"
                         grey = _channel(shot, channel)
-                        masks.append(MaskImage(t, part, kind, grey, ref))  # type: ignore[arg-type]
+                        masks.append(MaskImage(t, part, kind, grey, ref))
             page.evaluate(PAINT_JS, [[], "frame"])
         return frames, masks
 

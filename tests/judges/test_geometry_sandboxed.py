@@ -26,10 +26,7 @@ def sandboxed(pool: Any, svg: str) -> dict[str, Verdict]:
 
     out = render_artifact(svg, TASK, pool)
     assert out.status == "ok", out.detail
-    masks = tuple(
-        MaskImage(t, part, kind, png, name)  # type: ignore[arg-type]
-        for t, part, kind, name, png in out.masks
-    )
+    masks = tuple(MaskImage(t, part, kind, png, name) for t, part, kind, name, png in out.masks)
     result: dict[str, Verdict] = {}
     for cid in STATIC_CRITERIA:
         v = JUDGE.judge(JudgeInput(TASK, TASK.criterion(cid), (), masks, {}, out.result or {}))

@@ -33,7 +33,7 @@ def scene(foot_gap_px: int, wheel_radius: int = 50) -> tuple[MaskImage, ...]:
         top = 220 - foot_gap_px - 1
         cv2.rectangle(layers[f"foot-{side}"], (x, top - 30), (x + 10, top), 255, -1)
     return tuple(
-        MaskImage(0.0, part, kind, png(layer), f"mask-0-{part}-{kind}.png")  # type: ignore[arg-type]
+        MaskImage(0.0, part, kind, png(layer), f"mask-0-{part}-{kind}.png")
         for part, layer in layers.items()
         for kind in ("visible", "alone")
     )

@@ -39,7 +39,7 @@ def all_eligible(_: str) -> bool:
     return True
 
 
-def only(*ids: str):  # type: ignore[no-untyped-def]
+def only(*ids: str):
     return lambda pid: pid in ids
 
 
@@ -145,7 +145,7 @@ def test_eligible_judge_error_makes_criterion_incomplete_unless_fail() -> None:
 def co(
     cid: str, status: str, kind: str = "necessary", reason: str | None = None
 ) -> CriterionOutcome:
-    return CriterionOutcome(cid, kind, status, status == "uncertain", reason)  # type: ignore[arg-type]
+    return CriterionOutcome(cid, kind, status, status == "uncertain", reason)
 
 
 def test_outcome_rules() -> None:

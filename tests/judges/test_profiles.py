@@ -56,9 +56,9 @@ def test_any_change_gives_another_hash_and_a_pinned_profile_refuses_it() -> None
 def test_profiles_are_immutable() -> None:
     geo = get_profile("geometry@1")
     with pytest.raises(dataclasses.FrozenInstanceError):
-        geo.model = "other"  # type: ignore[misc]
+        geo.model = "other"
     with pytest.raises(TypeError):
-        geo.thresholds["contact_pass_max"] = 1.0  # type: ignore[index]
+        geo.thresholds["contact_pass_max"] = 1.0
     with pytest.raises(ConfigurationError):
         JudgeProfile(id="no-version", kind="static")
 
@@ -102,7 +102,7 @@ def test_verdict_and_failure_are_json_and_round_trip() -> None:
     f = JudgeFailure("R2", "vision-llm-openai@1", "timeout", "no reply in 60s")
     assert json.loads(json.dumps(f.to_dict()))["cause"] == "timeout"
     with pytest.raises(ValueError):
-        Verdict("R2", "maybe", Evidence(None, None, ""), "x@1")  # type: ignore[arg-type]
+        Verdict("R2", "maybe", Evidence(None, None, ""), "x@1")
 
 
 def test_panels_are_versioned_data() -> None:

@@ -29,7 +29,7 @@ def runs(
                 repeat=i % repeats,
                 evaluation_id=f"ev-{task_ref}/{model}/{i}",
                 judge_panel_id="panel-1",
-                **extra,  # type: ignore[arg-type]
+                **extra,
             )
         )
     return out

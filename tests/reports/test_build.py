@@ -15,7 +15,7 @@ from service.review.outcome import AuditRecord
 from tests.reports.helpers import counts, runs
 
 
-def _family_rows() -> list:  # type: ignore[type-arg]
+def _family_rows() -> list:
     # family "big": three variant tasks, all pass; family "small": one task, all fail
     rows = []
     for variant in ("a", "b", "c"):
@@ -192,7 +192,7 @@ def test_adding_a_model_leaves_other_models_intervals_unchanged() -> None:
     rows = synthetic_rows(models=3, items=20)
     more = rows + [r._replace(model="zz-new", run_id=r.run_id + "-new") for r in rows[:40]]
 
-    def intervals(report: dict) -> dict:  # type: ignore[type-arg]
+    def intervals(report: dict) -> dict:
         out = {}
         for tv in report["task_versions"]:
             for g in tv["groups"]:

@@ -19,7 +19,7 @@ from tests.reports.helpers import counts, runs
 EVIL = '<script>alert(1)</script>"=cmd'
 
 
-def _report() -> dict:  # type: ignore[type-arg]
+def _report() -> dict:
     rows = runs("model-a", counts(72, 18, 10))
     rows = [r._replace(criteria={"C1": "pass", "C2": "uncertain"}) for r in rows]
     rows += runs(EVIL, counts(40, 50, 10))

@@ -105,7 +105,7 @@ def test_technical_tie_when_intervals_overlap_and_not_when_separated() -> None:
     weak = (gen.random(k) < 0.10).astype(float)
     twin = (gen.random(k) < 0.10).astype(float)
     bt = bradley_terry(["strong", "weak", "twin"], np.stack([strong, weak, twin]), 300, rng_for(3))
-    by = {r["model"]: r for r in bt["models"]}  # type: ignore[attr-defined]
+    by = {r["model"]: r for r in bt["models"]}
     assert by["strong"]["rank"] == 1 and not by["strong"]["technical_tie"]
     assert by["weak"]["technical_tie"] and by["weak"]["tied_with"] == ["twin"]
     lo, hi = by["strong"]["elo_interval"]
@@ -117,7 +117,7 @@ def test_models_without_decided_runs_are_not_ranked() -> None:
     decided = np.array([[1, 0, 1], [0, 0, 1], [np.nan, np.nan, np.nan]])
     bt = bradley_terry(["a", "b", "c"], decided, 50, rng_for(1))
     assert bt["not_ranked"] == ["c"]
-    assert [r["model"] for r in bt["models"]] == ["a", "b"]  # type: ignore[attr-defined]
+    assert [r["model"] for r in bt["models"]] == ["a", "b"]
 
 
 def test_paired_table_by_hand_and_mcnemar_against_scipy() -> None:

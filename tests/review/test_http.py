@@ -150,7 +150,7 @@ def test_no_response_a_reviewer_can_fetch_contains_a_model_label(
     seen: list[str] = []
 
     def fetch(method: str, url: str, **kw: object) -> str:
-        r = client.request(method, url, headers=bearer(tokens["reviewer"]), **kw)  # type: ignore[arg-type]
+        r = client.request(method, url, headers=bearer(tokens["reviewer"]), **kw)
         text: str = r.content.decode("utf-8", errors="replace")
         seen.append(url)
         for secret in (SECRET_MODEL, SECRET_PROVIDER, "runpending", "runpassed"):

@@ -59,7 +59,7 @@ def test_rescore_2000_runs_renders_nothing_and_diff_lists_the_moved_runs(
             )
         )
         old_current = dict(s.execute(select(Run.id, Run.current_evaluation_id)).all())
-    blob_files = sum(1 for p in world.ctx.blobs.root.rglob("*") if p.is_file())  # type: ignore[attr-defined]
+    blob_files = sum(1 for p in world.ctx.blobs.root.rglob("*") if p.is_file())
 
     started = time.perf_counter()
     result = rescore(
@@ -100,7 +100,7 @@ def test_rescore_2000_runs_renders_nothing_and_diff_lists_the_moved_runs(
         batch = s.get(RescoreBatch, result.batch_id)
         assert batch is not None and batch.summary["appended"] == TOTAL
         assert s.scalar(select(func.count(RescoreItem.id))) == TOTAL
-    assert sum(1 for p in world.ctx.blobs.root.rglob("*") if p.is_file()) == blob_files  # type: ignore[attr-defined]
+    assert sum(1 for p in world.ctx.blobs.root.rglob("*") if p.is_file()) == blob_files
 
     # the diff names exactly the runs of the four perturbed drawings, all on R2
     with db.read() as s:

@@ -42,7 +42,7 @@ def test_submitter_reads_only_own_runs(api: Api) -> None:
     assert api.client.get(f"/v1/runs/{run_id}", headers=api.h("submitter")).status_code == 200
     assert api.client.get(f"/v1/runs/{run_id}", headers=api.h("other")).status_code == 403
     assert api.client.get("/v1/runs", headers=api.h("other")).json()["runs"] == []
-    raw = next(a for a in view["artifacts"] if a["kind"] == "raw")  # type: ignore[attr-defined]
+    raw = next(a for a in view["artifacts"] if a["kind"] == "raw")
     assert api.client.get(raw["url"], headers=api.h("other")).status_code == 403
     assert api.client.get(raw["url"], headers=api.h("submitter")).status_code == 200
     r = api.client.post("/v1/tokens", json={"role": "admin"}, headers=api.h("submitter"))
@@ -61,7 +61,7 @@ def test_reviewer_never_sees_model_identity(api: Api) -> None:
     body = {"task": TASK, "model": {"label": "x"}, "output": GOOD}
     assert api.client.post("/v1/runs", json=body, headers=h).status_code == 403
     assert api.client.post("/v1/tokens", json={"role": "admin"}, headers=h).status_code == 403
-    for art in view["artifacts"]:  # type: ignore[attr-defined]
+    for art in view["artifacts"]:
         r = api.client.get(art["url"], headers=h)
         assert r.status_code == (200 if art["kind"] in ("frame", "mask") else 403), art["kind"]
         seen.append(r.text if r.status_code != 200 else "")

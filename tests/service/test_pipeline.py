@@ -85,7 +85,7 @@ class _Flaky(FakeRenderer):
         super().__init__()
         self.failures = failures
 
-    def render(self, svg_text, task):  # type: ignore[no-untyped-def]
+    def render(self, svg_text, task):
         if self.failures > 0:
             self.failures -= 1
             raise RuntimeError("pool exploded")
