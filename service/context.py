@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from regua.settings import Settings
 from service.artifacts import BlobStore, LocalBlobStore
@@ -11,6 +13,9 @@ from service.components import Components
 from service.db import Database
 from service.executor import Executor
 from tasks import TaskRegistry, bundled_registry
+
+if TYPE_CHECKING:
+    from service.scoring.jobs import JobRunner
 
 
 @dataclass
@@ -24,6 +29,8 @@ class ServiceContext:
     components_factory: Callable[[Settings], Components] | None = None
     executor: Executor | None = None
     components: Components | None = field(default=None)
+    jobs: JobRunner | None = field(default=None)
+    _jobs_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def open(
@@ -59,8 +66,21 @@ class ServiceContext:
         if self.executor is not None:
             self.executor.wake()
 
+    def job_runner(self) -> JobRunner:
+        """The runner of long HTTP work (re-scoring batches, calibrations): one job at a time
+        on one background thread, created on first use, closed with the context."""
+        with self._jobs_lock:
+            if self.jobs is None:
+                from service.scoring.jobs import JobRunner
+
+                self.jobs = JobRunner()
+            return self.jobs
+
     def close(self) -> None:
-        """Stop the executor, release workers and close the database."""
+        """Finish the running background job, stop the executor, release workers and close the
+        database."""
+        if self.jobs is not None:
+            self.jobs.close()
         if self.executor is not None:
             self.executor.stop()
         if self.components is not None:

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from judges.calibration import DEFAULT_GATE, CalibrationRun, GateConfig, run_calibration
+from judges.calibration.runner import SPLIT_NAMES
+from regua.errors import InputError
 from regua.settings import Settings
 from service.artifacts import BlobStore
 from service.db import Database
@@ -77,6 +79,9 @@ def calibrate(
     cal_set, artifact = _load_set(set_name)
     task = bundled_registry().get(cal_set.task_ref)
     verdicts: PipelineVerdicts
+    split_name = SPLIT_NAMES.get(split)
+    if split_name is None:
+        raise InputError(f"split must be one of {sorted(SPLIT_NAMES)}, got {split!r}")
     if db is not None and blobs is not None:
         renders = StoredRenders(db, blobs, task)
         verdicts = KeepingVerdicts(task, judge, artifact, renders, pool=pool)
@@ -88,7 +93,7 @@ def calibrate(
             judge,
             cal_set,
             verdicts,
-            split=split,  # type: ignore[arg-type]
+            split=split_name,
             repeats=repeats,
             seed=seed,
             n_boot=n_boot,

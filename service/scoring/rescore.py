@@ -6,13 +6,15 @@ rubric asks for has no stored render for the run: then the normal render stage r
 is listed in ``rerendered``. Every run gets a new ``Evaluation`` (``kind = "rescore"``,
 ``supersedes_id`` = the one it replaces); the run's current-outcome pointer moves to it; the old
 evaluation stays readable. The batch and its items are recorded in ``rescore_batches`` /
-``rescore_items``.
+``rescore_items``; the batch's state and progress live in its summary
+(:mod:`service.scoring.batches`): ``running`` with ``done`` of ``runs``, then ``done`` or
+``failed``.
 """
 
 from __future__ import annotations
 
+import logging
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -25,15 +27,18 @@ import judges
 from regua.errors import InputError, NotFoundError
 from regua.settings import Settings
 from service.artifacts import BlobStore
-from service.components import CheckOutput, Components, EvalInput, EvalOutput, Renderer
+from service.components import Components, EvalOutput, Renderer
 from service.db import Database, Evaluation, Run
 from service.eval_input import StoredRun, load_eval_inputs
 from service.judgement import JudgementBatch, resolve_refs_by_name, store_measurements
 from service.pipeline import Stage, StageContext, load_task, run_stage
+from service.scoring import batches
+from service.scoring.batches import BatchProgress
 from service.scoring.cached_blobs import CachedBlobs
 from service.scoring.calibration import latest_eligibility
 from service.scoring.evaluator import PanelEvaluator, judging_pool
-from service.scoring.models import RescoreBatch, RescoreItem
+from service.scoring.models import RescoreItem
+from service.scoring.standins import NoChecker, NoEvaluator, NoRenderer
 from service.stages import render_compute, render_version
 from service.static_jury import apply_machinery_rule
 from tasks import TaskSpec
@@ -41,6 +46,7 @@ from tasks import TaskSpec
 _Prepared = tuple[StoredRun, TaskSpec, list[judges.Verdict]]
 _Started = tuple[StoredRun, TaskSpec, Future[EvalOutput] | str]
 _Pending = tuple[StoredRun, TaskSpec, EvalOutput]
+log = logging.getLogger("regua.rescore")
 RENDER_STAGE = Stage("render", render_version, render_compute)
 CHUNK = 200
 #: Runs whose stored inputs are read together (a few queries per chunk, not ~10 per run).
@@ -50,32 +56,20 @@ PROCESS_MIN = 20
 #: With worker processes, judged runs are written once this many are ready.
 WRITE_MIN = 8
 
-try:  # the review area is optional (imported once, not inside the first batch)
-    from service.review.store import human_verdicts_for_runs
-except ImportError:  # pragma: no cover - review area absent
-    human_verdicts_for_runs = None  # type: ignore[assignment]
+HumanVerdicts = Callable[[Session, Sequence[str]], dict[str, list[judges.Verdict]]]
 
 
-class _NoRenderer:
-    """Stands in when no renderer was given: version only; rendering is refused."""
-
-    def __init__(self) -> None:
-        from service.rendering import RENDERER_VERSION
-
-        self.version = RENDERER_VERSION
-
-    def render(self, svg_text: str, task: TaskSpec) -> Any:
-        raise InputError("the render profile changed but no renderer is available")
-
-    def close(self) -> None:
-        """Nothing to release."""
+def _human_verdicts_source() -> HumanVerdicts | None:
+    """The review area's reader of resolved human labels (None when that area is absent)."""
+    try:
+        from service.review.store import human_verdicts_for_runs
+    except ImportError:  # pragma: no cover - review area absent
+        return None
+    return human_verdicts_for_runs
 
 
-class _NoChecker:
-    version = "stored"
-
-    def check(self, raw: bytes, task: TaskSpec) -> CheckOutput:
-        raise InputError("re-scoring never re-runs the checks")
+#: imported once, not inside the first batch
+human_verdicts_for_runs = _human_verdicts_source()
 
 
 @dataclass
@@ -129,6 +123,41 @@ def select_runs(s: Session, task_ref: str, run_ids: Sequence[str] | None) -> lis
     return runs
 
 
+@dataclass
+class RescorePlan:
+    """A checked re-scoring request: the panel, the runs and each run's frozen task."""
+
+    panel: judges.JudgePanel
+    runs: list[Run]
+    tasks: dict[str, TaskSpec]
+    eligibility: dict[tuple[str, str, str], bool]
+
+
+def plan_rescore(
+    db: Database,
+    *,
+    task_ref: str,
+    panel_id: str,
+    run_ids: Sequence[str] | None = None,
+    rubric: TaskSpec | None = None,
+) -> RescorePlan:
+    """Check a request without changing anything: the panel and its profiles exist
+    (:class:`NotFoundError`), so do the selected runs (:class:`NotFoundError`), and the rubric
+    and panel fit the runs' task (:class:`InputError`)."""
+    panel = judges.get_panel(panel_id)
+    for profile_id in panel.profile_ids():
+        judges.get_profile(profile_id)
+    with db.read() as s:
+        runs = select_runs(s, task_ref, run_ids)
+        tasks = {r.id: load_task(s, r) for r in runs}
+        eligibility = latest_eligibility(s)
+    if rubric is not None and any(t.id != rubric.id for t in tasks.values()):
+        raise InputError(f"rubric {rubric.ref} is not a version of the runs' task")
+    if any(t.family != panel.family for t in tasks.values()):
+        raise InputError(f"panel {panel.id} is for family {panel.family!r}")
+    return RescorePlan(panel, runs, tasks, eligibility)
+
+
 def rescore(
     db: Database,
     blobs: BlobStore,
@@ -145,9 +174,16 @@ def rescore(
     progress: Callable[[int, int], None] | None = None,
     workers: int = 2,
     use_processes: bool = False,
+    batch_id: str | None = None,
 ) -> RescoreResult:
     """Re-judge the stored runs of ``task_ref`` with ``panel_id`` (and optionally another rubric
     version ``rubric``), appending one evaluation per run. See the module docstring.
+
+    ``batch_id`` names the batch (a new id by default): a batch the caller opened ``running``
+    (:func:`service.scoring.batches.open_batch`, so it could answer with the id before the work
+    began) is taken over. Progress (``done`` of ``runs``) is written with the evaluations; if
+    anything raises once the batch is open, it is recorded ``failed`` and the error propagates.
+    A request refused by :func:`plan_rescore` opens no batch.
 
     With ``use_processes`` (off by default: forking a process that runs other threads, such as
     the server's, can deadlock, and on two busy cores it measured no faster), batches of at
@@ -156,49 +192,47 @@ def rescore(
     per transaction) while later ones are still read and judged. Smaller batches are read in
     chunks, judged by ``workers`` threads, then written in one transaction per chunk."""
     started = time.perf_counter()
-    panel = judges.get_panel(panel_id)
-    with db.read() as s:
-        runs = select_runs(s, task_ref, run_ids)
-        tasks = {r.id: load_task(s, r) for r in runs}
-        eligibility = latest_eligibility(s)
-    if rubric is not None and any(t.id != rubric.id for t in tasks.values()):
-        raise InputError(f"rubric {rubric.ref} is not a version of the runs' task")
-    if any(t.family != panel.family for t in tasks.values()):
-        raise InputError(f"panel {panel.id} is for family {panel.family!r}")
-    evaluator = PanelEvaluator(panel, eligibility=eligibility, settings=settings, memo=memo)
-    cached = CachedBlobs(blobs)
-    components = Components(_NoChecker(), renderer or _NoRenderer(), _Unused())
-    result = RescoreResult(f"rs_{uuid.uuid4().hex[:16]}", task_ref, panel.id)
-    with db.write() as s:
-        s.add(
-            RescoreBatch(
-                id=result.batch_id,
-                task_ref=task_ref,
-                panel_id=panel.id,
-                panel=panel.to_dict(),
-                requested_by=requested_by,
-                summary={"state": "running", "runs": len(runs)},
-                note=note,
-            )
+    result = RescoreResult(batch_id or batches.new_batch_id(), task_ref, panel_id)
+    bid = result.batch_id
+    try:
+        plan = plan_rescore(db, task_ref=task_ref, panel_id=panel_id, run_ids=run_ids,
+                            rubric=rubric)  # fmt: skip
+        result.panel_id, n = plan.panel.id, len(plan.runs)
+        batches.open_batch(db, bid, task_ref=task_ref, panel=plan.panel, runs=n,
+                           requested_by=requested_by, note=note)  # fmt: skip
+        tracker = BatchProgress(bid, n)
+        evaluator = PanelEvaluator(
+            plan.panel, eligibility=plan.eligibility, settings=settings, memo=memo
         )
-    inputs = _inputs(db, runs, tasks, rubric, cached, components, renderer, result, progress)
-    use_pool = use_processes and len(runs) >= PROCESS_MIN
-    procs = judging_pool(evaluator, max(1, workers - 1)) if use_pool else None
-    if procs is not None:
-        with procs:
-            _judge_in_processes(db, cached, evaluator, procs, inputs, result)
-    else:
-        _judge_in_threads(db, cached, evaluator, max(1, workers), inputs, result)
-    result.judged, result.memo_hits = evaluator.judged, evaluator.memo_hits
-    result.blob_reads = cached.reads
-    result.elapsed_s = time.perf_counter() - started
-    with db.write() as s:
-        batch = s.get(RescoreBatch, result.batch_id)
-        assert batch is not None
+        cached = CachedBlobs(blobs)
+        components = Components(NoChecker(), renderer or NoRenderer(), NoEvaluator())
+        inputs = _inputs(db, plan.runs, plan.tasks, rubric, cached, components, renderer, result,
+                         progress)  # fmt: skip
+        use_pool = use_processes and n >= PROCESS_MIN
+        procs = judging_pool(evaluator, max(1, workers - 1)) if use_pool else None
+        if procs is not None:
+            with procs:
+                _judge_in_processes(db, cached, evaluator, procs, inputs, result, tracker)
+        else:
+            _judge_in_threads(db, cached, evaluator, max(1, workers), inputs, result, tracker)
+        result.judged, result.memo_hits = evaluator.judged, evaluator.memo_hits
+        result.blob_reads = cached.reads
+        result.elapsed_s = time.perf_counter() - started
         summary = result.to_dict()
         summary.pop("evaluations")
-        batch.summary = {"state": "done", "runs": len(runs), **summary}
+        batches.finish_batch(db, bid, {"runs": n, "done": _done(result), **summary})
+    except BaseException as exc:
+        try:
+            batches.fail_batch(db, bid, exc, _done(result), time.perf_counter() - started)
+        except Exception:  # the original error matters more than this one
+            log.exception("could not record re-scoring batch %s as failed", bid)
+        raise
     return result
+
+
+def _done(result: RescoreResult) -> int:
+    """Runs of the batch finished so far: appended or skipped."""
+    return len(result.appended) + len(result.skipped)
 
 
 def _inputs(
@@ -247,6 +281,7 @@ def _judge_in_threads(
     workers: int,
     inputs: Iterator[_Prepared],
     result: RescoreResult,
+    tracker: BatchProgress,
 ) -> None:
     """Read a chunk, judge it on ``workers`` threads, write it; until no input is left."""
     prepared: list[_Prepared] = []
@@ -258,7 +293,7 @@ def _judge_in_threads(
             for (item, task, _human), out in zip(prepared, outs, strict=True):
                 pending.append((item, task, out))
             prepared.clear()
-            _write(db, blobs, pending, result)
+            _write(db, blobs, pending, result, tracker)
 
         for item in inputs:
             prepared.append(item)
@@ -274,6 +309,7 @@ def _judge_in_processes(
     procs: Executor,
     inputs: Iterator[_Prepared],
     result: RescoreResult,
+    tracker: BatchProgress,
 ) -> None:
     """Hand each input to the judging processes as soon as it is read; write judged runs (in
     run order) whenever ``WRITE_MIN`` are ready, and the rest at the end."""
@@ -284,7 +320,7 @@ def _judge_in_processes(
         while started and (wait or evaluator.done(started[0][2])):
             item, task, handle = started.pop(0)
             pending.append((item, task, evaluator.finish(handle)))
-        _write(db, blobs, pending, result)
+        _write(db, blobs, pending, result, tracker)
 
     for item, task, human in inputs:
         started.append((item, task, evaluator.start(item.inp, human, procs)))
@@ -295,24 +331,16 @@ def _judge_in_processes(
     flush(wait=True)
 
 
-class _Unused:
-    panel_id = "rescore"
-
-    def version_for(self, task: TaskSpec) -> str:
-        return "rescore"
-
-    def evaluate(self, inp: EvalInput) -> EvalOutput:
-        raise InputError("re-scoring evaluates through PanelEvaluator")
-
-
 def _write(
     db: Database,
     blobs: BlobStore,
     pending: list[_Pending],
     result: RescoreResult,
+    tracker: BatchProgress,
 ) -> None:
     """Append the evaluations of a chunk of runs in one transaction (evaluations inserted in
-    one flush, then their verdicts, failures, outcomes and batch items in one statement each)."""
+    one flush, then their verdicts, failures, outcomes and batch items in one statement each,
+    and the batch's progress when due)."""
     if not pending:
         return
     with db.write() as s:
@@ -374,4 +402,5 @@ def _write(
             run.current_evaluation_id = ev.id
         judgements.flush(s)
         s.execute(insert(RescoreItem), items)
+        tracker.write_if_due(s, _done(result))
     pending.clear()

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, select, text
 
 import judges
 from judges.builtin import GEOMETRY_THRESHOLDS
@@ -221,6 +221,15 @@ def clone_run(db: Database, source: str, n: int) -> list[str]:
                     row.pop("id", None)
             if batch:
                 s.execute(insert(model), batch)
+        if s.get_bind().dialect.name == "postgresql":  # explicit ids: move the sequences on
+            for model in (Artifact, RenderRecord, Evaluation):
+                table = model.__table__.name
+                s.execute(
+                    text(
+                        f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+                        f"(SELECT max(id) FROM {table}))"
+                    )
+                )
     return ids
 
 

@@ -1,6 +1,7 @@
 """HTTP and CLI surface of calibration storage and re-scoring, on the fake pipeline (no Chromium):
 ``/v1/calibrations``, ``/v1/gate``, ``/v1/evaluations`` (+ ``/diff``), ``regua rescore``, and the
-re-render path when the rubric's render profile changed."""
+re-render path when the rubric's render profile changed. The background (202) paths are in
+``test_api_jobs.py``."""
 
 from __future__ import annotations
 
@@ -95,8 +96,8 @@ def test_rescore_over_http_appends_and_diffs(
     calls = renderer.calls
     admin = _client(ctx, "admin")
     assert _client(ctx, "submitter").post("/v1/evaluations", json={}).status_code in (403, 422)
-    body = {"task": TASK, "panel": "pelican-bicycle-default@1", "runs": ids[:2]}
-    res = admin.post("/v1/evaluations", json=body)
+    body = {"task": TASK, "panel": "pelican-bicycle-default@1", "runs": ids[:2], "wait": True}
+    res = admin.post("/v1/evaluations", json=body)  # wait: re-scored inside the request
     assert res.status_code == 201, res.text
     out = res.json()
     assert out["appended"] == 2 and out["rendered_nothing"] and renderer.calls == calls
