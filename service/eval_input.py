@@ -1,10 +1,9 @@
 """What a judge panel sees of a stored run, read from storage only (never the model's identity).
 
-One run (:func:`gather_eval_input`, the evaluate stage) or many at once
-(:func:`load_eval_inputs`, re-scoring: a handful of queries per chunk of runs instead of about ten
-per run). Both assemble the same :class:`~service.components.EvalInput` with
-:func:`assemble_eval_input`: the check report, the render log, the frames and masks (in the order
-they were stored) and the newest stored measurement memo of the run's masks.
+Many runs at once (:func:`load_eval_inputs`, a handful of queries per chunk of runs: re-scoring
+reads 100 at a time, the evaluate stage one). Each :class:`~service.components.EvalInput` is
+built by :func:`assemble_eval_input`: the check report, the render log, the frames and masks (in
+the order they were stored) and the newest stored measurement memo of the run's masks.
 """
 
 from __future__ import annotations
@@ -106,23 +105,10 @@ def _rows_by_id(s: Session, ids: set[int]) -> dict[int, StoredArtifact]:
     return {r[1]: StoredArtifact(*r[1:]) for r in rows}
 
 
-def gather_eval_input(ctx: StageContext) -> tuple[EvalInput, dict[str, Any]]:
-    """Build what the panel sees of ``ctx``'s run from stored artifacts only."""
-    check = ctx.detail("check") or {}
-    render = ctx.detail("render") or {}
-    with ctx.db.read() as s:
-        rows = s.execute(_columns().where(Artifact.run_id == ctx.run_id).order_by(Artifact.id))
-        artifacts = [StoredArtifact(*r[1:]) for r in rows]
-        missing = _referenced((check, render)) - {a.id for a in artifacts}
-        elsewhere = _rows_by_id(s, missing)
-    inp = assemble_eval_input(ctx.task, check, render, artifacts, ctx.blobs, elsewhere)
-    return inp, {"check": check, "render": render}
-
-
 def load_eval_inputs(
     db: Database, blobs: BlobStore, tasks: Mapping[str, TaskSpec], run_ids: Iterable[str]
 ) -> list[StoredRun]:
-    """:func:`gather_eval_input` for many runs in at most four queries (stage details,
+    """The stored evaluation input of each run in at most four queries (stage details,
     artifacts, render records), plus the names evidence may refer to and the render profile."""
     ids = list(run_ids)
     details: dict[tuple[str, str], dict[str, Any]] = {}
@@ -163,3 +149,9 @@ def load_eval_inputs(
         stages = {"check": check, "render": render}
         out.append(StoredRun(run_id, inp, stages, names, profile))
     return out
+
+
+def gather_eval_input(ctx: StageContext) -> tuple[EvalInput, dict[str, Any]]:
+    """What the panel sees of ``ctx``'s run, and the run's check and render stage details."""
+    stored = load_eval_inputs(ctx.db, ctx.blobs, {ctx.run_id: ctx.task}, [ctx.run_id])[0]
+    return stored.inp, stored.stages

@@ -6,31 +6,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
 from service.artifacts import BlobStore, NewArtifact, record_artifact
-from service.db import Artifact, CriterionOutcomeRow, Evaluation, JudgeFailureRow, VerdictRow
-from service.pipeline import StageContext
+from service.db import CriterionOutcomeRow, Evaluation, JudgeFailureRow, VerdictRow
 
 #: Artifact kind of a stored measurement memo (``judges.MeasurementMemo.to_doc()`` as JSON).
 MEASUREMENTS_KIND = "measurements"
 
 
-def resolve_refs(ctx: StageContext, verdicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Evidence may name a run artifact by file name (``checks.json``, ``frame-0.png``); store the
-    sha256 address instead, keeping the name as ``artifact_name``."""
-    with ctx.db.read() as s:
-        rows = s.execute(
-            select(Artifact.name, Artifact.sha256).where(Artifact.run_id == ctx.run_id)
-        ).all()
-    return resolve_refs_by_name(verdicts, {name: sha for name, sha in rows if name})
-
-
 def resolve_refs_by_name(
     verdicts: list[dict[str, Any]], by_name: dict[str, str]
 ) -> list[dict[str, Any]]:
-    """:func:`resolve_refs` with the run's artifact names already read (name -> sha256)."""
+    """Evidence may name a run artifact by file name (``checks.json``, ``frame-0.png``); store the
+    sha256 address instead (``by_name``: the run's artifact names), keeping the name as
+    ``artifact_name``."""
     out = []
     for v in verdicts:
         evidence = []

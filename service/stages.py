@@ -21,8 +21,8 @@ from service.db import (
     StageRecord,
     utcnow,
 )
-from service.eval_input import gather_eval_input
-from service.judgement import resolve_refs, store_judgement, store_measurements
+from service.eval_input import load_eval_inputs
+from service.judgement import resolve_refs_by_name, store_judgement, store_measurements
 from service.pipeline import Stage, StageContext, Writer, dumps
 from service.static_jury import apply_machinery_rule
 
@@ -210,7 +210,8 @@ def render_compute(ctx: StageContext) -> Writer:
 
 def evaluate_compute(ctx: StageContext) -> Writer:
     """Run the judge panel and jury; store the evaluation and set the run's current outcome."""
-    inp, stages = gather_eval_input(ctx)
+    stored = load_eval_inputs(ctx.db, ctx.blobs, {ctx.run_id: ctx.task}, [ctx.run_id])[0]
+    inp, stages = stored.inp, stored.stages
     out = ctx.components.evaluator.evaluate(inp)
     checks_status = inp.checks.get("status") if inp.checks is not None else None
     check_error = stages["check"].get("error")
@@ -218,7 +219,7 @@ def evaluate_compute(ctx: StageContext) -> Writer:
         out.outcome, checks_status, inp.render_status, inp.render_cause, check_error
     )
     record_id = stages["render"].get("render_record_id")
-    verdicts = resolve_refs(ctx, out.verdicts)
+    verdicts = resolve_refs_by_name(out.verdicts, stored.artifact_names)
 
     def write(s: Session) -> tuple[str, dict[str, Any]]:
         run = s.get(Run, ctx.run_id)
