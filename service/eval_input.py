@@ -20,7 +20,6 @@ from service.artifacts import BlobStore
 from service.components import EvalInput, FrameIn, MaskIn
 from service.db import Artifact, Database, RenderRecord, StageRecord
 from service.judgement import MEASUREMENTS_KIND
-from service.pipeline import StageContext
 from tasks import TaskSpec
 
 
@@ -149,9 +148,3 @@ def load_eval_inputs(
         stages = {"check": check, "render": render}
         out.append(StoredRun(run_id, inp, stages, names, profile))
     return out
-
-
-def gather_eval_input(ctx: StageContext) -> tuple[EvalInput, dict[str, Any]]:
-    """What the panel sees of ``ctx``'s run, and the run's check and render stage details."""
-    stored = load_eval_inputs(ctx.db, ctx.blobs, {ctx.run_id: ctx.task}, [ctx.run_id])[0]
-    return stored.inp, stored.stages

@@ -13,7 +13,7 @@ from service.scoring.diff import diff_evaluations
 from service.scoring.models import RescoreBatch, RescoreItem
 from service.scoring.rescore import rescore
 from tests.scoring.conftest import FRACTIONS, TOTAL, World
-from tests.scoring.factory import STRICT_PANEL, TASK, components
+from tests.scoring.factory import STRICT_PANEL, TASK
 
 pytestmark = [pytest.mark.browser, pytest.mark.sandbox, pytest.mark.timeout(900)]
 
@@ -145,9 +145,9 @@ def test_rescore_reads_the_stored_measurements_and_judges_exactly_like_measuring
     import dataclasses
 
     import judges
-    from service.eval_input import gather_eval_input
+    from service.eval_input import load_eval_inputs
     from service.panel_run import run_panel
-    from service.pipeline import StageContext, load_task
+    from service.pipeline import load_task
     from service.scoring.calibration import latest_eligibility
 
     world = rescore_world
@@ -178,8 +178,7 @@ def test_rescore_reads_the_stored_measurements_and_judges_exactly_like_measuring
             ).all()
             got = [(r.criterion, r.judge_profile_id, r.status, r.details) for r in rows]
             described = [r.evidence[0]["description"] for r in rows]
-        ctx = StageContext(db, blobs, components(world.ctx, world.renderer), run_id, task)
-        inp, _ = gather_eval_input(ctx)
+        inp = load_eval_inputs(db, blobs, {run_id: task}, [run_id])[0].inp
         assert inp.measurements is not None and inp.masks
         fresh = run_panel(dataclasses.replace(inp, measurements=None), panel, eligibility, None)
         assert fresh.measurements is not None  # measured from the PNGs this time
