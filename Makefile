@@ -2,7 +2,7 @@
 VENV := .venv/bin
 PACKAGES := regua tasks checks sandbox render judges service
 
-.PHONY: setup run test lint typecheck demo
+.PHONY: setup run test lint typecheck imports demo
 
 setup:
 	@bash scripts/setup.sh
@@ -20,5 +20,8 @@ lint: setup
 typecheck: setup
 	$(VENV)/mypy $(PACKAGES)
 
-test: setup lint typecheck
+imports: setup
+	$(VENV)/lint-imports
+
+test: setup lint typecheck imports
 	$(VENV)/python -m pytest

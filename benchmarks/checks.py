@@ -44,7 +44,8 @@ def best_of(rounds: int, files: list[bytes], fns: list[Callable[[bytes], object]
 
     CPU time of the one thread doing the work is what "files per second on one core" means, and
     unlike wall time it is not inflated when other processes share the machine. The functions
-    take turns inside each round, so cache and frequency effects hit them alike."""
+    take turns inside each round, so cache and frequency effects hit them alike.
+    """
     best = [float("inf")] * len(fns)
     for _ in range(rounds):
         for i, fn in enumerate(fns):
@@ -78,15 +79,19 @@ def main(argv: list[str] | None = None) -> int:
         files,
         [bare_parse, lambda d: run_checks(d, task), lambda d: check_reply(d, task)],
     )
-    print(f"corpus: {args.corpus} ({n} files, {size} bytes), task {task.ref}, "
-          f"best of {args.rounds} rounds, CPU time of one thread")  # fmt: skip
+    print(
+        f"corpus: {args.corpus} ({n} files, {size} bytes), task {task.ref}, "
+        f"best of {args.rounds} rounds, CPU time of one thread"
+    )
     print(f"bare lxml parse     : {n / parse_s:9.0f} files/s  ({parse_s / n * 1e6:7.1f} us/file)")
     print(f"run_checks (suite)  : {n / checks_s:9.0f} files/s  ({checks_s / n * 1e6:7.1f} us/file)")
     print(f"check_reply (+extr.): {n / reply_s:9.0f} files/s  ({reply_s / n * 1e6:7.1f} us/file)")
     ratio = checks_s / parse_s
     verdict = "within" if ratio <= TARGET_RATIO else "OVER"
-    print(f"ratio checks/parse  : {ratio:.2f}x ({verdict} the {TARGET_RATIO:g}x target); "
-          f"with extraction {reply_s / parse_s:.2f}x")  # fmt: skip
+    print(
+        f"ratio checks/parse  : {ratio:.2f}x ({verdict} the {TARGET_RATIO:g}x target); "
+        f"with extraction {reply_s / parse_s:.2f}x"
+    )
     return 0
 
 

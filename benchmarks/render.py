@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from regua.settings import Settings  # noqa: E402
-from service.rendering import create_pool, render_artifact  # noqa: E402
+from service.pipeline.render_client import create_pool, render_artifact  # noqa: E402
 from tasks import bundled_registry  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpora" / "llm_svgs"
@@ -158,6 +158,7 @@ class RssSampler:
     """Peak private RSS per sandbox (bwrap child of this process)."""
 
     def __init__(self) -> None:
+        """No sample yet; the sampling thread starts on ``with``."""
         self.peaks: dict[int, int] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -181,10 +182,12 @@ class RssSampler:
                     self.peaks[pid] = max(self.peaks.get(pid, 0), tree_rss_bytes(pid))
 
     def __enter__(self) -> RssSampler:
+        """Start sampling every 0.2 s."""
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Stop sampling."""
         self._stop.set()
         self._thread.join()
 
@@ -245,6 +248,40 @@ def bench_pool(files: list[tuple[str, str]], workers: int, repeat: int) -> dict[
     }
 
 
+def _print_report(report: dict[str, Any], workers: int) -> None:
+    """The figures in words, each ratio against its reference measured in the same run."""
+    files, repeat, load = report["files"], report["repeat"], report["loadavg"]
+    results, ratios = report["results"], report["ratios"]
+    chromium = results[2]
+    print(f"{files} files x {repeat}, {os.cpu_count()} CPUs, load average {load[0]:.1f}")
+    for r in results:
+        print(
+            f"  {r['renderer']:<22} {r['files_per_s']:7.1f} files/s"
+            f"  {r['ms_per_file']:7.1f} ms/file"
+            f"  cpu {r['cpu_ms_per_file']:6.1f} ms/file  failures {r['failures']}"
+        )
+    print(
+        f"  worker-side median/mean {chromium['worker_ms_median']:.1f}/"
+        f"{chromium['worker_ms_mean']:.1f} ms, end-to-end job median/mean "
+        f"{chromium['job_ms_median']:.1f}/{chromium['job_ms_mean']:.1f} ms"
+    )
+    print(
+        f"  cold start per worker (ms, incl. self-test): {chromium['cold_start_ms']}; "
+        "browser launch "
+        f"{chromium['browser_launch_ms']} ms"
+    )
+    print(f"  peak RSS per worker (MB): {chromium['peak_rss_mb_per_worker']}")
+    print(f"  CPUs busy during the pool run: {chromium['cpu_busy_share']:.0%}")
+    print(
+        f"ratio chromium/cairosvg = {ratios['chromium_vs_cairosvg']:.2f}  "
+        f"chromium/resvg = {ratios['chromium_vs_resvg']:.2f}  (target >= 1.0 vs CairoSVG)"
+    )
+    print(
+        f"ratio chromium x{workers}/cairosvg x{workers} = "
+        f"{ratios['chromium_vs_cairosvg_pool']:.2f}  (same number of processes)"
+    )
+
+
 def main() -> int:
     """Run the benchmark and print ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -284,33 +321,7 @@ def main() -> int:
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    print(f"{len(files)} files x {args.repeat}, {os.cpu_count()} CPUs, load average {load[0]:.1f}")
-    for r in results:
-        print(
-            f"  {r['renderer']:<22} {r['files_per_s']:7.1f} files/s"
-            f"  {r['ms_per_file']:7.1f} ms/file"
-            f"  cpu {r['cpu_ms_per_file']:6.1f} ms/file  failures {r['failures']}"
-        )
-    print(
-        f"  worker-side median/mean {chromium['worker_ms_median']:.1f}/"
-        f"{chromium['worker_ms_mean']:.1f} ms, end-to-end job median/mean "
-        f"{chromium['job_ms_median']:.1f}/{chromium['job_ms_mean']:.1f} ms"
-    )
-    print(
-        f"  cold start per worker (ms, incl. self-test): {chromium['cold_start_ms']}; "
-        "browser launch "
-        f"{chromium['browser_launch_ms']} ms"
-    )
-    print(f"  peak RSS per worker (MB): {chromium['peak_rss_mb_per_worker']}")
-    print(f"  CPUs busy during the pool run: {chromium['cpu_busy_share']:.0%}")
-    print(
-        f"ratio chromium/cairosvg = {ratios['chromium_vs_cairosvg']:.2f}  "
-        f"chromium/resvg = {ratios['chromium_vs_resvg']:.2f}  (target >= 1.0 vs CairoSVG)"
-    )
-    print(
-        f"ratio chromium x{args.workers}/cairosvg x{args.workers} = "
-        f"{ratios['chromium_vs_cairosvg_pool']:.2f}  (same number of processes)"
-    )
+    _print_report(report, args.workers)
     return 0
 
 

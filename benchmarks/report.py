@@ -29,11 +29,11 @@ from sqlalchemy import select
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from service.db import CriterionOutcomeRow, Database, Evaluation, Run
 from service.reports import ReportConfig, build_report
 from service.reports.db import load_report_inputs
 from service.reports.html import render_html
-from service.reports.sample import seed_database, synthetic_rows
+from service.storage import CriterionOutcomeRow, Database, Evaluation, Run
+from tests.helpers.report_sample import seed_database, synthetic_rows
 
 TASKS = (
     ("pelican-bicycle@1", "pelican", "core"),

@@ -36,21 +36,22 @@ sys.path.insert(0, str(REPO))
 
 from judges.calibration import perturb  # noqa: E402
 from regua.settings import Settings  # noqa: E402
-from service import rendering  # noqa: E402
 from service.context import ServiceContext  # noqa: E402
-from service.pipeline import advance  # noqa: E402
-from service.scoring.rescore import rescore  # noqa: E402
-from service.stages import STAGES  # noqa: E402
-from service.submission import Submission, submit  # noqa: E402
+from service.evaluation.rescore import RescoreOptions, RescoreResult, rescore  # noqa: E402
+from service.pipeline.render_client import create_pool  # noqa: E402
+from service.pipeline.rerender import rerenderer  # noqa: E402
+from service.pipeline.runner import Machinery, advance  # noqa: E402
+from service.pipeline.stages import STAGES  # noqa: E402
+from service.pipeline.submit import Submission  # noqa: E402
 from tasks import bundled_registry  # noqa: E402
-from tests.scoring.factory import (  # noqa: E402
+from tests.helpers.runs import (  # noqa: E402
     STRICT_PANEL,
     STRICT_PROFILE,
     TASK,
-    PoolRenderer,
+    CountingRenderer,
     clone_run,
-    components,
     grant,
+    machinery,
     register_geometry_variant,
     register_strict,
 )
@@ -77,6 +78,94 @@ def drawings(n: int) -> list[str]:
     return out
 
 
+def _original(
+    ctx: ServiceContext, machine: Machinery, n: int, workers: int
+) -> tuple[list[str], float]:
+    """Submit ``n`` distinct drawings and run the whole pipeline on them; (run ids, seconds)."""
+    ids = ctx.submit([Submission(TASK, "bench", svg) for svg in drawings(n)], None)
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=workers) as ex:
+        assert all(ex.map(lambda r: advance(ctx.db, ctx.blobs, machine, r, STAGES), ids))
+    return ids, time.perf_counter() - t0
+
+
+def _timed(
+    ctx: ServiceContext, machine: Machinery, panel: str, ids: list[str] | None, memo: bool
+) -> tuple[RescoreResult, float]:
+    """One re-scoring batch and its wall time."""
+    t0 = time.perf_counter()
+    result = rescore(
+        ctx.db,
+        ctx.blobs,
+        task_ref=TASK,
+        panel_id=panel,
+        run_ids=ids,
+        rerender=rerenderer(ctx.db, ctx.blobs, machine),
+        evaluator=ctx.evaluator,
+        options=RescoreOptions(memo=memo),
+    )
+    return result, time.perf_counter() - t0
+
+
+def _clone(ctx: ServiceContext, ids: list[str], total: int) -> None:
+    """Clone the runs until ``total`` runs are stored (blobs shared by sha256)."""
+    per_source = (total - len(ids)) // len(ids)
+    for i, run_id in enumerate(ids):
+        extra = total - len(ids) - per_source * len(ids) if i == 0 else 0
+        clone_run(ctx.db, run_id, per_source + extra)
+
+
+def _figures(
+    ids: list[str], fresh: float, timed: dict[str, tuple[RescoreResult, float]], calls: int
+) -> dict[str, Any]:
+    """Every figure of the run, each ratio against the original evaluation of the same runs."""
+    (distinct, re_distinct), (cold, re_cold) = timed["distinct"], timed["cold"]
+    batch, re_all = timed["total"]
+    per_run = fresh / len(ids)
+    return {
+        "original_s": round(fresh, 3),
+        "original_runs_per_s": round(len(ids) / fresh, 2),
+        "rescore_distinct_s": round(re_distinct, 3),
+        "rescore_distinct_runs_per_s": round(len(ids) / re_distinct, 2),
+        "ratio_distinct": round(per_run / (re_distinct / len(ids)), 1),
+        "remeasured_distinct": distinct.remeasured,
+        "rescore_remeasure_runs_per_s": round(len(ids) / re_cold, 2),
+        "ratio_remeasure": round(per_run / (re_cold / len(ids)), 1),
+        "remeasured_cold": cold.remeasured,
+        "rescore_total_runs": len(batch.appended),
+        "rescore_total_s": round(re_all, 3),
+        "rescore_total_runs_per_s": round(len(batch.appended) / re_all, 1),
+        "rescore_total_judged": batch.judged,
+        "ratio_total": round(per_run / (re_all / len(batch.appended)), 1),
+        "rendered_during_rescore": sum(len(r.rerendered) for r, _ in timed.values()),
+        "render_calls_total": calls,
+        "target_ratio": TARGET,
+    }
+
+
+def _print(result: dict[str, Any], distinct: int, workers: int) -> None:
+    print(
+        f"original evaluation: {distinct} runs in {result['original_s']} s "
+        f"({result['original_runs_per_s']} runs/s, {workers} render workers)"
+    )
+    print(
+        f"re-score, distinct renders, no memo: {result['rescore_distinct_runs_per_s']} runs/s "
+        f"-> {result['ratio_distinct']}x faster than the original (target {TARGET}x; "
+        f"{result['remeasured_distinct']} runs measured again)"
+    )
+    print(
+        f"re-score at another mask threshold (every mask decoded and measured again): "
+        f"{result['rescore_remeasure_runs_per_s']} runs/s -> {result['ratio_remeasure']}x "
+        f"({result['remeasured_cold']} runs measured again)"
+    )
+    print(
+        f"re-score, {result['rescore_total_runs']} runs ({result['rescore_total_judged']} "
+        f"distinct inputs judged): {result['rescore_total_runs_per_s']} runs/s "
+        f"-> {result['ratio_total']}x faster"
+    )
+    print(f"renders during re-scoring: {result['rendered_during_rescore']}")
+
+
 def main() -> int:
     """Run the benchmark and print (and optionally write) the numbers."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -87,75 +176,28 @@ def main() -> int:
     args = ap.parse_args()
     register_strict()
     register_remeasure()
-    args.workers = args.workers or Settings().render_workers
+    workers = args.workers or Settings().render_workers
     data = Path(tempfile.mkdtemp(prefix="regua-bench-rescore-")) / "data"
     settings = Settings(data_dir=data, database_url=None, queue_capacity=args.distinct + 10)
-    ctx = ServiceContext.open(settings)
+    pool = create_pool(settings, size=workers)
+    ctx = ServiceContext.open(settings, render_pool=pool)
     grant(ctx.db, ("geometry@1", STRICT_PROFILE, REMEASURE_PROFILE))
-    pool = rendering.create_pool(settings, size=args.workers)
-    result: dict[str, Any] = {"distinct": args.distinct, "total": args.total}
     try:
-        renderer = PoolRenderer(pool)
-        comps = components(ctx, renderer)
-        subs = [Submission(TASK, "bench", svg) for svg in drawings(args.distinct)]
-        ids = submit(ctx, subs, None)
-        t0 = time.perf_counter()
-        with ThreadPoolExecutor(max_workers=args.workers) as ex:
-            assert all(ex.map(lambda r: advance(ctx.db, ctx.blobs, comps, r, STAGES), ids))
-        fresh = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        distinct = rescore(ctx.db, ctx.blobs, task_ref=TASK, panel_id=STRICT_PANEL,
-                           run_ids=ids, memo=False, renderer=renderer)  # fmt: skip
-        re_distinct = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        cold = rescore(ctx.db, ctx.blobs, task_ref=TASK, panel_id=REMEASURE_PANEL,
-                       run_ids=ids, memo=False, renderer=renderer)  # fmt: skip
-        re_cold = time.perf_counter() - t0
-        per_source = (args.total - len(ids)) // len(ids)
-        for i, run_id in enumerate(ids):
-            extra = args.total - len(ids) - per_source * len(ids) if i == 0 else 0
-            clone_run(ctx.db, run_id, per_source + extra)
-        t0 = time.perf_counter()
-        batch = rescore(ctx.db, ctx.blobs, task_ref=TASK, panel_id="pelican-bicycle-default@1",
-                        renderer=renderer)  # fmt: skip
-        re_all = time.perf_counter() - t0
-        fresh_per_run = fresh / len(ids)
-        result |= {
-            "original_s": round(fresh, 3),
-            "original_runs_per_s": round(len(ids) / fresh, 2),
-            "rescore_distinct_s": round(re_distinct, 3),
-            "rescore_distinct_runs_per_s": round(len(ids) / re_distinct, 2),
-            "ratio_distinct": round(fresh_per_run / (re_distinct / len(ids)), 1),
-            "remeasured_distinct": distinct.remeasured,
-            "rescore_remeasure_runs_per_s": round(len(ids) / re_cold, 2),
-            "ratio_remeasure": round(fresh_per_run / (re_cold / len(ids)), 1),
-            "remeasured_cold": cold.remeasured,
-            "rescore_total_runs": len(batch.appended),
-            "rescore_total_s": round(re_all, 3),
-            "rescore_total_runs_per_s": round(len(batch.appended) / re_all, 1),
-            "rescore_total_judged": batch.judged,
-            "ratio_total": round(fresh_per_run / (re_all / len(batch.appended)), 1),
-            "rendered_during_rescore": len(distinct.rerendered)
-            + len(cold.rerendered)
-            + len(batch.rerendered),
-            "render_calls_total": renderer.calls,
-            "target_ratio": TARGET,
+        renderer = CountingRenderer(settings, pool)
+        machine = machinery(ctx, renderer)
+        ids, fresh = _original(ctx, machine, args.distinct, workers)
+        timed = {
+            "distinct": _timed(ctx, machine, STRICT_PANEL, ids, memo=False),
+            "cold": _timed(ctx, machine, REMEASURE_PANEL, ids, memo=False),
         }
+        _clone(ctx, ids, args.total)
+        timed["total"] = _timed(ctx, machine, "pelican-bicycle-default@1", None, memo=True)
+        result = {"distinct": args.distinct, "total": args.total}
+        result |= _figures(ids, fresh, timed, renderer.calls)
     finally:
-        pool.close()
         ctx.close()
-    print(f"original evaluation: {args.distinct} runs in {result['original_s']} s "
-          f"({result['original_runs_per_s']} runs/s, {args.workers} render workers)")  # fmt: skip
-    print(f"re-score, distinct renders, no memo: {result['rescore_distinct_runs_per_s']} runs/s "
-          f"-> {result['ratio_distinct']}x faster than the original (target {TARGET}x; "
-          f"{result['remeasured_distinct']} runs measured again)")  # fmt: skip
-    print(f"re-score at another mask threshold (every mask decoded and measured again): "
-          f"{result['rescore_remeasure_runs_per_s']} runs/s -> {result['ratio_remeasure']}x "
-          f"({result['remeasured_cold']} runs measured again)")  # fmt: skip
-    print(f"re-score, {result['rescore_total_runs']} runs ({result['rescore_total_judged']} "
-          f"distinct inputs judged): {result['rescore_total_runs_per_s']} runs/s "
-          f"-> {result['ratio_total']}x faster")  # fmt: skip
-    print(f"renders during re-scoring: {result['rendered_during_rescore']}")
+        pool.close()
+    _print(result, args.distinct, workers)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0

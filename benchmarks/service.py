@@ -28,8 +28,8 @@ import httpx
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from service.client import read_token  # noqa: E402
-from service.server import free_port, wait_ready  # noqa: E402
+from service.api.client import read_token  # noqa: E402
+from service.server.run import free_port, wait_ready  # noqa: E402
 
 TASK = "pelican-bicycle-structured@1"
 SAMPLE_FILES = (
@@ -56,85 +56,88 @@ def outputs(n: int) -> list[str]:
     return [texts[i % len(texts)] + f"\n<!-- bench {i} -->\n" for i in range(n)]
 
 
-def run_service(
-    replies: list[str], clients: int, workers: int, components: str | None
-) -> dict[str, Any]:
+def _start(data: Path, workers: int, capacity: int) -> tuple[subprocess.Popen[bytes], str]:
+    """``regua serve`` on a free port with its own data folder; returns it and its URL."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "service.cli", "serve", "--port", str(port)]
+    cmd += ["--data-dir", str(data)]
+    env = {**os.environ, "PYTHONPATH": str(REPO), "REGUA_RENDER_WORKERS": str(workers)}
+    env["REGUA_QUEUE_CAPACITY"] = str(max(1000, capacity))
+    with (data / "serve.log").open("wb") as log:
+        proc = subprocess.Popen(
+            cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    url = f"http://127.0.0.1:{port}"
+    wait_ready(url, 90)
+    return proc, url
+
+
+class _Submitter:
+    """Submits replies over HTTP, retrying 429 after ``Retry-After``, and keeps latencies."""
+
+    def __init__(self, url: str, headers: dict[str, str]) -> None:
+        self.url, self.headers = url, headers
+        self.latencies: list[float] = []
+        self.run_ids: list[str] = []
+        self.retries = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, chunk: list[str]) -> None:
+        with httpx.Client(base_url=self.url, headers=self.headers, timeout=120) as http:
+            for i, text in enumerate(chunk):
+                body = {"task": TASK, "model": {"label": f"bench-{i % 4}"}, "output": text}
+                while True:
+                    t0 = time.perf_counter()
+                    r = http.post("/v1/runs", json=body)
+                    dt = time.perf_counter() - t0
+                    if r.status_code == 429:
+                        with self.lock:
+                            self.retries += 1
+                        time.sleep(float(r.headers.get("Retry-After", "1")))
+                        continue
+                    r.raise_for_status()
+                    with self.lock:
+                        self.latencies.append(dt)
+                        self.run_ids.append(r.json()["run_id"])
+                    break
+
+
+def _outcomes(http: httpx.Client, runs: int) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for offset in range(0, runs, 1000):
+        page = http.get("/v1/runs", params={"limit": 1000, "offset": offset}).json()["runs"]
+        for run in page:
+            counts[str(run["outcome"])] = counts.get(str(run["outcome"]), 0) + 1
+    return counts
+
+
+def run_service(replies: list[str], clients: int, workers: int) -> dict[str, Any]:
     """Submit every reply over HTTP from `clients` threads and wait until all runs are done."""
     data = Path(tempfile.mkdtemp(prefix="regua-bench-"))
-    port = free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "service.cli",
-        "serve",
-        "--port",
-        str(port),
-        "--data-dir",
-        str(data),
-    ]
-    if components:
-        cmd += ["--components", components]
-    env = {**os.environ, "PYTHONPATH": str(REPO), "REGUA_RENDER_WORKERS": str(workers)}
-    env["REGUA_QUEUE_CAPACITY"] = str(max(1000, len(replies)))
-    log = open(data / "serve.log", "wb")  # noqa: SIM115
-    proc = subprocess.Popen(
-        cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    url = f"http://127.0.0.1:{port}"
+    proc, url = _start(data, workers, len(replies))
     try:
-        wait_ready(url, 90)
-        token = read_token(data)
-        headers = {"Authorization": f"Bearer {token}"}
-        latencies: list[float] = []
-        retries = 0
-        lock = threading.Lock()
-        chunks = [replies[i::clients] for i in range(clients)]
-        run_ids: list[str] = []
-
-        def client(chunk: list[str]) -> None:
-            nonlocal retries
-            with httpx.Client(base_url=url, headers=headers, timeout=120) as http:
-                for i, text in enumerate(chunk):
-                    body = {"task": TASK, "model": {"label": f"bench-{i % 4}"}, "output": text}
-                    while True:
-                        t0 = time.perf_counter()
-                        r = http.post("/v1/runs", json=body)
-                        dt = time.perf_counter() - t0
-                        if r.status_code == 429:
-                            with lock:
-                                retries += 1
-                            time.sleep(float(r.headers.get("Retry-After", "1")))
-                            continue
-                        r.raise_for_status()
-                        with lock:
-                            latencies.append(dt)
-                            run_ids.append(r.json()["run_id"])
-                        break
-
+        submit = _Submitter(url, {"Authorization": f"Bearer {read_token(data)}"})
         start = time.perf_counter()
         with ThreadPoolExecutor(clients) as pool:
-            list(pool.map(client, chunks))
+            list(pool.map(submit, [replies[i::clients] for i in range(clients)]))
         accepted_s = time.perf_counter() - start
-        with httpx.Client(base_url=url, headers=headers, timeout=60) as http:
+        with httpx.Client(base_url=url, headers=submit.headers, timeout=60) as http:
             while http.get("/v1/health").json()["queue_depth"] > 0:
                 time.sleep(0.2)
             e2e_s = time.perf_counter() - start
-            outcomes: dict[str, int] = {}
-            for offset in range(0, len(run_ids), 1000):
-                page = http.get("/v1/runs", params={"limit": 1000, "offset": offset}).json()["runs"]
-                for run in page:
-                    outcomes[str(run["outcome"])] = outcomes.get(str(run["outcome"]), 0) + 1
+            outcomes = _outcomes(http, len(submit.run_ids))
+        lat = submit.latencies
         return {
-            "submissions": len(latencies),
+            "submissions": len(lat),
             "clients": clients,
             "accept_wall_s": round(accepted_s, 3),
-            "accepted_per_s": round(len(latencies) / accepted_s, 1),
+            "accepted_per_s": round(len(lat) / accepted_s, 1),
             "submit_latency_ms": {
-                f"p{q}": round(nearest_rank(latencies, q) * 1000, 1) for q in (50, 95, 99)
+                f"p{q}": round(nearest_rank(lat, q) * 1000, 1) for q in (50, 95, 99)
             },
-            "retries_429": retries,
+            "retries_429": submit.retries,
             "end_to_end_s": round(e2e_s, 2),
-            "end_to_end_runs_per_s": round(len(run_ids) / e2e_s, 3),
+            "end_to_end_runs_per_s": round(len(submit.run_ids) / e2e_s, 3),
             "outcomes": outcomes,
             "data_dir": str(data),
         }
@@ -144,14 +147,13 @@ def run_service(
             proc.wait(60)
         except subprocess.TimeoutExpired:
             proc.kill()
-        log.close()
 
 
 def run_direct(replies: list[str], workers: int) -> dict[str, Any]:
     """Render the same extracted SVGs straight through a render pool of the same size."""
     import checks
     from regua.settings import Settings
-    from service import rendering
+    from service.pipeline import render_client as rendering
     from tasks import bundled_registry
 
     task = bundled_registry().get(TASK)
@@ -179,12 +181,11 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=500)
     ap.add_argument("--clients", type=int, default=20)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--components", default=None, help="components factory (default: production)")
     ap.add_argument("--skip-direct", action="store_true")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     replies = outputs(args.n)
-    service = run_service(replies, args.clients, args.workers, args.components)
+    service = run_service(replies, args.clients, args.workers)
     report: dict[str, Any] = {"service": service}
     if not args.skip_direct:
         direct = run_direct(replies, args.workers)

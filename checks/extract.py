@@ -174,6 +174,30 @@ def _key(indexed: tuple[int, _Candidate]) -> tuple[int, int, int, int, int]:
     return (int(c.has_svg), int(c.complete), c.lang_rank, c.end - c.start, i)
 
 
+def _candidate_infos(text: str, cands: list[_Candidate]) -> tuple[CandidateInfo, ...]:
+    """What the extraction reports about each candidate (with its line), in ``cands`` order."""
+    infos: list[CandidateInfo] = []
+    line, at = 1, 0
+    for c in sorted(cands, key=lambda c: c.start):  # lines counted incrementally: linear
+        line += text.count("\n", at, c.start) if c.start > at else 0
+        at = max(at, c.start)
+        infos.append(CandidateInfo(c.method, c.start, c.end, line, c.complete, c.has_svg))
+    by_start = {(i.start, i.end, i.method): i for i in infos}
+    return tuple(by_start[(c.start, c.end, c.method)] for c in cands)
+
+
+def _choice_notes(cands: list[_Candidate], index: int, chosen: _Candidate) -> tuple[str, ...]:
+    """Notes on how the chosen candidate was picked and what may be wrong with it."""
+    notes: list[str] = []
+    if len(cands) > 1:
+        notes.append(f"{len(cands)} candidates; policy {POLICY} chose #{index}")
+    if len(cands) >= MAX_CANDIDATES:
+        notes.append(f"stopped looking after {MAX_CANDIDATES} candidates")
+    if not chosen.complete:
+        notes.append("the chosen <svg> has no end tag (truncated reply?)")
+    return tuple(notes)
+
+
 def extract_svg(raw: str | bytes) -> Extraction:
     """Find the SVG document in a raw reply. Never raises; no SVG gives status ``no_svg``."""
     try:
@@ -192,14 +216,6 @@ def extract_svg(raw: str | bytes) -> Extraction:
             raw_length=len(raw),
             notes=(f"extraction error: {type(exc).__name__}",),
         )
-    infos: list[CandidateInfo] = []
-    line, at = 1, 0
-    for c in sorted(cands, key=lambda c: c.start):  # lines counted incrementally: linear
-        line += text.count("\n", at, c.start) if c.start > at else 0
-        at = max(at, c.start)
-        infos.append(CandidateInfo(c.method, c.start, c.end, line, c.complete, c.has_svg))
-    by_start = {(i.start, i.end, i.method): i for i in infos}
-    info_tuple = tuple(by_start[(c.start, c.end, c.method)] for c in cands)
     if not cands:
         return Extraction(
             status="no_svg",
@@ -216,13 +232,6 @@ def extract_svg(raw: str | bytes) -> Extraction:
             notes=("no <svg element, markup document or XML document found",),
         )
     index, chosen = max(enumerate(cands), key=_key)
-    notes: list[str] = []
-    if len(cands) > 1:
-        notes.append(f"{len(cands)} candidates; policy {POLICY} chose #{index}")
-    if len(cands) >= MAX_CANDIDATES:
-        notes.append(f"stopped looking after {MAX_CANDIDATES} candidates")
-    if not chosen.complete:
-        notes.append("the chosen <svg> has no end tag (truncated reply?)")
     return Extraction(
         status="found",
         svg_text=text[chosen.start : chosen.end],
@@ -235,6 +244,6 @@ def extract_svg(raw: str | bytes) -> Extraction:
         encoding=encoding,
         bom=bom,
         raw_length=len(raw),
-        candidate_info=info_tuple,
-        notes=tuple(notes),
+        candidate_info=_candidate_infos(text, cands),
+        notes=_choice_notes(cands, index, chosen),
     )

@@ -15,14 +15,11 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from lxml import etree
 
+from checks.scan import Scan, scan_document
 from checks.xmltext import Prolog, scan_prolog, to_text
-
-if TYPE_CHECKING:
-    from checks.scan import Scan
 
 PARSE_MAX_BYTES = 2_000_000
 NEUTRAL_SYSTEM_ID = "urn:regua:internal-subset-removed"
@@ -75,9 +72,7 @@ class Document:
     def scan(self) -> Scan:
         """The shared one-pass scan of the tree (computed once, on first use)."""
         if self._scan is None:
-            from checks.scan import scan_document
-
-            self._scan = scan_document(self)
+            self._scan = scan_document(self.text, self.root)
         return self._scan
 
 

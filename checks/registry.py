@@ -1,20 +1,16 @@
-"""The check extension point: a Protocol, a registry, and the functions that run the suite.
+"""The check extension point: the :class:`Check` protocol and the registry checks are added to.
 
-Built-in checks register through :func:`register_check` exactly like a plugin would. Running the
-suite never raises: a check that raises or returns something malformed is reported as ``fail``
-with the error as evidence (fail closed; the document is untrusted).
+Built-in checks register through :func:`register_check` exactly like a plugin would;
+:mod:`checks.suite` loads them and runs the suite.
 """
 
 from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from checks.extract import extract_svg
-from checks.parse import Document, parse_document
-from checks.types import CHECK_STATUSES, CheckReport, CheckResult, Evidence, Extraction
+from checks.parse import Document
+from checks.types import CheckResult
 from tasks import TaskSpec
-
-CHECKER_VERSION = "1"
 
 
 @runtime_checkable
@@ -57,55 +53,9 @@ def unregister_check(check_id: str) -> None:
     _REGISTRY.pop(check_id, None)
 
 
-def registered_checks() -> tuple[Check, ...]:
-    """Every registered check, built-ins first, in registration order."""
-    _ensure_builtins()
+def checks_in_registry() -> tuple[Check, ...]:
+    """Every check registered so far, in registration order (built-ins may not be loaded yet).
+
+    Callers want :func:`checks.suite.registered_checks`, which loads the built-ins first.
+    """
     return tuple(_REGISTRY.values())
-
-
-def _ensure_builtins() -> None:
-    import checks.builtin  # noqa: F401  (registers the built-ins on first import)
-
-
-def _safe_run(check: Check, doc: Document, task: TaskSpec) -> CheckResult:
-    cid = str(getattr(check, "id", "?"))
-    version = str(getattr(check, "version", "?"))
-    try:
-        result = check.run(doc, task)
-    except Exception as exc:
-        msg = f"check raised {type(exc).__name__}: {exc}; failing closed"
-        return CheckResult(cid, version, "fail", (Evidence(msg[:300]),))
-    if not isinstance(result, CheckResult) or result.status not in CHECK_STATUSES:
-        msg = f"check returned an invalid result {result!r:.120}; failing closed"
-        return CheckResult(cid, version, "fail", (Evidence(msg),))
-    return result
-
-
-def run_checks(
-    svg_text: str | bytes,
-    task: TaskSpec,
-    *,
-    checks: tuple[Check, ...] | None = None,
-    extraction: Extraction | None = None,
-) -> CheckReport:
-    """Run every registered check (or ``checks``) on one SVG document. Never raises."""
-    suite = registered_checks() if checks is None else checks
-    try:
-        doc = parse_document(svg_text)
-    except Exception as exc:  # parse_document already catches; this is the last line of defence
-        ev = Evidence(f"document could not be prepared: {type(exc).__name__}: {exc}"[:300])
-        results: tuple[CheckResult, ...] = (CheckResult("parse", "1", "fail", (ev,)),)
-        return CheckReport(task.ref, CHECKER_VERSION, extraction, "fail", results)
-    results = tuple(
-        _safe_run(c, doc, task) for c in suite if doc.root is not None or not c.needs_tree
-    )
-    failed = any(r.status == "fail" for r in results)
-    return CheckReport(task.ref, CHECKER_VERSION, extraction, "fail" if failed else "pass", results)
-
-
-def check_reply(raw: str | bytes, task: TaskSpec) -> CheckReport:
-    """Extract the SVG from a raw reply and run the checks on it. ``no_svg`` fails the report."""
-    extraction = extract_svg(raw)
-    if extraction.status != "found" or extraction.svg_text is None:
-        return CheckReport(task.ref, CHECKER_VERSION, extraction, "fail", ())
-    return run_checks(extraction.svg_text, task, extraction=extraction)

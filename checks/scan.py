@@ -10,7 +10,7 @@ are grouped by the id of the check they concern.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from lxml import etree
 
@@ -45,9 +45,6 @@ from checks.vocab import (
     local_name,
     src_line,
 )
-
-if TYPE_CHECKING:
-    from checks.parse import Document
 
 MAX_EVIDENCE = 25
 SCAN_MAX_ELEMENTS = 10_000  # keeps every document well under a second; beyond, fail closed
@@ -103,8 +100,10 @@ class Scan:
         snippet: str | None = None,
         line: int | None = None,
     ) -> None:
-        """Record evidence for a check: an Evidence, or an element plus message and snippet (the
-        element path is only computed for the first MAX_EVIDENCE items; the rest are counted)."""
+        """Record evidence for a check: an Evidence, or an element plus message and snippet.
+
+        The element path is only computed for the first MAX_EVIDENCE items; the rest are counted.
+        """
         items = self.findings.setdefault(check, [])
         if len(items) >= MAX_EVIDENCE:
             self.overflow[check] = self.overflow.get(check, 0) + 1
@@ -129,10 +128,9 @@ def ev(el: etree._Element, message: str, snippet: str | None = None) -> Evidence
 
 
 class _Walker:
-    def __init__(self, doc: Document, scan: Scan) -> None:
+    def __init__(self, text: str, scan: Scan) -> None:
         self.scan = scan
         self.css_budget = CSS_SCAN_BUDGET
-        text = doc.text
         # '<' reaches a text node or attribute value only through these (or inside a comment).
         self.escaped_lt = "&lt;" in text or "&#" in text or "CDATA" in text
 
@@ -258,11 +256,9 @@ class _Walker:
             msg = f"unexpanded entity reference {node.text}"
             self.scan.add("doctype", Evidence(msg, src_line(node), None, node.text))
 
-    def walk(self, root: etree._Element, text: str) -> None:
-        for sib in root.itersiblings(preceding=True):
-            self.other(sib)
-        for sib in root.itersiblings():
-            self.other(sib)
+    def walk(self, root: etree._Element) -> None:
+        """Scan the nodes around ``root``, then every element under it, in document order."""
+        self._siblings(root)
         scan = self.scan
         pooled: list[Any] = []  # attribute values (str); Any keeps the hot loop free of casts
         fast: list[etree._Element] = []
@@ -275,10 +271,7 @@ class _Walker:
                 continue
             count += 1
             if count > SCAN_MAX_ELEMENTS:
-                scan.truncated = True
-                msg = f"scan stopped after {SCAN_MAX_ELEMENTS} elements; the rest is unchecked"
-                for check in SECURITY_CHECKS:
-                    scan.add(check, node, msg + " (fail closed)")
+                self._truncate(node)
                 count -= 1
                 break
             info = _TAGS.get(tag) or _tag_info(tag)
@@ -299,10 +292,32 @@ class _Walker:
                     scan.longest_value = max(scan.longest_value, *map(len, attr_values(node)))
         scan.element_count = count
         if pooled:
-            scan.longest_value = max(scan.longest_value, *map(len, pooled))
-            if _suspicious('"'.join(pooled)):
-                for node in fast:
-                    self.attributes(node, _tag_info(str(node.tag))[1])
+            self._pooled(pooled, fast)
+
+    def _siblings(self, root: etree._Element) -> None:
+        """Scan the comments, processing instructions and entities before and after the root."""
+        for sib in root.itersiblings(preceding=True):
+            self.other(sib)
+        for sib in root.itersiblings():
+            self.other(sib)
+
+    def _truncate(self, node: etree._Element) -> None:
+        """Stop the scan at ``node``, failing every security check closed."""
+        self.scan.truncated = True
+        msg = f"scan stopped after {SCAN_MAX_ELEMENTS} elements; the rest is unchecked"
+        for check in SECURITY_CHECKS:
+            self.scan.add(check, node, msg + " (fail closed)")
+
+    def _pooled(self, pooled: list[Any], fast: list[etree._Element]) -> None:
+        """Account for the plain attribute values pooled by :meth:`walk`.
+
+        Their elements' attributes are checked one by one only when the pooled text looks
+        suspicious.
+        """
+        self.scan.longest_value = max(self.scan.longest_value, *map(len, pooled))
+        if _suspicious('"'.join(pooled)):
+            for node in fast:
+                self.attributes(node, _tag_info(str(node.tag))[1])
 
 
 def nesting_depth(root: etree._Element) -> tuple[int, etree._Element]:
@@ -320,8 +335,10 @@ def nesting_depth(root: etree._Element) -> tuple[int, etree._Element]:
 
 
 def hidden_markup(text: str) -> tuple[str, int] | None:
-    """(check id, offset) of markup that is inert as XML text but live as HTML, if any. Linear:
-    each event-handler-like match looks back at most 256 characters for an opening ``<``."""
+    """(check id, offset) of markup that is inert as XML text but live as HTML, if any.
+
+    Linear: each event-handler-like match looks back at most 256 characters for an opening ``<``.
+    """
     m = HIDDEN_TAG.search(text)
     if m is not None:
         return "script", m.start()
@@ -347,8 +364,11 @@ def _suspicious(joined: str) -> bool:
 
 
 def css_worthy(value: str) -> bool:
-    """Does this CSS (or attribute text) contain anything but local ``url(#id)`` references that
-    could fetch, animate or run? Without a hint it cannot, and tokenizing it is skipped."""
+    """Whether this CSS (or attribute text) may hold something that could fetch, animate or run.
+
+    Anything but local ``url(#id)`` references counts. Without a hint it cannot, and tokenizing
+    it is skipped.
+    """
     if "\\" in value:
         return True
     low = value.lower()
@@ -357,9 +377,9 @@ def css_worthy(value: str) -> bool:
     return any(h in low for h in CSS_HINTS)
 
 
-def scan_document(doc: Document) -> Scan:
-    """Walk ``doc.root`` once; an unparsed document gives an empty scan."""
+def scan_document(text: str, root: etree._Element | None) -> Scan:
+    """Walk a document's tree ``root`` (parsed from ``text``) once; no tree gives an empty scan."""
     scan = Scan()
-    if doc.root is not None:
-        _Walker(doc, scan).walk(doc.root, doc.text)
+    if root is not None:
+        _Walker(text, scan).walk(root)
     return scan

@@ -100,8 +100,11 @@ class Extraction:
     notes: tuple[str, ...] = ()
 
     def to_dict(self, include_text: bool = False) -> dict[str, Any]:
-        """Plain JSON-able form; the SVG text itself only when ``include_text`` (it is untrusted
-        content and is stored as its own artifact), otherwise its sha256 and length."""
+        """Plain JSON-able form of the extraction.
+
+        The SVG text itself is included only when ``include_text`` (it is untrusted content and
+        is stored as its own artifact), otherwise its sha256 and length.
+        """
         out: dict[str, Any] = {
             "status": self.status,
             "method": self.method,

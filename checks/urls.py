@@ -1,9 +1,9 @@
-"""URL classification and CSS scanning for the static checks (no I/O, nothing fetched).
+r"""URL classification and CSS scanning for the static checks (no I/O, nothing fetched).
 
 URLs are normalised the way a browser's URL parser would see them, but more aggressively:
 every whitespace and control character is removed anywhere (browsers strip them at the ends and
 drop tab/newline inside), then the text is lower-cased. CSS is tokenised with tinycss2, so CSS
-escapes (``\\75 rl(``) are decoded before function names and URLs are compared; a second pass
+escapes (``\75 rl(``) are decoded before function names and URLs are compared; a second pass
 over the escape-decoded text catches absolute URLs in places the tokenizer does not model.
 """
 
@@ -103,7 +103,7 @@ _CSS_ESCAPE = re.compile(r"\\([0-9a-fA-F]{1,6})[ \t\r\n\f]?|\\(.)", re.S)
 
 
 def css_unescape(text: str) -> str:
-    """Decode CSS escapes (``\\75`` → ``u``); invalid code points become U+FFFD."""
+    r"""Decode CSS escapes (``\75`` → ``u``); invalid code points become U+FFFD."""
 
     def repl(m: re.Match[str]) -> str:
         if m.group(1) is not None:
@@ -234,8 +234,11 @@ def _raw_pass(css: str, where: str, seen: set[str]) -> list[CssFinding]:
 
 
 def scan_css(css: str, where: str, mode: str) -> list[CssFinding]:
-    """Findings in CSS: ``mode`` is ``sheet`` (a <style> element), ``declarations`` (a ``style=``
-    attribute) or ``value`` (a presentation attribute such as ``fill="url(...)"``)."""
+    """Findings in CSS text, parsed according to where the text came from.
+
+    ``mode`` is ``sheet`` (a <style> element), ``declarations`` (a ``style=`` attribute) or
+    ``value`` (a presentation attribute such as ``fill="url(...)"``).
+    """
     walker = _CssWalker()
     try:
         if mode == "declarations":

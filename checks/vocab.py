@@ -245,7 +245,7 @@ HIDDEN_HANDLER = re.compile(r"[\s/\"'](on[a-z]+)\s{0,8}=", re.I)
 
 
 def attr_name(name: str) -> str:
-    """lxml attribute name → lower-cased name with ``xlink:``/``xml:`` prefixes kept."""
+    """Map an lxml attribute name to its lower-cased name, keeping ``xlink:``/``xml:`` prefixes."""
     if name.startswith("{"):
         ns, _, local = name[1:].partition("}")
         if ns == XLINK_NS:

@@ -119,14 +119,22 @@ def line_of(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
-def scan_doctype(text: str, pos: int) -> Doctype:
-    """Scan the DOCTYPE that starts at ``pos`` (``<!DOCTYPE``): linear, quote- and comment-aware."""
+def _doctype_head(text: str, pos: int) -> tuple[str, str | None, str | None]:
+    """The root name, public id and system id written in the DOCTYPE at ``pos``."""
     head = _DT_HEAD.match(text, pos)
     name = head.group(1) if head else ""
     public_id = _unquote(head.group(5)) if head and head.group(4) else None
     system_id = None
     if head:
         system_id = _unquote(head.group(3)) if head.group(2) else _unquote(head.group(6))
+    return name, public_id, system_id
+
+
+def _doctype_extent(text: str, pos: int) -> tuple[int, bool, int, int]:
+    """Where the DOCTYPE at ``pos`` ends, whether it is closed, and its subset's bounds.
+
+    Returns ``(end, complete, subset_start, subset_end)``; a subset bound is -1 when absent.
+    """
     in_subset = False
     subset_start = -1
     subset_end = -1
@@ -157,7 +165,47 @@ def scan_doctype(text: str, pos: int) -> Doctype:
             end = i
             complete = True
             break
-    end = min(end, n)
+    return min(end, n), complete, subset_start, subset_end
+
+
+def _subset_declarations(
+    text: str, subset: str, base: int
+) -> tuple[list[tuple[str, int, str]], list[EntityDecl]]:
+    """The declarations (kind, line, text) and entities of an internal subset at ``base``.
+
+    At most :data:`MAX_DECLARATIONS` are listed; a ``MORE`` entry marks the cut.
+    """
+    decls: list[tuple[str, int, str]] = []
+    ents: list[EntityDecl] = []
+    line, at = line_of(text, base), base
+    for d in _DECLARATION.finditer(subset):
+        line += text.count("\n", at, base + d.start())  # incremental: linear overall
+        at = base + d.start()
+        if len(decls) >= MAX_DECLARATIONS:
+            decls.append(("MORE", line, "... further declarations not listed"))
+            break
+        decls.append((d.group(1).upper(), line, d.group()))
+        e = _ENTITY.match(d.group())
+        if e is not None:
+            ents.append(
+                EntityDecl(
+                    name=e.group(2),
+                    parameter=bool(e.group(1)),
+                    value=_unquote(e.group(4)),
+                    system_id=_unquote(e.group(3)),
+                    line=line,
+                    text=d.group(),
+                )
+            )
+        elif d.group(1).upper() == "ENTITY":
+            ents.append(EntityDecl("?", False, None, None, line, d.group()))
+    return decls, ents
+
+
+def scan_doctype(text: str, pos: int) -> Doctype:
+    """Scan the DOCTYPE that starts at ``pos`` (``<!DOCTYPE``): linear, quote- and comment-aware."""
+    name, public_id, system_id = _doctype_head(text, pos)
+    end, complete, subset_start, subset_end = _doctype_extent(text, pos)
     subset: str | None = None
     if subset_start >= 0:
         subset = text[subset_start : subset_end if subset_end >= 0 else end]
@@ -165,29 +213,7 @@ def scan_doctype(text: str, pos: int) -> Doctype:
     ents: list[EntityDecl] = []
     refs: tuple[str, ...] = ()
     if subset:
-        base = subset_start
-        line, at = line_of(text, base), base
-        for d in _DECLARATION.finditer(subset):
-            line += text.count("\n", at, base + d.start())  # incremental: linear overall
-            at = base + d.start()
-            if len(decls) >= MAX_DECLARATIONS:
-                decls.append(("MORE", line, "... further declarations not listed"))
-                break
-            decls.append((d.group(1).upper(), line, d.group()))
-            e = _ENTITY.match(d.group())
-            if e is not None:
-                ents.append(
-                    EntityDecl(
-                        name=e.group(2),
-                        parameter=bool(e.group(1)),
-                        value=_unquote(e.group(4)),
-                        system_id=_unquote(e.group(3)),
-                        line=line,
-                        text=d.group(),
-                    )
-                )
-            elif d.group(1).upper() == "ENTITY":
-                ents.append(EntityDecl("?", False, None, None, line, d.group()))
+        decls, ents = _subset_declarations(text, subset, subset_start)
         refs = tuple(dict.fromkeys(_PE_REF.findall(_DECLARATION.sub("", subset))))
     return Doctype(
         start=pos,
@@ -247,8 +273,10 @@ def scan_prolog(text: str) -> Prolog:
 
 
 def prolog_start(text: str, lo: int, root: int) -> int:
-    """Earliest offset in ``[lo, root)`` from which only prolog items and whitespace lead to
-    ``root`` (the ``<svg`` of a candidate). Used to keep an XML declaration or DOCTYPE in front."""
+    """Earliest offset in ``[lo, root)`` from which only prolog items and whitespace follow.
+
+    ``root`` is the ``<svg`` of a candidate. Used to keep an XML declaration or DOCTYPE in front.
+    """
     best = root
     pos = root
     lo = max(lo, root - 65536)

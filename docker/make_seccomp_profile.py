@@ -37,7 +37,7 @@ def derive(profile: dict[str, Any]) -> dict[str, Any]:
 def main() -> int:
     """Read the default profile named on the command line, print the derived one."""
     if len(sys.argv) != 2:
-        print(__doc__, file=sys.stderr)
+        sys.stderr.write(__doc__ or "")
         return 2
     with open(sys.argv[1], encoding="utf-8") as fh:
         profile = json.load(fh)

@@ -5,10 +5,8 @@ Import surface used by the service and by calibration::
     from judges import evaluate, panel_for_family, Verdict, JudgeProfile, ...
 """
 
-from judges.base import (
-    Judge,
-    JudgeFactory,
-    JudgeRegistry,
+from judges.base import Judge, JudgeFactory, JudgeRegistry
+from judges.default_registry import (
     create_judge,
     get_profile,
     list_profiles,
@@ -16,9 +14,23 @@ from judges.base import (
     register_profile,
     registry,
 )
-from judges.evaluate import evaluate
+from judges.evaluate import ask_judges, evaluate, panel_record, seat_panel
 from judges.human import HUMAN_PROFILE_ID, human_verdict
+from judges.inputs import (
+    CheckEvidence,
+    CheckFinding,
+    CheckSummary,
+    EvalInput,
+    FrameImage,
+    JudgeInput,
+    MaskImage,
+    MaskKind,
+    RenderStatus,
+    RenderSummary,
+    mask_kind,
+)
 from judges.jury import (
+    JUDGE_FAILURE,
     NO_RELIABLE_JUDGE,
     Eligibility,
     EligibilityFn,
@@ -31,19 +43,17 @@ from judges.model import (
     CriterionOutcome,
     CriterionStatus,
     Evidence,
-    FrameImage,
+    JudgeAnswers,
     JudgeFailure,
-    JudgeInput,
     JudgeProfile,
-    MaskImage,
-    MaskKind,
     Outcome,
     OutcomeStatus,
+    PanelRecord,
     PanelResult,
+    SeatedJudge,
     Verdict,
     VerdictStatus,
     Vote,
-    mask_kind,
 )
 from judges.panel import (
     JudgePanel,
@@ -55,15 +65,21 @@ from judges.panel import (
 
 __all__ = [
     "HUMAN_PROFILE_ID",
+    "JUDGE_FAILURE",
     "MEASURE_VERSION",
     "NO_RELIABLE_JUDGE",
+    "CheckEvidence",
+    "CheckFinding",
+    "CheckSummary",
     "CriterionOutcome",
     "CriterionStatus",
     "Eligibility",
     "EligibilityFn",
+    "EvalInput",
     "Evidence",
     "FrameImage",
     "Judge",
+    "JudgeAnswers",
     "JudgeFactory",
     "JudgeFailure",
     "JudgeInput",
@@ -75,10 +91,15 @@ __all__ = [
     "MeasurementMemo",
     "Outcome",
     "OutcomeStatus",
+    "PanelRecord",
     "PanelResult",
+    "RenderStatus",
+    "RenderSummary",
+    "SeatedJudge",
     "Verdict",
     "VerdictStatus",
     "Vote",
+    "ask_judges",
     "create_judge",
     "decide_criterion",
     "decide_outcome",
@@ -91,8 +112,10 @@ __all__ = [
     "list_profiles",
     "mask_kind",
     "panel_for_family",
+    "panel_record",
     "register_judge_kind",
     "register_panel",
     "register_profile",
     "registry",
+    "seat_panel",
 ]

@@ -1,7 +1,6 @@
-"""The judge protocol and the registry of judge kinds and profiles.
+"""The judge protocol and the registry class of judge kinds and profiles.
 
-Built-in judges register through exactly the same calls a plugin uses
-(:func:`register_judge_kind`, :func:`register_profile`).
+The process-wide registry, with the built-ins loaded, lives in :mod:`judges.default_registry`.
 """
 
 from __future__ import annotations
@@ -10,7 +9,8 @@ import threading
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
-from judges.model import JudgeFailure, JudgeInput, JudgeProfile, Verdict
+from judges.inputs import JudgeInput
+from judges.model import JudgeFailure, JudgeProfile, Verdict
 from regua.errors import ConfigurationError, NotFoundError
 from regua.settings import Settings
 from tasks import Criterion, TaskSpec
@@ -27,8 +27,11 @@ class Judge(Protocol):
         ...
 
     def judge(self, inp: JudgeInput) -> Verdict | JudgeFailure | None:
-        """Return a verdict, a :class:`JudgeFailure` when no verdict could be produced, or
-        ``None`` when this input is outside what the judge can decide (it abstains)."""
+        """Judge one criterion on one input.
+
+        Returns a verdict, a :class:`JudgeFailure` when no verdict could be produced, or
+        ``None`` when this input is outside what the judge can decide (it abstains).
+        """
         ...
 
 
@@ -40,6 +43,7 @@ class JudgeRegistry:
     """Judge kinds (factories) and immutable profiles, keyed by kind and by profile id."""
 
     def __init__(self) -> None:
+        """Start with no judge kinds and no profiles."""
         self._kinds: dict[str, JudgeFactory] = {}
         self._profiles: dict[str, JudgeProfile] = {}
         self._lock = threading.Lock()
@@ -52,8 +56,11 @@ class JudgeRegistry:
             self._kinds[kind] = factory
 
     def register_profile(self, profile: JudgeProfile) -> JudgeProfile:
-        """Register a profile. The same id with different content is refused (profiles are
-        immutable: change anything, change the version)."""
+        """Register a profile and return it.
+
+        The same id with different content is refused (profiles are immutable: change anything,
+        change the version).
+        """
         with self._lock:
             known = self._profiles.get(profile.id)
             if known is not None and known.content_hash() != profile.content_hash():
@@ -87,46 +94,3 @@ class JudgeRegistry:
         if factory is None:
             raise ConfigurationError(f"no judge kind {prof.kind!r} registered for {prof.id}")
         return factory(prof, settings)
-
-
-_REGISTRY = JudgeRegistry()
-_BUILTINS_LOADED = False
-_BUILTINS_LOCK = threading.Lock()
-
-
-def registry() -> JudgeRegistry:
-    """The process-wide registry, with the built-in judges and profiles loaded."""
-    global _BUILTINS_LOADED
-    if not _BUILTINS_LOADED:
-        with _BUILTINS_LOCK:
-            if not _BUILTINS_LOADED:
-                from judges import builtin
-
-                builtin.register_builtins(_REGISTRY)
-                _BUILTINS_LOADED = True
-    return _REGISTRY
-
-
-def register_judge_kind(kind: str, factory: JudgeFactory, *, replace: bool = False) -> None:
-    """Register a judge kind in the process-wide registry (plugins and built-ins alike)."""
-    registry().register_kind(kind, factory, replace=replace)
-
-
-def register_profile(profile: JudgeProfile) -> JudgeProfile:
-    """Register a judge profile in the process-wide registry."""
-    return registry().register_profile(profile)
-
-
-def get_profile(profile_id: str) -> JudgeProfile:
-    """Look up a registered profile."""
-    return registry().profile(profile_id)
-
-
-def list_profiles() -> tuple[JudgeProfile, ...]:
-    """All registered profiles."""
-    return registry().profiles()
-
-
-def create_judge(profile: JudgeProfile | str, settings: Settings | None = None) -> Judge:
-    """Instantiate a judge from the process-wide registry."""
-    return registry().create(profile, settings)

@@ -74,6 +74,7 @@ VISION_PARAMS = {
 PINNED_HASHES = {
     "static@1": "03f29f7423749822d1efe762dada53ed1cb1f5a949521d803de9646b1894e5cf",
     "geometry@1": "dde5c2bd35d84130f970a0ce71cbc6dbf5727b3d37644d7a4e1e80da740f1b96",
+    "geometry@2": "7688eaf3cc866e20a6519eebf924f14c0dba823564990418a4d91e0bec9a7f52",
     "vision-llm-openai@1": "40fb487b116e1a93927b3ff23fc6d5ba562a3d9264b58b4184b35f768cebbad2",
     "vision-llm-anthropic@1": "44f2899753a44f216292e4e17b29d7ff23be78b379a538980f2957143e5b96fd",
     "human@1": "517451bb80773f109974d3d4f20a20f3119c7810d7bdb35ba2c93db2fe34b196",
@@ -100,6 +101,19 @@ BUILTIN_PROFILES = tuple(
             params={"mask_threshold": 128, "measure_on": "first frame; every frame for A1/A2"},
             thresholds=GEOMETRY_THRESHOLDS,
             description="Part-mask geometry with OpenCV and Shapely (structured tasks).",
+        ),
+        JudgeProfile(
+            id="geometry@2",
+            kind="geometry",
+            params={
+                "mask_threshold": 128,
+                "measure_on": "first frame; every frame for A1/A2",
+                "veto_only": ["B1"],
+            },
+            thresholds=GEOMETRY_THRESHOLDS,
+            description="Part-mask geometry for relations (B2, R1-R3, A1, A2); on B1 only a "
+            "visible failure (a part missing, hidden or malformed), never a pass: recognising a "
+            "bicycle needs a recognising judge.",
         ),
         JudgeProfile(
             id="vision-llm-openai@1",

@@ -1,98 +1,216 @@
-"""``judges.evaluate``: run a panel's judges on every applicable criterion, then the jury."""
+"""``judges.evaluate``: the one function that turns a run's evidence into verdicts and an outcome.
+
+It seats the panel's judges (each under the identity it votes and is calibrated under), asks
+every one of them about each applicable criterion it answers, then lets the jury decide each
+criterion and the run (:mod:`judges.jury`). Re-scoring calls it with another panel; review calls
+it with the previous evaluation's answers and the people's verdicts.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from judges.base import JudgeRegistry, registry
+from judges.base import Judge, JudgeRegistry
+from judges.default_registry import registry
+from judges.inputs import EvalInput
 from judges.jury import Eligibility, decide_criterion, decide_outcome, is_eligible
-from judges.measure_memo import MeasurementMemo
 from judges.model import (
     CriterionOutcome,
-    FrameImage,
+    JudgeAnswers,
     JudgeFailure,
-    JudgeInput,
-    MaskImage,
+    JudgeProfile,
+    PanelRecord,
     PanelResult,
+    SeatedJudge,
     Verdict,
 )
 from judges.panel import JudgePanel
 from regua.settings import Settings
-from tasks import TaskSpec
+from tasks import Criterion
+
+
+def seat_panel(
+    panel: JudgePanel,
+    settings: Settings | None = None,
+    judge_registry: JudgeRegistry | None = None,
+) -> dict[str, Judge]:
+    """Instantiate the panel's judges, keyed by the profile id the panel names.
+
+    A judge may complete its profile (a vision judge takes its model from settings) and then
+    votes under that effective profile: ``judge.profile`` is its identity.
+    """
+    reg = judge_registry or registry()
+    return {pid: reg.create(pid, settings) for pid in panel.profile_ids()}
+
+
+def panel_record(panel: JudgePanel, seated: Mapping[str, Judge]) -> PanelRecord:
+    """The panel as recorded on an evaluation, with the identity of every seated judge."""
+    return PanelRecord(
+        id=panel.id,
+        family=panel.family,
+        assignments=dict(panel.assignments),
+        content_hash=panel.content_hash(),
+        judges=tuple(
+            SeatedJudge(pid, j.profile.id, j.profile.content_hash(), j.profile.kind)
+            for pid, j in sorted(seated.items())
+        ),
+    )
+
+
+def judge_provider(profile: JudgeProfile) -> str | None:
+    """The provider a judge profile declares (``params.provider``), lower-cased, or None."""
+    value = profile.params.get("provider")
+    return str(value).strip().lower() or None if value else None
+
+
+def excluded_judges(
+    inp: EvalInput, panel: JudgePanel, seated: Mapping[str, Judge]
+) -> frozenset[str]:
+    """Panel profile ids kept off this run because they share the work's provider.
+
+    Only when the panel says so (``exclude_own_provider``) and the run names its provider.
+    """
+    if not panel.exclude_own_provider or not inp.provider:
+        return frozenset()
+    own = inp.provider.strip().lower()
+    return frozenset(pid for pid, j in seated.items() if judge_provider(j.profile) == own)
+
+
+def ask_judges(inp: EvalInput, panel: JudgePanel, seated: Mapping[str, Judge]) -> JudgeAnswers:
+    """Every seated judge's answer on each applicable criterion it answers.
+
+    A judge that raises is recorded as a :class:`JudgeFailure` with cause ``judge_crashed``;
+    nothing here raises for a judge's sake. A judge returning ``None`` abstains. A judge of the
+    work's own provider is not asked when the panel excludes it (:func:`excluded_judges`).
+    """
+    verdicts: list[Verdict] = []
+    failures: list[JudgeFailure] = []
+    skip = excluded_judges(inp, panel, seated)
+    for criterion in inp.task.criteria:
+        if not criterion.applicable:
+            continue
+        judge_input = inp.for_criterion(criterion)
+        for pid in panel.profiles_for(criterion.id):
+            if pid in skip:
+                continue
+            judge = seated[pid]
+            if not judge.answers(inp.task, criterion):
+                continue
+            started = time.perf_counter()
+            try:
+                result = judge.judge(judge_input)
+            except Exception as exc:  # a broken judge is a judge failure, never a verdict
+                ms = (time.perf_counter() - started) * 1000.0
+                detail = f"{type(exc).__name__}: {exc}"
+                result = JudgeFailure(criterion.id, judge.profile.id, "judge_crashed", detail, ms)
+            if isinstance(result, Verdict):
+                verdicts.append(result)
+            elif isinstance(result, JudgeFailure):
+                failures.append(result)
+    return JudgeAnswers(tuple(verdicts), tuple(failures))
 
 
 def evaluate(
-    task: TaskSpec,
-    frames: Sequence[FrameImage],
-    masks: Sequence[MaskImage],
-    checks: Mapping[str, Any],
-    render: Mapping[str, Any] | None,
+    inp: EvalInput,
     panel: JudgePanel,
     eligibility: Eligibility = None,
-    *,
     human_verdicts: Sequence[Verdict] = (),
-    incomplete_cause: str | None = None,
+    *,
     settings: Settings | None = None,
     judge_registry: JudgeRegistry | None = None,
-    measurements: MeasurementMemo | None = None,
+    answers: JudgeAnswers | None = None,
+    seated: Mapping[str, Judge] | None = None,
 ) -> PanelResult:
-    """Run every judge of ``panel`` on each applicable criterion, then the jury and the outcome.
+    """Judge one run with ``panel`` and decide every criterion and the outcome.
 
-    ``checks`` is ``CheckReport.to_dict()``; ``render`` is ``render.json`` (``None`` or ``{}``
-    when rendering did not happen — pass ``incomplete_cause`` then). ``human_verdicts`` (from
-    review, profile kind ``human``) decide their criteria. A judge that raises is recorded as a
-    :class:`JudgeFailure` with cause ``judge_crashed``; nothing here raises for a judge's sake.
-    ``measurements`` (optional) is a memo of mask measurements the geometry judge reads and
-    fills: verdicts are the same without it; store ``measurements.to_doc()`` when
-    ``measurements.added`` is not 0 and pass it back (``MeasurementMemo.from_doc``) to re-score.
+    Args:
+        inp: the run's evidence (checks, render log, frames, masks, measurement memo).
+        panel: which judge profiles are asked about which criteria.
+        eligibility: who earned a vote (see :data:`judges.jury.Eligibility`).
+        human_verdicts: people's verdicts (kind ``human``); they decide their criteria.
+        settings: endpoints, models and keys for judges that need them.
+        judge_registry: where profiles and kinds are looked up (the process-wide one by
+            default).
+        answers: the judges' answers to reuse instead of asking them again (review builds on
+            the previous evaluation this way); the jury and the outcome rule still apply.
+        seated: judges already instantiated by :func:`seat_panel` (re-scoring seats them once
+            for many runs).
+
+    Returns:
+        The verdicts (humans' included), judge failures, criterion outcomes and the outcome.
     """
-    reg = judge_registry or registry()
-    # a judge may complete its profile (e.g. the model from settings) and then votes under
-    # that effective id; the panel still names the registered profile
-    by_id = {pid: reg.create(pid, settings) for pid in panel.profile_ids()}
-    kinds = {j.profile.id: j.profile.kind for j in by_id.values()}
-    for h in human_verdicts:
-        kinds.setdefault(h.judge_profile_id, "human")
-    verdicts: list[Verdict] = []
-    failures: list[JudgeFailure] = []
-    outcomes: list[CriterionOutcome] = []
-    for criterion in task.criteria:
-        mine_v: list[Verdict] = []
-        mine_f: list[JudgeFailure] = []
-        if criterion.applicable:
-            inp = JudgeInput(
-                task, criterion, tuple(frames), tuple(masks), checks, render or {}, measurements
-            )
-            for pid in panel.profiles_for(criterion.id):
-                judge = by_id[pid]
-                if not judge.answers(task, criterion):
-                    continue
-                started = time.perf_counter()
-                try:
-                    result = judge.judge(inp)
-                except Exception as exc:  # a broken judge is a machinery failure, not a verdict
-                    ms = (time.perf_counter() - started) * 1000.0
-                    detail = f"{type(exc).__name__}: {exc}"
-                    result = JudgeFailure(criterion.id, pid, "judge_crashed", detail, ms)
-                if isinstance(result, Verdict):
-                    mine_v.append(result)
-                elif isinstance(result, JudgeFailure):
-                    mine_f.append(result)
-        humans = [h for h in human_verdicts if h.criterion == criterion.id]
-
-        def eligible(pid: str, cid: str = criterion.id) -> bool:
-            return is_eligible(eligibility, pid, kinds.get(pid, ""), cid, task.family)
-
-        outcomes.append(decide_criterion(criterion, mine_v, mine_f, eligible, humans=humans))
-        verdicts += mine_v
-        failures += mine_f
+    judges = seated if seated is not None else seat_panel(panel, settings, judge_registry)
+    if answers is None:
+        answers = ask_judges(inp, panel, judges)
+    else:
+        answers = _without(
+            answers, {judges[p].profile.id for p in excluded_judges(inp, panel, judges)}
+        )
+    profiles = _voting_profiles(judges, answers, human_verdicts)
+    outcomes = [
+        _decide(inp, criterion, answers, human_verdicts, profiles, eligibility)
+        for criterion in inp.task.criteria
+    ]
+    broken = tuple(f.check_id for f in inp.checks.failed) if inp.checks is not None else ()
+    if inp.checks is not None and not inp.checks.svg_found:
+        broken = ("no_svg", *broken)
+    outcome = decide_outcome(
+        outcomes, broken_rules=broken, machinery_failure=inp.machinery_failure()
+    )
     return PanelResult(
-        task_ref=task.ref,
-        panel=panel.to_dict(),
-        verdicts=tuple(verdicts) + tuple(human_verdicts),
-        failures=tuple(failures),
+        task_ref=inp.task.ref,
+        panel=panel_record(panel, judges),
+        verdicts=answers.verdicts + tuple(human_verdicts),
+        failures=answers.failures,
         criteria=tuple(outcomes),
-        outcome=decide_outcome(outcomes, incomplete_cause=incomplete_cause),
+        outcome=outcome,
+    )
+
+
+def _without(answers: JudgeAnswers, judge_ids: set[str]) -> JudgeAnswers:
+    """Reused answers minus those of judges kept off this run."""
+    if not judge_ids:
+        return answers
+    return JudgeAnswers(
+        tuple(v for v in answers.verdicts if v.judge_profile_id not in judge_ids),
+        tuple(f for f in answers.failures if f.judge_profile_id not in judge_ids),
+    )
+
+
+def _voting_profiles(
+    seated: Mapping[str, Judge], answers: JudgeAnswers, humans: Sequence[Verdict]
+) -> dict[str, JudgeProfile]:
+    """The profile behind every id that answered.
+
+    Covers seated judges, people, and (for reused answers) judges no longer on the panel, which
+    are known by id only.
+    """
+    profiles = {j.profile.id: j.profile for j in seated.values()}
+    for h in humans:
+        profiles.setdefault(h.judge_profile_id, JudgeProfile(h.judge_profile_id, "human"))
+    for pid in {v.judge_profile_id for v in answers.verdicts} | {
+        f.judge_profile_id for f in answers.failures
+    }:
+        profiles.setdefault(pid, JudgeProfile(pid, "unknown"))
+    return profiles
+
+
+def _decide(
+    inp: EvalInput,
+    criterion: Criterion,
+    answers: JudgeAnswers,
+    humans: Sequence[Verdict],
+    profiles: Mapping[str, JudgeProfile],
+    eligibility: Eligibility,
+) -> CriterionOutcome:
+    def eligible(pid: str) -> bool:
+        return is_eligible(eligibility, profiles[pid], criterion.id, inp.task.family)
+
+    return decide_criterion(
+        criterion,
+        [v for v in answers.verdicts if v.criterion == criterion.id],
+        [f for f in answers.failures if f.criterion == criterion.id],
+        eligible,
+        humans=[h for h in humans if h.criterion == criterion.id],
     )

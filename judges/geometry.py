@@ -4,7 +4,15 @@ Every distance is divided by the wheel diameter measured on the same image, so v
 depend on resolution or drawing scale. Contacts are measured between *visible* regions: a part
 that is clipped, hidden or fully covered is not visible whatever its bounding box says, and a
 contact that cannot be seen is not a pass. P1 (a recognisable pelican) is not decidable from
-geometry, so this judge does not answer it. Pure: decodes PNG bytes in memory, no I/O.
+geometry, so this judge does not answer it.
+
+Recognition vs relations: geometry on part masks measures relations (contacts, joins, seating,
+sizes); it cannot tell whether a part *looks like* what its id says (a rectangle with the id
+``wheel-front`` is a wheel to the masks). A profile may therefore name criteria it answers only
+as a veto (``params.veto_only``, e.g. ``["B1"]`` in ``geometry@2``): on those the judge reports
+a ``fail`` it can see (a part missing, hidden, misplaced or malformed) and abstains otherwise, so
+a pass needs a recognising judge's vote. ``geometry@1`` has no veto list (frozen behaviour).
+Pure: decodes PNG bytes in memory, no I/O.
 """
 
 from __future__ import annotations
@@ -26,16 +34,9 @@ from judges.geometry_scene import (
     not_visible_reason,
     worst,
 )
+from judges.inputs import JudgeInput, MaskImage
 from judges.measure_memo import MeasurementMemo
-from judges.model import (
-    Evidence,
-    JudgeFailure,
-    JudgeInput,
-    JudgeProfile,
-    MaskImage,
-    Verdict,
-    VerdictStatus,
-)
+from judges.model import Evidence, JudgeFailure, JudgeProfile, Verdict, VerdictStatus
 from regua.settings import Settings
 from tasks import Criterion, Mode, TaskSpec
 
@@ -246,16 +247,20 @@ class GeometryJudge:
     """Mask geometry for the structured tasks (all 15 part ids required)."""
 
     def __init__(self, profile: JudgeProfile) -> None:
+        """Bind the judge to ``profile`` and read its thresholds."""
         self.profile = profile
         self.thresholds = Thresholds.from_profile(profile)
+        self.veto_only = frozenset(str(c) for c in profile.param("veto_only", ()) or ())
         self._cache: tuple[tuple[Any, ...], MeasurementMemo | None, list[Scene]] | None = None
 
     def _scenes(
         self, masks: Sequence[MaskImage], memo: MeasurementMemo | None = None
     ) -> list[Scene]:
-        """Scenes for these masks; reused across the criteria of one evaluation so each mask
-        is decoded at most once. With a memo, regions read their measurements from it and
-        decode only on a miss."""
+        """Scenes for these masks, reused across the criteria of one evaluation.
+
+        Each mask is decoded at most once. With a memo, regions read their measurements from it
+        and decode only on a miss.
+        """
         key = tuple((m.time_s, m.part, m.kind, m.artifact_ref, hash(m.png)) for m in masks)
         cached = self._cache
         if cached is not None and cached[0] == key and cached[1] is memo:
@@ -292,6 +297,8 @@ class GeometryJudge:
                 finding = STATIC_RULES[cid](scenes[0], self.thresholds)
         except MaskDecodeError as exc:
             return JudgeFailure(cid, self.profile.id, "bad_mask", str(exc))
+        if cid in self.veto_only and finding.status is not _FAIL:
+            return None  # recognition is not geometry's to confirm: only a visible failure counts
         if finding.time_s is None and animated and cid not in MOTION_CRITERIA:
             finding = finding.at(scenes[0].time_s)
         ev = Evidence(finding.artifact_ref, finding.time_s, finding.description)
@@ -301,4 +308,5 @@ class GeometryJudge:
 
 def create_geometry_judge(profile: JudgeProfile, settings: Settings | None = None) -> GeometryJudge:
     """Factory registered for kind ``geometry``."""
+    del settings  # JudgeFactory signature; the geometry judge needs no settings
     return GeometryJudge(profile)

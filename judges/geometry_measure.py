@@ -34,8 +34,11 @@ _INERT_CHUNKS = frozenset({b"IHDR", b"pHYs", b"tEXt", b"zTXt", b"iTXt", b"tIME"}
 
 
 def _is_plain_grey_png(png: bytes) -> bool:
-    """An 8-bit greyscale PNG (colour type 0) with no transparency, gamma or colour chunk:
-    what the renderer writes for every mask, where every decoder yields the stored bytes."""
+    """Whether ``png`` is an 8-bit greyscale PNG with no transparency, gamma or colour chunk.
+
+    That (colour type 0) is what the renderer writes for every mask, and where every decoder
+    yields the stored bytes.
+    """
     if len(png) < 33 or png[:8] != _PNG_SIGNATURE or png[12:16] != b"IHDR":
         return False
     if png[24] != 8 or png[25] != 0:
@@ -56,7 +59,8 @@ def decode_grey(png: bytes) -> NDArray[np.uint8]:
 
     A plain 8-bit greyscale PNG goes through libspng (``pyspng``) when it is installed: the
     stored bytes, identical to OpenCV's result, about 4x faster. Anything else, or any libspng
-    complaint, goes through ``cv2.imdecode(..., IMREAD_GRAYSCALE)``."""
+    complaint, goes through ``cv2.imdecode(..., IMREAD_GRAYSCALE)``.
+    """
     if pyspng is not None and _is_plain_grey_png(png):
         try:
             fast = np.asarray(pyspng.load(png))
@@ -104,8 +108,10 @@ def _contour_geometry(contour: Any) -> BaseGeometry:
 
 
 def mask_geometry(mask: Mask, offset: tuple[int, int] = (0, 0)) -> BaseGeometry:
-    """The region of a mask as a Shapely geometry (holes kept), in pixel units; ``offset`` is
-    added to every coordinate (the origin of a cropped mask)."""
+    """The region of a mask as a Shapely geometry (holes kept), in pixel units.
+
+    ``offset`` is added to every coordinate (the origin of a cropped mask).
+    """
     img = mask.view(np.uint8) if mask.dtype == np.bool_ else (mask != 0).view(np.uint8)
     contours, hierarchy = cv2.findContours(
         img, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE, offset=offset
@@ -142,7 +148,7 @@ class Ellipse:
 
     @property
     def roundness(self) -> float:
-        """minor / major (1.0 = circle)."""
+        """Ratio of the minor to the major axis (1.0 = circle)."""
         return self.minor / self.major if self.major > 0 else 0.0
 
     @property
@@ -152,8 +158,11 @@ class Ellipse:
 
 
 class Measured(Protocol):
-    """What the geometry rules read from a part's region: :class:`Region`, or a region whose
-    measurements come from a :class:`~judges.measure_memo.MeasurementMemo`."""
+    """What the geometry rules read from a part's region.
+
+    Either a :class:`Region`, or a region whose measurements come from a
+    :class:`~judges.measure_memo.MeasurementMemo`.
+    """
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -189,8 +198,11 @@ class Measured(Protocol):
 
 
 class Region:
-    """A part's pixels in one mask, kept cropped to their bounding box, with lazily computed
-    measurements (in full-image pixel coordinates, identical to measuring the whole mask)."""
+    """A part's pixels in one mask, kept cropped to their bounding box.
+
+    Measurements are computed lazily, in full-image pixel coordinates (identical to measuring
+    the whole mask).
+    """
 
     def __init__(
         self,
@@ -199,8 +211,11 @@ class Region:
         origin: tuple[int, int] | None = None,
         shape: tuple[int, int] | None = None,
     ) -> None:
-        """``Region(mask)`` crops a full-size mask; ``origin`` (x, y) and ``shape`` (rows,
-        columns of the full image) say that ``mask`` is already the cropped part."""
+        """Hold a part's mask, cropping a full-size one to its bounding box.
+
+        ``Region(mask)`` crops a full-size mask; ``origin`` (x, y) and ``shape`` (rows, columns
+        of the full image) say that ``mask`` is already the cropped part.
+        """
         if origin is None:
             shape = (int(mask.shape[0]), int(mask.shape[1]))
             mask, origin = _crop(mask.view(np.uint8) if mask.dtype == np.bool_ else mask, 1)

@@ -24,8 +24,8 @@ from shapely.geometry.base import BaseGeometry
 from judges import geometry_measure as gm
 from judges.geometry_measure import Ellipse, Measured, Region
 from judges.geometry_scene import MaskDecodeError, RegionSource
+from judges.inputs import MaskImage
 from judges.measure_memo import MISSING, MeasurementMemo
-from judges.model import MaskImage
 
 
 def region_key(png: bytes, threshold: int) -> str:

@@ -14,8 +14,10 @@ from tasks import TaskSpec
 
 EXPECTED_REVS_PER_LOOP = 1.0
 MAX_STEP_SHARE = 0.4
-"""Between two samples the crank may turn at most this share of its angle period; beyond it the
-direction of the turn is ambiguous (aliasing) and A1 is uncertain."""
+"""The largest share of its angle period the crank may turn between two samples.
+
+Beyond it the direction of the turn is ambiguous (aliasing) and A1 is uncertain.
+"""
 
 
 def crank_angle(scene: Scene) -> tuple[float, float] | None:

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from judges.geometry_measure import Mask, Measured, Region
-from judges.model import JudgeProfile, MaskImage, VerdictStatus
+from judges.inputs import MaskImage
+from judges.model import JudgeProfile, VerdictStatus
 
 
 class MaskDecodeError(ValueError):
@@ -91,9 +92,11 @@ def worst(findings: Sequence[Finding]) -> Finding:
 
 
 RegionSource = Callable[[MaskImage, int], Measured]
-"""Gives the region of one mask image at one threshold (decoding it now or on demand). A
-``ValueError`` means the mask is not decodable; a lazy source raises :class:`MaskDecodeError`
-itself when it decodes later."""
+"""Gives the region of one mask image at one threshold (decoding it now or on demand).
+
+A ``ValueError`` means the mask is not decodable; a lazy source raises
+:class:`MaskDecodeError` itself when it decodes later.
+"""
 
 
 class Scene:
@@ -106,6 +109,7 @@ class Scene:
         decode: RegionSource,
         threshold: int,
     ) -> None:
+        """Hold the masks of time ``time_s``; ``decode`` turns one into a region on demand."""
         self.time_s = time_s
         self._masks = masks
         self._decode = decode
@@ -115,9 +119,12 @@ class Scene:
 
     @staticmethod
     def build_all(masks: Sequence[MaskImage], th: Thresholds, decode: RegionSource) -> list[Scene]:
-        """One scene per distinct time, sorted. Masks are decoded lazily, on first use, and
-        identical PNGs (a part nothing covers has the same ``visible`` and ``alone`` mask; a
-        part that does not move between times) are decoded once for all the scenes."""
+        """One scene per distinct time, sorted.
+
+        Masks are decoded lazily, on first use, and identical PNGs (a part nothing covers has
+        the same ``visible`` and ``alone`` mask; a part that does not move between times) are
+        decoded once for all the scenes.
+        """
         by_time: dict[float, dict[tuple[str, str], MaskImage]] = {}
         for m in masks:
             by_time.setdefault(round(m.time_s, 3), {})[(m.part, m.kind)] = m

@@ -7,7 +7,8 @@ they decide their criterion.
 
 from __future__ import annotations
 
-from judges.model import Evidence, JudgeInput, JudgeProfile, Verdict, VerdictStatus
+from judges.inputs import JudgeInput
+from judges.model import Evidence, JudgeProfile, Verdict, VerdictStatus
 from regua.settings import Settings
 from tasks import Criterion, TaskSpec
 
@@ -18,19 +19,23 @@ class HumanJudge:
     """Placeholder judge for the ``human`` kind: answers nothing automatically."""
 
     def __init__(self, profile: JudgeProfile) -> None:
+        """Bind the placeholder judge to its profile."""
         self.profile = profile
 
     def answers(self, task: TaskSpec, criterion: Criterion) -> bool:
         """Never: human verdicts come from reviews, not from running the judge."""
+        del task, criterion  # Judge protocol; the answer is the same for every criterion
         return False
 
     def judge(self, inp: JudgeInput) -> None:
         """Human judges are not run automatically; abstain."""
+        del inp  # Judge protocol; a human judge never looks at the input
         return None
 
 
 def create_human_judge(profile: JudgeProfile, settings: Settings | None = None) -> HumanJudge:
     """Factory registered for kind ``human``."""
+    del settings  # JudgeFactory signature; the human judge needs no settings
     return HumanJudge(profile)
 
 

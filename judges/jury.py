@@ -1,16 +1,26 @@
 """The jury: one decision per criterion from eligible judges, then the evaluation outcome.
 
-Pure functions, no I/O. Rules (issue 5):
+Pure functions, no I/O; the only place where the outcome rule of the method lives.
+
+Per criterion:
 
 - a criterion the task marks ``applicable: false`` is ``not_applicable``, always;
-- a ``human`` verdict (from review) decides its criterion;
+- ``human`` verdicts (from review) decide their criterion: an adjudication alone, otherwise the
+  labels together (labels that disagree leave it ``uncertain``);
 - only eligible judges vote (latest calibration passed the gate; static rules always eligible);
 - majority vote, with the safety rule: a ``pass`` majority over an eligible ``fail`` dissent,
   or a tie, becomes ``uncertain`` with the disagreement recorded;
 - no eligible judge: the automatic verdicts are kept for inspection and the criterion is
   ``uncertain`` with review reason ``no_reliable_judge``;
-- an eligible judge that errored leaves the criterion ``incomplete`` unless the others say fail;
-- a judge's ``not_applicable`` on a criterion the task declares applicable counts as ``uncertain``.
+- an eligible judge that could not answer (a recorded judge failure) leaves the criterion
+  ``uncertain`` with review reason ``judge_failure`` unless an eligible judge says ``fail``;
+- a judge's ``not_applicable`` on a criterion the task declares applicable counts as
+  ``uncertain``.
+
+Per run (:func:`decide_outcome`): a declared rule that broke (the static checks failed) or a
+necessary criterion that failed → ``fail``; else a failure of the machinery (checks or render)
+→ ``incomplete`` with its cause; else a necessary criterion left ``uncertain`` → ``pending``
+with its reasons; else ``pass``. Optional criteria never decide.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from judges.model import (
     CriterionOutcome,
     CriterionStatus,
     JudgeFailure,
+    JudgeProfile,
     Outcome,
     Verdict,
     VerdictStatus,
@@ -30,19 +41,24 @@ from judges.model import (
 )
 from tasks import Criterion, CriterionKind
 
-EligibilityFn = Callable[[str, str, str], bool]
-"""``(judge_profile_id, criterion_id, task_family) -> eligible``."""
+EligibilityFn = Callable[[JudgeProfile, str, str], bool]
+"""``(judge profile as it votes, criterion_id, task_family) -> eligible``."""
 
 Eligibility: TypeAlias = (
     EligibilityFn | Mapping[tuple[str, str, str], bool] | Mapping[tuple[str, str], bool] | None
 )
-"""Who earned a vote. A callable, or a mapping keyed ``(profile_id, criterion_id, family)`` or
-``(profile_id, criterion_id)``; ``None`` means no calibrated judge (only static rules vote)."""
+"""Who earned a vote.
 
-ALWAYS_ELIGIBLE_KINDS = frozenset({"static"})
-"""Deterministic rules need no calibration."""
+A callable (the service's gate table, which also checks the profile's content hash), or a
+mapping keyed ``(profile_id, criterion_id, family)`` or ``(profile_id, criterion_id)``;
+``None`` means no calibrated judge (only static rules vote).
+"""
+
+ALWAYS_ELIGIBLE_KINDS = frozenset({"static", "human"})
+"""Deterministic rules need no calibration; people decide by review."""
 
 NO_RELIABLE_JUDGE = "no_reliable_judge"
+JUDGE_FAILURE = "judge_failure"
 JUDGES_DISAGREE = "judges_disagree"
 JUDGE_UNCERTAIN = "judge_uncertain"
 REVIEWERS_DISAGREE = "reviewers_disagree"
@@ -50,41 +66,19 @@ REVIEWER_UNCERTAIN = "reviewer_uncertain"
 
 
 def is_eligible(
-    eligibility: Eligibility, profile_id: str, kind: str, criterion_id: str, family: str
+    eligibility: Eligibility, profile: JudgeProfile, criterion_id: str, family: str
 ) -> bool:
-    """Whether a judge profile has a vote on a criterion of a task family."""
-    if kind in ALWAYS_ELIGIBLE_KINDS:
+    """Whether a judge (as it votes) has a vote on a criterion of a task family."""
+    if profile.kind in ALWAYS_ELIGIBLE_KINDS:
         return True
     if eligibility is None:
         return False
     if callable(eligibility):
-        return bool(eligibility(profile_id, criterion_id, family))
+        return bool(eligibility(profile, criterion_id, family))
     table = cast(Mapping[Any, bool], eligibility)
-    if (profile_id, criterion_id, family) in table:
-        return bool(table[(profile_id, criterion_id, family)])
-    return bool(table.get((profile_id, criterion_id), False))
-
-
-def _human_decision(criterion: Criterion, humans: Sequence[Verdict]) -> CriterionOutcome:
-    votes = tuple(Vote(v.judge_profile_id, v.status, True) for v in humans)
-    statuses = {v.status for v in humans}
-    necessary = criterion.kind is CriterionKind.NECESSARY
-    if len(statuses) > 1:
-        return CriterionOutcome(
-            criterion.id,
-            criterion.kind.value,
-            "uncertain",
-            necessary,
-            REVIEWERS_DISAGREE,
-            votes,
-            disagreement=_describe(votes),
-        )
-    status = next(iter(statuses))
-    if status is VerdictStatus.UNCERTAIN:
-        return CriterionOutcome(
-            criterion.id, criterion.kind.value, "uncertain", necessary, REVIEWER_UNCERTAIN, votes
-        )
-    return CriterionOutcome(criterion.id, criterion.kind.value, _status(status), False, None, votes)
+    if (profile.id, criterion_id, family) in table:
+        return bool(table[(profile.id, criterion_id, family)])
+    return bool(table.get((profile.id, criterion_id), False))
 
 
 _AS_CRITERION: dict[VerdictStatus, CriterionStatus] = {
@@ -95,16 +89,38 @@ _AS_CRITERION: dict[VerdictStatus, CriterionStatus] = {
 }
 
 
-def _status(status: VerdictStatus) -> CriterionStatus:
-    return _AS_CRITERION[status]
-
-
 def _counted_status(status: VerdictStatus) -> VerdictStatus:
     return VerdictStatus.UNCERTAIN if status is VerdictStatus.NOT_APPLICABLE else status
 
 
 def _describe(votes: Iterable[Vote]) -> str:
     return "; ".join(f"{v.judge_profile_id}={v.status.value}" for v in votes if v.eligible)
+
+
+def _open(
+    criterion: Criterion, reason: str, votes: tuple[Vote, ...], **extra: Any
+) -> CriterionOutcome:
+    """An ``uncertain`` criterion; review is required when it is necessary."""
+    necessary = criterion.kind is CriterionKind.NECESSARY
+    return CriterionOutcome(
+        criterion.id, criterion.kind.value, "uncertain", necessary, reason, votes, **extra
+    )
+
+
+ADJUDICATION = "adjudication"
+"""A human verdict whose ``details`` set this key true settles a dispute: it decides alone."""
+
+
+def _human_decision(criterion: Criterion, humans: Sequence[Verdict]) -> CriterionOutcome:
+    votes = tuple(Vote(v.judge_profile_id, v.status, True) for v in humans)
+    adjudications = [v for v in humans if v.details.get(ADJUDICATION) is True]
+    statuses = {v.status for v in (adjudications[-1:] or humans)}
+    if len(statuses) > 1:
+        return _open(criterion, REVIEWERS_DISAGREE, votes, disagreement=_describe(votes))
+    status = next(iter(statuses))
+    if status is VerdictStatus.UNCERTAIN:
+        return _open(criterion, REVIEWER_UNCERTAIN, votes)
+    return CriterionOutcome(criterion.id, criterion.kind.value, _AS_CRITERION[status], votes=votes)
 
 
 def decide_criterion(
@@ -117,7 +133,6 @@ def decide_criterion(
 ) -> CriterionOutcome:
     """Decide one criterion. ``eligible(profile_id)`` says who votes (for this criterion)."""
     kind = criterion.kind.value
-    necessary = criterion.kind is CriterionKind.NECESSARY
     if not criterion.applicable:
         return CriterionOutcome(criterion.id, kind, "not_applicable")
     if humans:
@@ -128,54 +143,57 @@ def decide_criterion(
     counted = [v for v in votes if v.eligible]
     broken = [f for f in failures if eligible(f.judge_profile_id)]
     if not counted and not broken:
-        return CriterionOutcome(
-            criterion.id, kind, "uncertain", necessary, NO_RELIABLE_JUDGE, votes
-        )
+        return _open(criterion, NO_RELIABLE_JUDGE, votes)
     # applicability is the task's call: on an applicable criterion a judge's "not_applicable"
     # counts as "uncertain", so no judge can wave a necessary condition away
     tally = Counter(_counted_status(v.status) for v in counted)
     if broken and tally[VerdictStatus.FAIL] == 0:
         cause = "; ".join(f"{f.judge_profile_id}: {f.cause}" for f in broken)
-        return CriterionOutcome(criterion.id, kind, "incomplete", False, None, votes, cause=cause)
+        return _open(criterion, JUDGE_FAILURE, votes, cause=cause)
+    return _majority(criterion, votes, tally)
+
+
+def _majority(
+    criterion: Criterion, votes: tuple[Vote, ...], tally: Counter[VerdictStatus]
+) -> CriterionOutcome:
     ranked = tally.most_common()
     top_status, top_count = ranked[0]
     tie = len(ranked) > 1 and ranked[1][1] == top_count
-    if tie:
-        return CriterionOutcome(
-            criterion.id, kind, "uncertain", necessary, JUDGES_DISAGREE, votes, _describe(votes)
-        )
-    if top_status is VerdictStatus.PASS and tally[VerdictStatus.FAIL] > 0:
-        return CriterionOutcome(
-            criterion.id, kind, "uncertain", necessary, JUDGES_DISAGREE, votes, _describe(votes)
-        )
+    if tie or (top_status is VerdictStatus.PASS and tally[VerdictStatus.FAIL] > 0):
+        return _open(criterion, JUDGES_DISAGREE, votes, disagreement=_describe(votes))
     disagreement = _describe(votes) if len(ranked) > 1 else None
     if top_status is VerdictStatus.UNCERTAIN:
-        return CriterionOutcome(
-            criterion.id, kind, "uncertain", necessary, JUDGE_UNCERTAIN, votes, disagreement
-        )
+        return _open(criterion, JUDGE_UNCERTAIN, votes, disagreement=disagreement)
     return CriterionOutcome(
-        criterion.id, kind, _status(top_status), False, None, votes, disagreement
+        criterion.id,
+        criterion.kind.value,
+        _AS_CRITERION[top_status],
+        votes=votes,
+        disagreement=disagreement,
     )
 
 
 def decide_outcome(
-    criteria: Sequence[CriterionOutcome], *, incomplete_cause: str | None = None
+    criteria: Sequence[CriterionOutcome],
+    *,
+    broken_rules: Sequence[str] = (),
+    machinery_failure: str | None = None,
 ) -> Outcome:
-    """Combine criterion outcomes. Necessary criteria decide; optional ones never do.
+    """Combine criterion outcomes into the run's outcome. Necessary criteria decide.
 
-    Any necessary fail → ``fail``; else anything that could not finish → ``incomplete`` with
-    its cause; else any necessary uncertain → ``pending`` with reasons; else ``pass``.
+    ``broken_rules`` names declared rules the work broke (failed static checks): the work fails
+    by them whatever the judges said. ``machinery_failure`` is the cause when the checks or the
+    render did not finish: the outcome is then ``incomplete``, unless the work already failed.
     """
     necessary = [c for c in criteria if c.kind == CriterionKind.NECESSARY.value]
     failed = [c for c in necessary if c.status == "fail"]
-    if failed:
-        return Outcome("fail", tuple(f"{c.criterion}: fail" for c in failed))
-    broken = [c for c in necessary if c.status == "incomplete"]
-    if incomplete_cause is not None or broken:
-        causes = [incomplete_cause] if incomplete_cause else []
-        causes += [f"{c.criterion}: {c.cause}" for c in broken]
-        reasons = tuple(f"{c.criterion}: incomplete" for c in broken)
-        return Outcome("incomplete", reasons, "; ".join(causes))
+    if failed or broken_rules:
+        reasons = [f"{c.criterion}: fail" for c in failed]
+        if broken_rules and not failed:
+            reasons.append("static checks failed: " + ", ".join(broken_rules))
+        return Outcome("fail", tuple(reasons))
+    if machinery_failure is not None:
+        return Outcome("incomplete", (), machinery_failure)
     open_ = [c for c in necessary if c.status == "uncertain"]
     if open_:
         return Outcome("pending", tuple(f"{c.criterion}: {c.review_reason}" for c in open_))

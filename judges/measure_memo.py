@@ -43,13 +43,19 @@ class _Missing:
 
 
 MISSING: Final = _Missing()
-"""What :meth:`MeasurementMemo.get` returns for a key it does not hold. A stored ``None`` (an
-empty region has no centroid) is returned as ``None``: test with ``value is MISSING``."""
+"""What :meth:`MeasurementMemo.get` returns for a key it does not hold.
+
+A stored ``None`` (an empty region has no centroid) is returned as ``None``: test with
+``value is MISSING``.
+"""
 
 
 def _json_value(value: Any) -> Any:
-    """``value`` as plain JSON data (tuples become lists), or :data:`MISSING` when it is not
-    storable: a non-finite float, or a type JSON has no exact form for."""
+    """``value`` as plain JSON data (tuples become lists), or :data:`MISSING`.
+
+    :data:`MISSING` means it is not storable: a non-finite float, or a type JSON has no exact
+    form for.
+    """
     if value is None or isinstance(value, bool | str):
         return value
     if type(value) is int:
@@ -80,9 +86,11 @@ class MeasurementMemo:
 
     @classmethod
     def from_doc(cls, doc: Mapping[str, Any] | None) -> MeasurementMemo:
-        """Load a stored document. ``None``, another :data:`MEASURE_VERSION` or a malformed
-        document gives an empty memo; entries that are not plain JSON data are dropped. Never
-        raises."""
+        """Load a stored document; never raises.
+
+        ``None``, another :data:`MEASURE_VERSION` or a malformed document gives an empty memo;
+        entries that are not plain JSON data are dropped.
+        """
         try:
             if not isinstance(doc, Mapping) or doc.get("version") != MEASURE_VERSION:
                 return cls()
@@ -112,9 +120,12 @@ class MeasurementMemo:
         return value
 
     def put(self, key: str, value: Any) -> bool:
-        """Store ``value`` (``None``, bool, int, float, str or nested lists/tuples of those;
-        tuples are stored as lists). A non-finite float is not stored: it is measured again next
-        time. Returns True when the value is stored. Raises ``TypeError`` for other types."""
+        """Store a measured value under ``key``; returns True when the value is stored.
+
+        ``value`` is ``None``, bool, int, float, str or nested lists/tuples of those (tuples are
+        stored as lists). A non-finite float is not stored: it is measured again next time.
+        Raises ``TypeError`` for other types.
+        """
         plain = _json_value(value)
         if plain is MISSING:
             if _is_nonfinite(value):
@@ -126,12 +137,15 @@ class MeasurementMemo:
         return True
 
     def __len__(self) -> int:
+        """Number of stored measurements."""
         return len(self._values)
 
     def __contains__(self, key: object) -> bool:
+        """Whether a measurement is stored under ``key``."""
         return key in self._values
 
     def __repr__(self) -> str:
+        """Size and hit/miss counters, for logs and debugging."""
         return (
             f"MeasurementMemo({len(self._values)} values, hits={self.hits}, "
             f"misses={self.misses}, added={self.added})"

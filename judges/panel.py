@@ -7,14 +7,17 @@ evaluation so a result can always be traced to the judges that were asked.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from judges.model import canonical_json
 from regua.errors import ConfigurationError, NotFoundError
+from tasks import TaskSpec
 
 ALL_CRITERIA = "*"
+ANY_FAMILY = "*"
+"""The family of a panel that fits every task family."""
 
 
 @dataclass(frozen=True)
@@ -22,16 +25,21 @@ class JudgePanel:
     """Judge profiles per criterion for one task family.
 
     ``assignments`` maps a criterion id (or ``"*"`` for every criterion without its own entry)
-    to the profile ids asked about it. Judges that cannot answer a criterion are skipped.
+    to the profile ids asked about it. Judges that cannot answer a criterion are skipped. With
+    ``exclude_own_provider``, a judge whose profile names a ``provider`` (``params.provider``)
+    never judges work produced by a model of that provider (:func:`judges.evaluate` leaves it
+    out of that run).
     """
 
     id: str
     family: str
     assignments: Mapping[str, tuple[str, ...]]
     description: str = ""
+    exclude_own_provider: bool = False
     _frozen: Mapping[str, tuple[str, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        """Check the id's ``NAME@VERSION`` form and freeze the assignments."""
         name, sep, version = self.id.partition("@")
         if not sep or not name or not version:
             raise ConfigurationError(f"panel id must look like NAME@VERSION: {self.id!r}")
@@ -49,33 +57,57 @@ class JudgePanel:
         """Every profile id the panel mentions, sorted."""
         return tuple(sorted({p for ids in self._frozen.values() for p in ids}))
 
+    def fits(self, family: str) -> bool:
+        """Whether the panel may judge tasks of ``family``."""
+        return self.family in (family, ANY_FAMILY)
+
     def content_hash(self) -> str:
-        """sha256 of the family and assignments."""
-        body = {"family": self.family, "assignments": {k: list(v) for k, v in self._frozen.items()}}
+        """sha256 of the family, the assignments and (when set) the provider rule."""
+        body: dict[str, Any] = {
+            "family": self.family,
+            "assignments": {k: list(v) for k, v in self._frozen.items()},
+        }
+        if self.exclude_own_provider:  # absent when off: panels older than the rule keep their hash
+            body["exclude_own_provider"] = True
         return hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able form, as recorded on each evaluation."""
+        """JSON-able form, as recorded on each evaluation (and listed by ``GET /v1/panels``)."""
         return {
             "id": self.id,
             "family": self.family,
             "assignments": {k: list(v) for k, v in sorted(self._frozen.items())},
+            "exclude_own_provider": self.exclude_own_provider,
+            "description": self.description,
             "content_hash": self.content_hash(),
         }
 
 
 _PANELS: dict[str, JudgePanel] = {}
 _DEFAULT_FOR_FAMILY: dict[str, str] = {}
+_DEFAULT_FOR_TASK: dict[str, str] = {}
 
 
-def register_panel(panel: JudgePanel, *, default_for_family: bool = False) -> JudgePanel:
-    """Register a panel (same id with other content is refused)."""
+def register_panel(
+    panel: JudgePanel, *, default_for_family: bool = False, default_for_tasks: Iterable[str] = ()
+) -> JudgePanel:
+    """Register a panel (same id with other content is refused).
+
+    ``default_for_family`` makes it the family's default; ``default_for_tasks`` the default of
+    these task versions (``ID@VERSION``), which wins over the family's (:func:`panel_for_task`).
+    """
     known = _PANELS.get(panel.id)
     if known is not None and known.content_hash() != panel.content_hash():
-        raise ConfigurationError(f"panel {panel.id} already registered with other content")
+        raise ConfigurationError(
+            f"panel {panel.id} is already registered with other content (hash "
+            f"{known.content_hash()[:12]}, new {panel.content_hash()[:12]}); a changed panel "
+            "needs a new id"
+        )
     _PANELS[panel.id] = panel
     if default_for_family:
         _DEFAULT_FOR_FAMILY[panel.family] = panel.id
+    for ref in default_for_tasks:
+        _DEFAULT_FOR_TASK[ref] = panel.id
     return panel
 
 
@@ -93,11 +125,33 @@ def list_panels() -> tuple[JudgePanel, ...]:
 
 
 def panel_for_family(family: str) -> JudgePanel:
-    """The default panel of a task family."""
-    try:
-        return _PANELS[_DEFAULT_FOR_FAMILY[family]]
-    except KeyError:
-        raise NotFoundError(f"no default judge panel for task family {family!r}") from None
+    """The default panel of a task family (:data:`STATIC_ONLY` for a family without one).
+
+    For the pelican family this is the panel of its first task versions; a task version may
+    have its own default: pick panels with :func:`panel_for_task`.
+    """
+    panel_id = _DEFAULT_FOR_FAMILY.get(family)
+    if panel_id is None:
+        return STATIC_ONLY
+    return _PANELS[panel_id]
+
+
+def panel_for_task(task: TaskSpec) -> JudgePanel:
+    """The default panel of one task version: its own when registered, else its family's."""
+    panel_id = _DEFAULT_FOR_TASK.get(task.ref)
+    if panel_id is None:
+        return panel_for_family(task.family)
+    return _PANELS[panel_id]
+
+
+STATIC_ONLY = register_panel(
+    JudgePanel(
+        id="static-only@1",
+        family=ANY_FAMILY,
+        assignments={ALL_CRITERIA: ("static@1",)},
+        description="The static rules alone, for task families without a panel of their own.",
+    )
+)
 
 
 PELICAN_DEFAULT = register_panel(
@@ -119,5 +173,38 @@ PELICAN_WITH_LLM = register_panel(
             "F1": ("static@1",),
         },
         description="Static and geometry, plus an OpenAI-compatible vision model per criterion.",
+    )
+)
+
+NEW_PELICAN_TASKS = (
+    "pelican-bicycle-open@1",
+    "pelican-bicycle-restricted@1",
+    "pelican-bicycle-structured@2",
+    "pelican-bicycle-animated@2",
+)
+"""Task versions whose prompts state every scored condition (issue 13)."""
+
+PELICAN_DEFAULT_2 = register_panel(
+    JudgePanel(
+        id="pelican-bicycle-default@2",
+        family="pelican-bicycle",
+        assignments={ALL_CRITERIA: ("static@1", "geometry@2")},
+        description="Deterministic judges only: static rules and mask geometry for relations; "
+        "recognition (P1, B1) waits for a recognising judge or a person.",
+    ),
+    default_for_tasks=NEW_PELICAN_TASKS,
+)
+
+PELICAN_VISION = register_panel(
+    JudgePanel(
+        id="pelican-bicycle-vision@1",
+        family="pelican-bicycle",
+        assignments={
+            ALL_CRITERIA: ("static@1", "geometry@2", "vision-llm-openai@1"),
+            "F1": ("static@1",),
+        },
+        description="The vision judge (model and endpoint from settings) on every visual "
+        "criterion, the static rules on F1, mask geometry beside it on relations.",
+        exclude_own_provider=True,
     )
 )

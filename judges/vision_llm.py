@@ -1,7 +1,8 @@
 """The ``vision-llm`` judge: one criterion per request to a vision model over HTTP.
 
-Speaks the OpenAI-compatible chat-completions API (``{base_url}/chat/completions``; the base URL
-usually ends in ``/v1``) and the Anthropic messages API (``{base_url}/v1/messages``). Base URL,
+Speaks the OpenAI-compatible chat-completions API and the Anthropic messages API. One base URL
+works for both, with or without a trailing ``/v1`` (:func:`endpoint_url`): OpenAI gets
+``{base}/v1/chat/completions``, Anthropic ``{base}/v1/messages``, never a doubled ``/v1``. Base URL,
 model and key come from the profile (``params.base_url``, ``model``, ``params.api_key_env``:
 the name of an environment variable holding the key) or from settings
 (``REGUA_JUDGE_BASE_URL``, ``REGUA_JUDGE_MODEL``, ``REGUA_JUDGE_API_KEY``). Retries 429/5xx
@@ -21,7 +22,8 @@ from typing import Any
 
 import httpx
 
-from judges.model import Evidence, FrameImage, JudgeFailure, JudgeInput, JudgeProfile, Verdict
+from judges.inputs import FrameImage, JudgeInput
+from judges.model import Evidence, JudgeFailure, JudgeProfile, Verdict
 from judges.vision_prompt import (
     ReplyError,
     anthropic_body,
@@ -40,6 +42,29 @@ log = logging.getLogger(__name__)
 DEFAULT_BASE = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 ANTHROPIC_VERSION = "2023-06-01"
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 529})
+
+
+_SUFFIXES = {"openai": "/chat/completions", "anthropic": "/messages"}
+
+
+def endpoint_url(api: str, base_url: str) -> str:
+    """The request URL of ``api`` on ``base_url``, which may or may not end in ``/v1``.
+
+    Trailing slashes and an already present endpoint path are tolerated:
+    ``http://h:8000``, ``http://h:8000/``, ``http://h:8000/v1`` and
+    ``http://h:8000/v1/chat/completions`` all give ``http://h:8000/v1/chat/completions`` for
+    ``openai``; ``https://api.anthropic.com`` and ``https://api.anthropic.com/v1`` both give
+    ``https://api.anthropic.com/v1/messages``.
+    """
+    if api not in _SUFFIXES:
+        raise ValueError(f"vision-llm api must be openai or anthropic, not {api!r}")
+    base = base_url.strip().rstrip("/")
+    suffix = _SUFFIXES[api]
+    if base.endswith(suffix):
+        base = base[: -len(suffix)].rstrip("/")
+    if base.endswith("/v1"):
+        base = base[: -len("/v1")]
+    return f"{base}/v1{suffix}"
 
 
 def effective_profile(profile: JudgeProfile, settings: Settings | None) -> JudgeProfile:
@@ -67,6 +92,11 @@ class VisionJudge:
         *,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        """Resolve the endpoint, key, timeouts and retry policy from the profile and settings.
+
+        Profile parameters win over ``settings``; ``sleep`` is how retries wait (replaceable in
+        tests).
+        """
         self.profile = effective_profile(profile, settings)
         params = self.profile.params
         self.api = str(params.get("api", "openai"))
@@ -89,10 +119,12 @@ class VisionJudge:
         split_template(self.profile.prompt_template)  # a malformed template fails early
 
     def __repr__(self) -> str:
+        """Profile, API and base URL; never the API key."""
         return f"VisionJudge(profile={self.profile.id!r}, api={self.api!r}, base={self.base_url!r})"
 
     def answers(self, task: TaskSpec, criterion: Criterion) -> bool:
         """Every criterion except the delivery rules (F1), which are decided statically."""
+        del task  # Judge protocol; which criteria are skipped does not depend on the task
         return criterion.id not in self.skip
 
     def _request(
@@ -106,12 +138,12 @@ class VisionJudge:
             if self._api_key:
                 headers["authorization"] = f"Bearer {self._api_key}"
             body = openai_body(model, inp.task, inp.criterion, frames, params, template)
-            return f"{self.base_url}/chat/completions", body, headers
+            return endpoint_url("openai", self.base_url), body, headers
         headers = {"content-type": "application/json", "anthropic-version": ANTHROPIC_VERSION}
         if self._api_key:
             headers["x-api-key"] = self._api_key
         body = anthropic_body(model, inp.task, inp.criterion, frames, params, template)
-        return f"{self.base_url}/v1/messages", body, headers
+        return endpoint_url("anthropic", self.base_url), body, headers
 
     def _wait(self, attempt: int, response: httpx.Response | None) -> float:
         delay = self.backoff_s * (2**attempt)
@@ -128,18 +160,19 @@ class VisionJudge:
         log.warning("judge %s on %s failed: %s", self.profile.id, inp.criterion.id, cause)
         return JudgeFailure(inp.criterion.id, self.profile.id, cause, detail, ms, raw)
 
-    def judge(self, inp: JudgeInput) -> Verdict | JudgeFailure:
-        """Ask the model about one criterion and validate its answer."""
-        started = time.perf_counter()
-        cid = inp.criterion.id
-        if not self.profile.model:
-            return self._fail(
-                inp, "not_configured", "no model (profile or REGUA_JUDGE_MODEL)", started
-            )
-        if not inp.frames:
-            return self._fail(inp, "no_frames", "no rendered frame to show the model", started)
-        shown = pick_frames(inp.frames, self.max_frames)
-        url, body, headers = self._request(inp, shown)
+    def _post(
+        self,
+        inp: JudgeInput,
+        url: str,
+        body: dict[str, Any],
+        headers: dict[str, str],
+        started: float,
+    ) -> httpx.Response | JudgeFailure:
+        """POST the request, retrying transport errors and retryable statuses with backoff.
+
+        Returns the last response (possibly an error status), or the failure when no response
+        came: a timeout, or the endpoint unreachable on every attempt.
+        """
         response: httpx.Response | None = None
         with httpx.Client(timeout=self.timeout_s) as client:
             for attempt in range(self.max_retries + 1):
@@ -162,6 +195,23 @@ class VisionJudge:
                     continue
                 break
         assert response is not None
+        return response
+
+    def judge(self, inp: JudgeInput) -> Verdict | JudgeFailure:
+        """Ask the model about one criterion and validate its answer."""
+        started = time.perf_counter()
+        cid = inp.criterion.id
+        if not self.profile.model:
+            return self._fail(
+                inp, "not_configured", "no model (profile or REGUA_JUDGE_MODEL)", started
+            )
+        if not inp.frames:
+            return self._fail(inp, "no_frames", "no rendered frame to show the model", started)
+        shown = pick_frames(inp.frames, self.max_frames)
+        url, body, headers = self._request(inp, shown)
+        response = self._post(inp, url, body, headers, started)
+        if isinstance(response, JudgeFailure):
+            return response
         raw = response.text
         if response.status_code >= 400:
             cause = "rate_limited" if response.status_code == 429 else "api_error"
@@ -195,8 +245,11 @@ class VisionJudge:
         )
 
     def _cost(self, usage: dict[str, Any]) -> float | None:
-        """Cost reported by the provider, else from token counts and the profile's prices
-        (USD per million tokens), else None."""
+        """Cost of one call in USD, or None when it cannot be known.
+
+        The provider's reported cost wins; otherwise it is computed from token counts and the
+        profile's prices (USD per million tokens).
+        """
         reported = usage.get("cost")
         if isinstance(reported, int | float) and not isinstance(reported, bool):
             return float(reported)

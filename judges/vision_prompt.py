@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from judges.model import FrameImage, VerdictStatus
+from judges.inputs import FrameImage
+from judges.model import VerdictStatus
 from tasks import Criterion, TaskSpec
 
 SYSTEM_PROMPT = """You are a careful visual judge. You answer exactly one question about a \
@@ -38,8 +39,11 @@ Criterion {cid} ({kind}): {question}
 
 TEMPLATE_SEPARATOR = "\n---\n"
 DEFAULT_TEMPLATE = SYSTEM_PROMPT + TEMPLATE_SEPARATOR + USER_TEMPLATE
-"""A profile's ``prompt_template``: the system text, the separator, then the user text with
-``{prompt}``, ``{cid}``, ``{kind}``, ``{question}`` and ``{count}`` placeholders."""
+"""A profile's ``prompt_template``: the system text, the separator, then the user text.
+
+The user text has ``{prompt}``, ``{cid}``, ``{kind}``, ``{question}`` and ``{count}``
+placeholders.
+"""
 
 
 def split_template(template: str | None) -> tuple[str, str]:
@@ -59,6 +63,7 @@ class ReplyError(ValueError):
     """The reply is not a valid answer (cause: ``unparseable`` or ``invalid_reply``)."""
 
     def __init__(self, cause: str, detail: str) -> None:
+        """Keep the failure ``cause`` apart from the human-readable ``detail``."""
         self.cause = cause
         super().__init__(detail)
 
@@ -113,8 +118,10 @@ def user_content(
     user: str,
     image_part: Callable[[FrameImage], dict[str, Any]],
 ) -> list[dict[str, Any]]:
-    """The user message: the question text, then each frame's caption and image (in the
-    provider's image format, given by ``image_part``)."""
+    """The user message: the question text, then each frame's caption and image.
+
+    Images are in the provider's image format, given by ``image_part``.
+    """
     content: list[dict[str, Any]] = [
         {"type": "text", "text": user_text(task, criterion, len(frames), user)}
     ]

@@ -27,6 +27,7 @@ class UnknownTaskError(TaskError, NotFoundError):
     """``ID@VERSION`` names no registered task."""
 
     def __init__(self, ref: str, known: list[str]) -> None:
+        """Name the unknown reference and the tasks that are known."""
         self.ref = ref
         self.known = known
         super().__init__(f"unknown task {ref!r}; known tasks: {', '.join(known) or '(none)'}")
@@ -100,5 +101,6 @@ class BackpressureError(ReguaError):
     """The queue is full; retry later."""
 
     def __init__(self, message: str, retry_after_s: int) -> None:
+        """Carry the number of seconds the caller should wait before retrying."""
         self.retry_after_s = retry_after_s
         super().__init__(message)

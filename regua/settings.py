@@ -16,7 +16,8 @@ def default_render_workers() -> int:
 
     A worker spends part of every job waiting for Chromium's frame clock and on pipe round trips;
     with exactly one worker per CPU the CPUs were measured ~80 % busy on static jobs, with one
-    more the pool keeps them busy (``benchmarks/render.py --workers N`` shows the difference)."""
+    more the pool keeps them busy (``benchmarks/render.py --workers N`` shows the difference).
+    """
     return min((os.cpu_count() or 1) + 1, MAX_DEFAULT_RENDER_WORKERS)
 
 
@@ -49,12 +50,25 @@ class Settings(BaseSettings):
     max_body_bytes: int = 2_000_000
 
     review_audit_rate: float = 0.05
-    review_seed: int = 20261129
     reviews_per_item: int = 1
     reviews_per_audit_item: int = 2
 
     gate_min_macro_f1: float = 0.5
     gate_max_missed_critical_rate: float = 0.05
+
+    secret_file: Path | None = Field(
+        default=None,
+        description="The installation secret (keys token hashes, sessions, CSRF and review "
+        "blinding); default data_dir/secret, created 0600 on first start",
+    )
+    session_ttl_s: int = Field(
+        default=12 * 3600, ge=60, description="Lifetime of a web login session, in seconds"
+    )
+    web_origins: list[str] = Field(
+        default_factory=list,
+        description="Origins (scheme://host[:port]) the web forms accept besides the one a "
+        "request was addressed to, e.g. https://regua.example behind a TLS proxy",
+    )
 
     judge_base_url: str | None = None
     judge_api_key: str | None = Field(default=None, repr=False)
@@ -70,6 +84,10 @@ class Settings(BaseSettings):
     def resolved_artifact_dir(self) -> Path:
         """The artifact folder in force."""
         return self.artifact_dir or (self.data_dir / "artifacts")
+
+    def resolved_secret_file(self) -> Path:
+        """The installation secret's file in force."""
+        return self.secret_file or (self.data_dir / "secret")
 
 
 def load_settings() -> Settings:

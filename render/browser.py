@@ -103,6 +103,10 @@ class BrowserSession:
     """The worker's browser plus the current (reused) context and page."""
 
     def __init__(self, config: BrowserConfig) -> None:
+        """Launch Chromium from ``config.chromium_path``; the first job opens a context and page.
+
+        Raises :class:`ConfigurationError` when the binary is missing.
+        """
         if not Path(config.chromium_path).exists():
             raise ConfigurationError(f"Chromium not found at {config.chromium_path}")
         self.config = config
@@ -292,8 +296,10 @@ class BrowserSession:
         t0: float,
         timeout_s: float,
     ) -> tuple[Page, RequestLog, dict[str, Any]]:
-        """Load ``text`` and seek to ``t0``; returns the page, the job's log and the document
-        facts (``inspect`` + ``seek`` of ``instrument.js``, plus ``path``).
+        """Load ``text`` and seek to ``t0``.
+
+        Returns the page, the job's log and the document facts (``inspect`` + ``seek`` of
+        ``instrument.js``, plus ``path``).
 
         Fast path (``swap_documents``): an SVG whose text carries no fetch or script vector
         (:func:`swappable`) replaces the root element of a blank SVG shell document that was
@@ -351,8 +357,11 @@ class BrowserSession:
         return 0.0
 
     def script_executed(self) -> bool:
-        """Did page script run since the last call? (DevTools ``ScriptDuration`` grew; our own
-        DevTools evaluations are not counted there.)"""
+        """Whether page script ran since the last call.
+
+        Read from DevTools ``ScriptDuration`` growing; our own DevTools evaluations are not
+        counted there.
+        """
         now = self._script_duration_ms()
         ran = now > self._script_ms + 1e-6
         self._script_ms = now

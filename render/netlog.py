@@ -165,6 +165,8 @@ _XMLNS = re.compile(r"""xmlns(?::[\w.-]+)?\s*=\s*(?:"[^"]*"|'[^']*')""")
 
 
 def swappable(text: str) -> bool:
-    """True when an SVG text has nothing that could fetch or script (namespace names aside):
-    such a document renders the same whether navigated to or swapped into the shell."""
+    """True when an SVG text has nothing that could fetch or script (namespace names aside).
+
+    Such a document renders the same whether navigated to or swapped into the shell.
+    """
     return _FETCH_VECTOR.search(_XMLNS.sub("", text)) is None

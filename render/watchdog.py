@@ -1,6 +1,8 @@
-"""The job watchdog: at the deadline it kills the worker's Chromium renderers, so that the blocked
-DevTools call returns with an error and the job can answer ``timeout`` (the pool's wall-clock kill
-of the whole sandbox stays the last resort)."""
+"""The job watchdog: at the deadline it kills the worker's Chromium renderers.
+
+Killing them makes the blocked DevTools call return with an error, so the job can answer
+``timeout`` (the pool's wall-clock kill of the whole sandbox stays the last resort).
+"""
 
 from __future__ import annotations
 
@@ -50,6 +52,7 @@ class Watchdog:
     """Kills the renderers when a job passes its deadline, so the blocked call returns."""
 
     def __init__(self, seconds: float) -> None:
+        """Arm (but do not start) a timer that fires after ``seconds`` (at least 0.1 s)."""
         self.fired = False
         self._timer = threading.Timer(max(0.1, seconds), self._fire)
         self._timer.daemon = True
@@ -59,8 +62,10 @@ class Watchdog:
         kill_renderers()
 
     def __enter__(self) -> Watchdog:
+        """Start the timer."""
         self._timer.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Cancel the timer (a watchdog that already fired stays ``fired``)."""
         self._timer.cancel()

@@ -26,6 +26,10 @@ class RenderHandler:
     """Owns the worker's browser; serves render and self-test jobs."""
 
     def __init__(self, config: dict[str, Any]) -> None:
+        """Start the browser from the worker's ``config`` and run the timing self-test.
+
+        The browser is closed again when the self-test fails or cannot run.
+        """
         started = time.monotonic()
         self.browser_config = BrowserConfig(
             chromium_path=str(config.get("chromium_path") or "/usr/bin/chromium"),

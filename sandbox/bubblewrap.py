@@ -67,6 +67,7 @@ class BubblewrapProcess:
     """A running bwrap sandbox (implements :class:`sandbox.backend.SandboxProcess`)."""
 
     def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        """Wrap a started bwrap process and start draining its stderr."""
         self._popen = popen
         self._stderr: deque[bytes] = deque()
         self._stderr_size = 0
@@ -129,6 +130,9 @@ class BubblewrapProcess:
                 with contextlib.suppress(OSError):
                     stream.close()
         self._drain.join(timeout=2)
+        if self._popen.stderr is not None and not self._drain.is_alive():
+            with contextlib.suppress(OSError):
+                self._popen.stderr.close()
 
     def tree_rss_bytes(self, precise: bool = False) -> int:
         """Private resident memory of the whole sandbox tree (see :func:`tree_rss_bytes`)."""
@@ -147,6 +151,7 @@ class BubblewrapBackend:
     name = "bubblewrap"
 
     def __init__(self, code_packages: Sequence[str] = DEFAULT_CODE_PACKAGES) -> None:
+        """Find ``bwrap`` and note which packages are bound into the sandbox as code."""
         self.bwrap = shutil.which("bwrap")
         self.code_packages = tuple(code_packages)
         self.host_root = os.geteuid() == 0
@@ -188,18 +193,30 @@ class BubblewrapBackend:
     ) -> list[str]:
         """The full bwrap command line (``data_fds``: passwd, group, hosts, in that order)."""
         assert self.bwrap is not None
-        tmpfs_bytes = str(limits.tmpfs_mb * 1024 * 1024)
-        args = [self.bwrap]
-        if userns_fd is not None:
-            args += ["--userns", str(userns_fd), "--uid", "0", "--gid", "0"]
-            args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
-            args += ["--cap-add", "CAP_SETPCAP"]
-        else:
-            args += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+        args = [self.bwrap, *self._identity_args(userns_fd)]
         args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net"]
         args += ["--unshare-cgroup-try", "--hostname", "sandbox"]
         args += ["--die-with-parent", "--new-session"]
-        args += ["--ro-bind", "/usr", "/usr"]
+        args += self._filesystem_args(limits, data_fds)
+        args += self._environment_args()
+        args.append("--")
+        args += self._inner_command(limits, userns_fd)
+        return args + list(argv)
+
+    @staticmethod
+    def _identity_args(userns_fd: int | None) -> list[str]:
+        """Who the sandbox runs as: root of a prepared user namespace, or a fresh one's nobody."""
+        if userns_fd is not None:
+            args = ["--userns", str(userns_fd), "--uid", "0", "--gid", "0"]
+            args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+            args += ["--cap-add", "CAP_SETPCAP"]
+            return args
+        return ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+
+    def _filesystem_args(self, limits: SandboxLimits, data_fds: list[int]) -> list[str]:
+        """The sandbox's mounts: read-only system and code binds, private tmpfs and /etc data."""
+        tmpfs_bytes = str(limits.tmpfs_mb * 1024 * 1024)
+        args = ["--ro-bind", "/usr", "/usr"]
         for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
             host = Path("/") / name
             if host.is_symlink():
@@ -224,7 +241,11 @@ class BubblewrapBackend:
             args += ["--ro-bind", src, dest]
         for fd, dest in zip(data_fds, ("/etc/passwd", "/etc/group", "/etc/hosts"), strict=True):
             args += ["--perms", "0644", "--ro-bind-data", str(fd), dest]
-        args += ["--chdir", "/tmp", "--clearenv"]
+        return args
+
+    def _environment_args(self) -> list[str]:
+        """Working directory and a cleared environment holding only what the worker needs."""
+        args = ["--chdir", "/tmp", "--clearenv"]
         env = {
             "PATH": "/usr/bin:/bin",
             "HOME": SANDBOX_HOME,
@@ -237,7 +258,12 @@ class BubblewrapBackend:
         }
         for key, value in env.items():
             args += ["--setenv", key, value]
-        args.append("--")
+        return args
+
+    @staticmethod
+    def _inner_command(limits: SandboxLimits, userns_fd: int | None) -> list[str]:
+        """What runs inside before the worker: dropping to nobody if needed, then the rlimits."""
+        args: list[str] = []
         if userns_fd is not None:
             args += ["setpriv", f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}"]
             args += ["--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
@@ -251,7 +277,7 @@ class BubblewrapBackend:
             "--core=0",
             "--",
         ]
-        return args + list(argv)
+        return args
 
     def _prepare_userns(self) -> tuple[subprocess.Popen[bytes], int]:
         """A user namespace mapping 0→0 and 65534→65534, held open by a sleeping helper."""

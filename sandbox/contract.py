@@ -48,6 +48,7 @@ class LoopbackListener:
     """A TCP listener on the host's loopback that counts every connection it accepts."""
 
     def __init__(self) -> None:
+        """Bind a listening socket on an ephemeral loopback port (not yet accepting)."""
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(16)
@@ -69,6 +70,7 @@ class LoopbackListener:
             conn.close()
 
     def __enter__(self) -> LoopbackListener:
+        """Start accepting connections."""
         self._thread.start()
         return self
 
@@ -78,6 +80,7 @@ class LoopbackListener:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        """Stop accepting and close the socket."""
         self._stop.set()
         self._thread.join(timeout=2)
         self.sock.close()

@@ -20,6 +20,7 @@ class Spawner:
     """
 
     def __init__(self) -> None:
+        """Create the job queue; the spawning thread starts on first use."""
         self._jobs: queue.Queue[tuple[Callable[[], Any], Future[Any]]] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()

@@ -29,6 +29,7 @@ class SandboxLimits:
     tmpfs_mb: int = 256
 
     def __post_init__(self) -> None:
+        """Refuse any limit that is not positive."""
         for name, value in asdict(self).items():
             if value <= 0:
                 raise ValueError(f"SandboxLimits.{name} must be positive, got {value!r}")

@@ -49,6 +49,11 @@ class WorkerPool:
         retry_causes: Iterable[str] = DEFAULT_RETRY_CAUSES,
         python: str | None = None,
     ) -> None:
+        """Configure the pool and, with ``warm``, start its workers in the background.
+
+        ``backend`` is a backend or its registered name; ``retries`` counts how often a job is
+        retried on a fresh worker after one of ``retry_causes``.
+        """
         if size < 1 or max_jobs_per_worker < 1 or retries < 0:
             raise ValueError("size and max_jobs_per_worker must be >= 1, retries >= 0")
         self.backend = get_backend(backend) if isinstance(backend, str) else backend
@@ -233,6 +238,7 @@ class WorkerPool:
             self._idle.put(None)
 
     def __enter__(self) -> WorkerPool:
+        """Use the pool as a context manager that closes it on exit."""
         return self
 
     def __exit__(
@@ -241,4 +247,5 @@ class WorkerPool:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        """Close the pool and its workers."""
         self.close()

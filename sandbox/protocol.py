@@ -82,6 +82,7 @@ class FrameReader:
     """Reads frames from a file descriptor, optionally under a deadline (``time.monotonic``)."""
 
     def __init__(self, fd: int, tick: Callable[[], None] | None = None) -> None:
+        """Read frames from ``fd``; ``tick`` runs about every 0.25 s while waiting."""
         self.fd = fd
         self.tick = tick  # called about every 0.25 s while waiting (e.g. a memory watchdog)
 

@@ -56,6 +56,7 @@ class SocketProcess:
     """A worker behind the bridge (implements :class:`sandbox.backend.SandboxProcess`)."""
 
     def __init__(self, sock: socket.socket) -> None:
+        """Wrap a connected socket to the bridge as a worker process."""
         self._sock = sock
         self._writer = _SocketWriter(sock)
         self._reader = io.FileIO(os.dup(sock.fileno()), "rb")
@@ -107,6 +108,7 @@ class SocketProcess:
 
     def tree_rss_bytes(self, precise: bool = False) -> int:
         """Unknown from here: the renderer container's memory limit bounds it."""
+        del precise  # SandboxProcess protocol; no measurement is possible here
         return 0
 
     def stderr_tail(self) -> str:
@@ -120,6 +122,7 @@ class SocketBackend:
     name = "socket"
 
     def __init__(self, path: str | None = None) -> None:
+        """Use the bridge socket at ``path``, else ``$REGUA_SANDBOX_SOCKET``, else the default."""
         self.path = path or os.environ.get("REGUA_SANDBOX_SOCKET", DEFAULT_SOCKET)
 
     def check(self) -> tuple[bool, str]:
@@ -138,6 +141,7 @@ class SocketBackend:
 
     def spawn(self, argv: Sequence[str], limits: SandboxLimits) -> SocketProcess:
         """Connect to the bridge (``argv`` and ``limits`` are fixed on the bridge's side)."""
+        del argv, limits  # SandboxBackend protocol; the bridge fixes both on its side
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.connect(self.path)

@@ -82,6 +82,7 @@ class WorkerStartError(SandboxError):
     """A worker did not become ready; ``cause`` is ``start_failed`` or ``worker_refused``."""
 
     def __init__(self, cause: Cause, detail: str) -> None:
+        """Record why (``cause``) and how (``detail``) the worker failed to start."""
         self.cause = cause
         self.detail = detail
         super().__init__(f"{cause}: {detail}")
@@ -99,6 +100,7 @@ class Worker:
         worker_id: str,
         python: str | None = None,
     ) -> None:
+        """Describe the worker; nothing starts until :meth:`start`."""
         self.backend = backend
         self.handler = handler
         self.handler_config = handler_config

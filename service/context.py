@@ -1,21 +1,31 @@
-"""The service context: settings, database, blob store, components and executor in one place."""
+"""The service context: settings, storage, the render client, the evaluator and the executor.
+
+One :class:`ServiceContext` per service instance (``regua serve``, ``regua worker``, a test):
+every request handler, background job and CLI command that needs the service goes through it,
+so there is one render pool, one gate reader and one evaluator per process.
+"""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from regua.settings import Settings
-from service.artifacts import BlobStore, LocalBlobStore
-from service.components import Components
-from service.db import Database
-from service.executor import Executor
+from sandbox import WorkerPool
+from service.access.secret import bind_secret, installation_secret
+from service.evaluation.evaluator import Evaluator
+from service.evaluation.gate import StoredEligibility
+from service.pipeline.check_stage import CHECKER_VERSION
+from service.pipeline.executor import Executor
+from service.pipeline.jobs import JobRunner
+from service.pipeline.render_client import RenderClient
+from service.pipeline.runner import Machinery
+from service.pipeline.submit import Submission, submit
+from service.storage import Database
+from service.storage.blobs import BlobStore, LocalBlobStore
+from service.storage.files import private_dir
 from tasks import TaskRegistry, bundled_registry
-
-if TYPE_CHECKING:
-    from service.scoring.jobs import JobRunner
 
 
 @dataclass
@@ -26,40 +36,68 @@ class ServiceContext:
     db: Database
     blobs: BlobStore
     registry: TaskRegistry
-    components_factory: Callable[[Settings], Components] | None = None
+    renderer: RenderClient
+    gate: StoredEligibility
+    evaluator: Evaluator
     executor: Executor | None = None
-    components: Components | None = field(default=None)
-    jobs: JobRunner | None = field(default=None)
+    jobs: JobRunner | None = None
+    secret: bytes = field(default=b"", repr=False)
+    """The installation secret (``service.access.secret``): keys tokens, sessions, blinding."""
     _jobs_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
-    def open(
-        cls,
-        settings: Settings,
-        components_factory: Callable[[Settings], Components] | None = None,
-    ) -> ServiceContext:
-        """Open the database (migrating it) and the artifact folder."""
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
+    def open(cls, settings: Settings, *, render_pool: WorkerPool | None = None) -> ServiceContext:
+        """Open the data folder (``0700``), the installation secret, the database and artifacts.
+
+        Args:
+            settings: the service's settings.
+            render_pool: a running pool of render workers to use (it stays the caller's);
+                by default the context starts its own on the first render.
+        """
+        private_dir(settings.data_dir)  # 0700: the database, artifacts and secrets are inside
+        secret = installation_secret(settings)
         db = Database(settings.resolved_database_url())
+        bind_secret(db, secret)
         blobs = LocalBlobStore(settings.resolved_artifact_dir())
-        return cls(settings, db, blobs, bundled_registry(), components_factory)
+        gate = StoredEligibility(db)
+        evaluator = Evaluator(gate.current, settings)
+        renderer = RenderClient(settings, render_pool)
+        context = cls(settings, db, blobs, bundled_registry(), renderer, gate, evaluator)
+        context.secret = secret
+        return context
+
+    @property
+    def machinery(self) -> Machinery:
+        """What the pipeline's stages run on."""
+        return Machinery(CHECKER_VERSION, self.renderer, self.evaluator)
 
     def start_executor(self, threads: int | None = None) -> Executor:
-        """Build the components and start the in-process executor (default: two threads per
-        render worker, so the pool stays busy while other threads check, judge and store)."""
-        if self.components_factory is None:
-            from service.adapters import production_components
+        """Start the in-process executor.
 
-            self.components_factory = production_components
-        self.components = self.components_factory(self.settings)
+        By default it has two threads per render worker, so the pool stays busy while other
+        threads check, judge and store.
+        """
         self.executor = Executor(
             self.db,
             self.blobs,
-            self.components,
+            self.machinery,
             threads=threads or max(2, 2 * self.settings.render_workers),
         )
         self.executor.start()
         return self.executor
+
+    def submit(self, items: Sequence[Submission], token_id: int | None) -> list[str]:
+        """Store and queue submissions (all or none) and wake the executor; the run ids."""
+        ids = submit(
+            self.db,
+            self.blobs,
+            items,
+            token_id,
+            registry=self.registry,
+            capacity=self.settings.queue_capacity,
+        )
+        self.wake()
+        return ids
 
     def wake(self) -> None:
         """Tell the executor that work arrived (no-op without one)."""
@@ -67,22 +105,25 @@ class ServiceContext:
             self.executor.wake()
 
     def job_runner(self) -> JobRunner:
-        """The runner of long HTTP work (re-scoring batches, calibrations): one job at a time
-        on one background thread, created on first use, closed with the context."""
+        """The runner of long HTTP work (re-scoring batches, calibrations).
+
+        It runs one job at a time on one background thread; it is created on first use and
+        closed with the context.
+        """
         with self._jobs_lock:
             if self.jobs is None:
-                from service.scoring.jobs import JobRunner
-
                 self.jobs = JobRunner()
             return self.jobs
 
     def close(self) -> None:
-        """Finish the running background job, stop the executor, release workers and close the
-        database."""
+        """Shut the context down.
+
+        Finishes the running background job, stops the executor, releases the render workers and
+        closes the database.
+        """
         if self.jobs is not None:
             self.jobs.close()
         if self.executor is not None:
             self.executor.stop()
-        if self.components is not None:
-            self.components.close()
+        self.renderer.close()
         self.db.dispose()

@@ -105,8 +105,11 @@ class Criterion(Frozen):
     question: str
     not_applicable_when: str | None = None
     applicable: bool = True
-    """False when the task itself makes the criterion not applicable (e.g. animation on a static
-    task); such a criterion is always reported ``not_applicable`` and costs nothing."""
+    """False when the task itself makes the criterion not applicable.
+
+    For example animation on a static task; such a criterion is always reported
+    ``not_applicable`` and costs nothing.
+    """
 
 
 class TaskSpec(Frozen):

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.render_pool"]
+from tests.helpers.pg import fresh_pg_database, reset_pg_schema
+
+pytest_plugins = ["tests.helpers.render_pool"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_CORPORA = REPO_ROOT.parent / "shared" / "corpora"
@@ -28,3 +31,29 @@ def corpus_dir(name: str) -> Path:
 def samples_dir() -> Path:
     """The project's own bundled sample outputs."""
     return SAMPLES
+
+
+@pytest.fixture(autouse=True)
+def _close_opened_databases() -> Iterator[None]:
+    """Close the databases a test opened through the seeding helpers (no leaked connection)."""
+    yield
+    from tests.helpers.review_runs import dispose_opened
+
+    dispose_opened()
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """URL of a fresh PostgreSQL database for the session (skips when none answers)."""
+    yield from fresh_pg_database("regua_test")
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The one database fixture: SQLite in a temp folder, or an emptied schema on the loopback
+    PostgreSQL (every test that takes it runs on both)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'regua.sqlite3'}"
+    url: str = request.getfixturevalue("pg_url")
+    reset_pg_schema(url)
+    return url

@@ -21,9 +21,6 @@ from judges.calibration.gate import (
 )
 from judges.calibration.metrics import Estimate, Metrics, ScoredItem, compute_metrics
 from judges.calibration.perturb import (
-    Effect,
-    PerturbationNotApplicableError,
-    PerturbationSpec,
     Recipe,
     Variant,
     default_recipes,
@@ -32,15 +29,15 @@ from judges.calibration.perturb import (
     manifest_jsonl,
     perturb,
     perturb_many,
+)
+from judges.calibration.perturb_registry import (
+    Effect,
+    PerturbationNotApplicableError,
+    PerturbationSpec,
     register_perturbation,
 )
-from judges.calibration.runner import (
-    CalibrationRun,
-    ItemResult,
-    VerdictFn,
-    VerdictLike,
-    run_calibration,
-)
+from judges.calibration.results import CalibrationRun, ItemResult
+from judges.calibration.runner import VerdictFn, VerdictLike, run_calibration
 from judges.calibration.sets import (
     STATUSES,
     CalibrationItem,

@@ -69,9 +69,11 @@ def human_agreement(
     pairs = []
     for (x, y), (left, right) in sorted(by_pair.items()):
         agree = bootstrap_rate(
-            [float(p == q) for p, q in zip(left, right, strict=True)], [1.0] * len(left),
-            seed=seed, n_boot=n_boot,
-        )  # fmt: skip
+            [float(p == q) for p, q in zip(left, right, strict=True)],
+            [1.0] * len(left),
+            seed=seed,
+            n_boot=n_boot,
+        )
         kappa = kappa_estimate(left, right, seed=seed + 1, n_boot=n_boot)
         pairs.append(
             {
@@ -84,9 +86,11 @@ def human_agreement(
     return HumanAgreement(
         n_items=n_items,
         agreement=bootstrap_rate(
-            [float(p == q) for p, q in zip(a_all, b_all, strict=True)], [1.0] * len(a_all),
-            seed=seed, n_boot=n_boot,
+            [float(p == q) for p, q in zip(a_all, b_all, strict=True)],
+            [1.0] * len(a_all),
+            seed=seed,
+            n_boot=n_boot,
         ),
         kappa=kappa_estimate(a_all, b_all, seed=seed + 1, n_boot=n_boot),
         pairs=tuple(pairs),
-    )  # fmt: skip
+    )

@@ -118,6 +118,41 @@ def _labels_for(drawing: Drawing, criterion: str, item_id: str) -> list[Label]:
     return out
 
 
+def _relation(variant: Variant | None, criterion: str) -> str:
+    """How a drawing relates to its base on one criterion (``base`` for a base drawing)."""
+    if variant is None:
+        return "base"
+    if criterion in variant.must_change:
+        return "must_change"
+    if criterion in variant.must_not_change:
+        return "must_not_change"
+    return "may_change"
+
+
+def _make_item(
+    drawing: Drawing,
+    criterion: str,
+    task: TaskSpec,
+    kinds: Mapping[str, str],
+    base_meta: Mapping[str, Any],
+) -> CalibrationItem:
+    """The calibration item asking ``criterion`` about ``drawing``."""
+    v = drawing.variant
+    return CalibrationItem(
+        item_id=f"{drawing.drawing_id}:{criterion}",
+        artifact_sha256=sha256_hex(drawing.svg),
+        criterion=criterion,
+        task_ref=task.ref,
+        criterion_kind=kinds.get(criterion, "necessary"),
+        artifact_file=drawing.file,
+        style_tags=tuple(base_meta[drawing.base]["style_tags"]),
+        group=drawing.base,
+        base_item_id=None if v is None else f"{drawing.base}:{criterion}",
+        relation=as_relation(_relation(v, criterion)),
+        perturbation=None if v is None else v.procedure_ref,
+    )
+
+
 def build_bundle(
     recipe: Mapping[str, Any],
     bases: Mapping[str, bytes],
@@ -146,26 +181,7 @@ def build_bundle(
             mine = _labels_for(d, criterion, item_id)
             if labels is None and not mine:
                 continue
-            v = d.variant
-            relation = "base" if v is None else (
-                "must_change" if criterion in v.must_change
-                else "must_not_change" if criterion in v.must_not_change else "may_change"
-            )  # fmt: skip
-            items.append(
-                CalibrationItem(
-                    item_id=item_id,
-                    artifact_sha256=sha256_hex(d.svg),
-                    criterion=criterion,
-                    task_ref=task.ref,
-                    criterion_kind=kinds.get(criterion, "necessary"),
-                    artifact_file=d.file,
-                    style_tags=tuple(base_meta[d.base]["style_tags"]),
-                    group=d.base,
-                    base_item_id=None if v is None else f"{d.base}:{criterion}",
-                    relation=as_relation(relation),
-                    perturbation=None if v is None else v.procedure_ref,
-                )
-            )
+            items.append(_make_item(d, criterion, task, kinds, base_meta))
             made += mine
     final_labels = tuple(made) if labels is None else tuple(labels)
     labelled = {lb.item_id for lb in final_labels}

@@ -27,8 +27,10 @@ class GateThresholds:
     min_items: int = 1
     min_critical_items: int = 1
     use_upper_bound: bool = False
-    """Compare the upper 95 % bound (the larger of bootstrap and Wilson) of the missed-critical
-    rate instead of its point value: the cautious rule for small sets."""
+    """Compare the upper 95 % bound of the missed-critical rate instead of its point value.
+
+    The bound is the larger of bootstrap and Wilson: the cautious rule for small sets.
+    """
     max_invariance_violation_rate: float | None = None
     min_repeat_agreement: float | None = None
 
@@ -95,11 +97,14 @@ class GateDecision:
     split_seed: int | None
     decided_at: str
     run_id: str | None = None
+    profile_hash: str | None = None
+    """Content hash of the profile that was calibrated (``None`` in older records)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
         return {
             "profile_id": self.profile_id,
+            "profile_hash": self.profile_hash,
             "criterion": self.criterion,
             "task_family": self.task_family,
             "passed": self.passed,
@@ -130,6 +135,7 @@ class GateDecision:
             split_seed=None if seed is None else int(seed),
             decided_at=str(data["decided_at"]),
             run_id=data.get("run_id"),
+            profile_hash=data.get("profile_hash"),
         )
 
 
@@ -184,6 +190,7 @@ def decide(
     necessary: bool = True,
     run_id: str | None = None,
     context: Mapping[str, Any] | None = None,
+    profile_hash: str | None = None,
 ) -> GateDecision:
     """Apply the gate rule to one criterion's held-out metrics.
 
@@ -205,6 +212,7 @@ def decide(
         split_seed=split_seed,
         decided_at=decided_at,
         run_id=run_id,
+        profile_hash=profile_hash,
     )
 
 

@@ -237,9 +237,17 @@ class Metrics:
     by_style: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     _ESTIMATES = (
-        "accuracy", "macro_f1", "kappa", "missed_critical", "false_reject", "uncertain_rate",
-        "judge_error_rate", "invariance_violation", "sensitivity", "repeat_agreement",
-    )  # fmt: skip
+        "accuracy",
+        "macro_f1",
+        "kappa",
+        "missed_critical",
+        "false_reject",
+        "uncertain_rate",
+        "judge_error_rate",
+        "invariance_violation",
+        "sensitivity",
+        "repeat_agreement",
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (the confusion matrix carries its status labels)."""
@@ -278,20 +286,52 @@ def _label_metrics(scored: Sequence[ScoredItem], seed: int, n_boot: int) -> dict
     crit = [s.necessary and r == "fail" for s, r, _ in ok]
     return {
         "accuracy": bootstrap_rate(
-            [float(r == p) for r, p in zip(refs, preds, strict=True)], [1.0] * len(refs),
-            seed=seed, n_boot=n_boot,
+            [float(r == p) for r, p in zip(refs, preds, strict=True)],
+            [1.0] * len(refs),
+            seed=seed,
+            n_boot=n_boot,
         ),
         "macro_f1": f1_estimate(refs, preds, seed=seed + 1, n_boot=n_boot),
         "kappa": kappa_estimate(refs, preds, seed=seed + 2, n_boot=n_boot),
         "missed_critical": bootstrap_rate(
             [float(c and p == "pass") for c, p in zip(crit, preds, strict=True)],
-            [float(c) for c in crit], seed=seed + 3, n_boot=n_boot,
+            [float(c) for c in crit],
+            seed=seed + 3,
+            n_boot=n_boot,
         ),
         "false_reject": bootstrap_rate(
             [float(r == "pass" and p == "fail") for r, p in zip(refs, preds, strict=True)],
-            [float(r == "pass") for r in refs], seed=seed + 4, n_boot=n_boot,
+            [float(r == "pass") for r in refs],
+            seed=seed + 4,
+            n_boot=n_boot,
         ),
-    }  # fmt: skip
+    }
+
+
+def _base_pairs(
+    judged: Sequence[ScoredItem], base_verdicts: Mapping[str, str | None]
+) -> tuple[list[tuple[str | None, str]], list[tuple[str | None, str]]]:
+    """(variant verdict, base verdict) pairs for ``must_not_change`` and ``must_change`` items."""
+    pairs = [
+        (s.relation, s.verdict, base_verdicts.get(s.base_item_id))
+        for s in judged
+        if s.base_item_id and s.relation in ("must_change", "must_not_change")
+    ]
+    keep = [(v, b) for rel, v, b in pairs if rel == "must_not_change" and b is not None]
+    change = [(v, b) for rel, v, b in pairs if rel == "must_change" and b is not None]
+    return keep, change
+
+
+def _style_metrics(
+    scored: Sequence[ScoredItem], seed: int, n_boot: int
+) -> dict[str, dict[str, Any]]:
+    """The label metrics of each style tag's items, by tag."""
+    by_style: dict[str, dict[str, Any]] = {}
+    for tag in sorted({t for s in scored for t in s.style_tags}):
+        subset = [s for s in scored if tag in s.style_tags]
+        sub = _label_metrics(subset, seed, n_boot)
+        by_style[tag] = {"n_items": len(subset), **{k: v.to_dict() for k, v in sub.items()}}
+    return by_style
 
 
 def compute_metrics(
@@ -306,20 +346,9 @@ def compute_metrics(
     judged = [s for s in scored if s.verdict is not None]
     labelled = [s for s in judged if s.reference is not None]
     main = _label_metrics(scored, seed, n_boot)
-    pairs = [
-        (s.relation, s.verdict, base_verdicts.get(s.base_item_id))
-        for s in judged
-        if s.base_item_id and s.relation in ("must_change", "must_not_change")
-    ]
-    keep = [(v, b) for rel, v, b in pairs if rel == "must_not_change" and b is not None]
-    change = [(v, b) for rel, v, b in pairs if rel == "must_change" and b is not None]
+    keep, change = _base_pairs(judged, base_verdicts)
     repeated = [s for s in scored if sum(x is not None for x in s.statuses) >= 2]
-    by_style: dict[str, dict[str, Any]] = {}
-    if style_breakdown:
-        for tag in sorted({t for s in scored for t in s.style_tags}):
-            subset = [s for s in scored if tag in s.style_tags]
-            sub = _label_metrics(subset, seed, n_boot)
-            by_style[tag] = {"n_items": len(subset), **{k: v.to_dict() for k, v in sub.items()}}
+    by_style = _style_metrics(scored, seed, n_boot) if style_breakdown else {}
     return Metrics(
         n_items=len(scored),
         n_scored=len(labelled),
@@ -330,12 +359,16 @@ def compute_metrics(
             [s.verdict for s in labelled if s.verdict is not None],
         ),
         uncertain_rate=bootstrap_rate(
-            [float(s.verdict == "uncertain") for s in judged], [1.0] * len(judged),
-            seed=seed + 5, n_boot=n_boot,
+            [float(s.verdict == "uncertain") for s in judged],
+            [1.0] * len(judged),
+            seed=seed + 5,
+            n_boot=n_boot,
         ),
         judge_error_rate=bootstrap_rate(
-            [float(s.verdict is None) for s in scored], [1.0] * len(scored),
-            seed=seed + 6, n_boot=n_boot,
+            [float(s.verdict is None) for s in scored],
+            [1.0] * len(scored),
+            seed=seed + 6,
+            n_boot=n_boot,
         ),
         invariance_violation=bootstrap_rate(
             [float(v != b) for v, b in keep], [1.0] * len(keep), seed=seed + 7, n_boot=n_boot
@@ -345,8 +378,10 @@ def compute_metrics(
         ),
         repeat_agreement=bootstrap_rate(
             [float(len({x for x in s.statuses if x is not None}) == 1) for s in repeated],
-            [1.0] * len(repeated), seed=seed + 9, n_boot=n_boot,
+            [1.0] * len(repeated),
+            seed=seed + 9,
+            n_boot=n_boot,
         ),
         by_style=by_style,
         **main,
-    )  # fmt: skip
+    )

@@ -111,6 +111,65 @@ def arc_points(
     return out
 
 
+def _reflect(cur: Point, ctrl: Point) -> Point:
+    """The reflection of control point ``ctrl`` about ``cur`` (the implicit first control)."""
+    return (2 * cur[0] - ctrl[0], 2 * cur[1] - ctrl[1])
+
+
+def _draw(
+    up: str,
+    rel: bool,
+    args: list[float],
+    cur: Point,
+    last: tuple[Point | None, str],
+    pts: list[Point],
+) -> tuple[Point, Point | None]:
+    """Append the points of one drawing segment (not M or Z) that starts at ``cur``.
+
+    ``up`` is the upper-cased command, ``last`` the previous segment's control point and
+    command. Returns the segment's end point and its last control point (None for lines).
+    """
+    last_ctrl, last_cmd = last
+    ox, oy = cur if rel else (0.0, 0.0)
+    ctrl: Point | None = None
+    if up == "L" or (up == "T" and (last_cmd not in ("Q", "T") or last_ctrl is None)):
+        cur = (ox + args[0], oy + args[1])
+        pts.append(cur)
+    elif up == "H":
+        cur = (ox + args[0] if rel else args[0], cur[1])
+        pts.append(cur)
+    elif up == "V":
+        cur = (cur[0], oy + args[0] if rel else args[0])
+        pts.append(cur)
+    elif up == "T":
+        ctrl = _reflect(cur, last_ctrl if last_ctrl is not None else cur)
+        end = (ox + args[0], oy + args[1])
+        pts += _sample_curve([cur, ctrl, end])
+        cur = end
+    elif up == "Q":
+        ctrl = (ox + args[0], oy + args[1])
+        end = (ox + args[2], oy + args[3])
+        pts += _sample_curve([cur, ctrl, end])
+        cur = end
+    elif up in ("C", "S"):
+        if up == "C":
+            c1 = (ox + args[0], oy + args[1])
+            rest = args[2:]
+        else:
+            smooth = last_cmd in ("C", "S")
+            c1 = _reflect(cur, last_ctrl) if smooth and last_ctrl is not None else cur
+            rest = args
+        ctrl = (ox + rest[0], oy + rest[1])
+        end = (ox + rest[2], oy + rest[3])
+        pts += _sample_curve([cur, c1, ctrl, end])
+        cur = end
+    elif up == "A":
+        end = (ox + args[5], oy + args[6])
+        pts += arc_points(cur, args[0], args[1], args[2], bool(args[3]), bool(args[4]), end)
+        cur = end
+    return cur, ctrl
+
+
 def path_points(d: str) -> list[Point]:
     """Outline points of a path (sampled curves and arcs) in the path's own coordinates."""
     reader = _Reader(d)
@@ -131,50 +190,13 @@ def path_points(d: str) -> list[Point]:
         args = reader.args(cmd)
         if args is None:
             break
-        ox, oy = cur if rel else (0.0, 0.0)
         ctrl: Point | None = None
         if up == "M":
+            ox, oy = cur if rel else (0.0, 0.0)
             cur = start = (ox + args[0], oy + args[1])
             pts.append(cur)
-        elif up == "L" or (up == "T" and (last_cmd not in ("Q", "T") or last_ctrl is None)):
-            cur = (ox + args[0], oy + args[1])
-            pts.append(cur)
-        elif up == "H":
-            cur = (ox + args[0] if rel else args[0], cur[1])
-            pts.append(cur)
-        elif up == "V":
-            cur = (cur[0], oy + args[0] if rel else args[0])
-            pts.append(cur)
-        elif up == "T":
-            prev = last_ctrl if last_ctrl is not None else cur
-            ctrl = (2 * cur[0] - prev[0], 2 * cur[1] - prev[1])
-            end = (ox + args[0], oy + args[1])
-            pts += _sample_curve([cur, ctrl, end])
-            cur = end
-        elif up == "Q":
-            ctrl = (ox + args[0], oy + args[1])
-            end = (ox + args[2], oy + args[3])
-            pts += _sample_curve([cur, ctrl, end])
-            cur = end
-        elif up in ("C", "S"):
-            if up == "C":
-                c1 = (ox + args[0], oy + args[1])
-                rest = args[2:]
-            else:
-                c1 = (
-                    (2 * cur[0] - last_ctrl[0], 2 * cur[1] - last_ctrl[1])
-                    if last_ctrl is not None and last_cmd in ("C", "S")
-                    else cur
-                )
-                rest = args
-            ctrl = (ox + rest[0], oy + rest[1])
-            end = (ox + rest[2], oy + rest[3])
-            pts += _sample_curve([cur, c1, ctrl, end])
-            cur = end
-        elif up == "A":
-            end = (ox + args[5], oy + args[6])
-            pts += arc_points(cur, args[0], args[1], args[2], bool(args[3]), bool(args[4]), end)
-            cur = end
+        else:
+            cur, ctrl = _draw(up, rel, args, cur, (last_ctrl, last_cmd), pts)
         last_ctrl, last_cmd = ctrl, up
         cmd = {"M": "L", "m": "l"}.get(cmd, cmd) if reader.peek_number() else reader.command()
     return pts

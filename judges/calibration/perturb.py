@@ -8,107 +8,59 @@ perturbation id and version; the same base, parameters and seed always give the 
 
 The provenance lives in the manifest and the :class:`Variant` record, not inside the SVG: adding
 markup would itself be a second factor that a judge reading the file could notice.
+
+The perturbation types and their registry live in :mod:`judges.calibration.perturb_registry`
+(re-exported here); importing this module loads the built-in perturbations.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from lxml import etree
-
+# Importing the two built-in modules registers every built-in perturbation.
+from judges.calibration import perturb_change, perturb_keep  # noqa: F401
+from judges.calibration.perturb_registry import Effect as Effect
+from judges.calibration.perturb_registry import Family, registered_perturbations
+from judges.calibration.perturb_registry import (
+    PerturbationNotApplicableError as PerturbationNotApplicableError,
+)
+from judges.calibration.perturb_registry import PerturbationSpec as PerturbationSpec
+from judges.calibration.perturb_registry import register_perturbation as register_perturbation
 from judges.calibration.svgtree import parse_svg, serialize
 from regua.errors import CalibrationError, InputError
+from regua.hashing import sha256_hex as sha256_hex
 from tasks import CriterionKind, TaskSpec
 
 PROCEDURE_ID = "regua.calibration.perturb"
 PROCEDURE_VERSION = "1"
 MANIFEST_SCHEMA = "regua.perturbation-manifest/1"
 
-Family = Literal["must_change", "must_not_change"]
-
-
-class PerturbationNotApplicableError(CalibrationError):
-    """The drawing offers nothing for this perturbation to edit (e.g. no circle to rewrite)."""
-
-
-@dataclass(frozen=True)
-class Effect:
-    """What a perturbation is designed to do to the verdicts.
-
-    ``expected`` gives the designed status for criteria in ``must_change`` (and, for borderline
-    edits, a best guess for criteria in ``may_change``). ``measured`` records the numbers the
-    edit was computed from (wheel diameter, shift in user units, ...).
-    """
-
-    must_change: tuple[str, ...] = ()
-    may_change: tuple[str, ...] = ()
-    expected: Mapping[str, str] = field(default_factory=dict)
-    measured: Mapping[str, Any] = field(default_factory=dict)
-
-
-PerturbFn = Callable[[etree._ElementTree, Mapping[str, Any], random.Random], Effect]
-
-
-@dataclass(frozen=True)
-class PerturbationSpec:
-    """A registered perturbation: id, version, family, default parameters and the edit."""
-
-    id: str
-    version: int
-    family: Family
-    description: str
-    defaults: Mapping[str, Any]
-    apply: PerturbFn
-
-
-_REGISTRY: dict[str, PerturbationSpec] = {}
-
-
-def register_perturbation(spec: PerturbationSpec) -> PerturbationSpec:
-    """Add a perturbation to the registry (built-ins register the same way)."""
-    known = _REGISTRY.get(spec.id)
-    if known is not None and known.version != spec.version:
-        raise CalibrationError(f"perturbation {spec.id} registered twice with different versions")
-    _REGISTRY[spec.id] = spec
-    return spec
-
 
 def get_perturbation(perturbation_id: str) -> PerturbationSpec:
     """The registered perturbation with this id (CalibrationError listing known ids)."""
-    _load_builtins()
+    known = registered_perturbations()
     try:
-        return _REGISTRY[perturbation_id]
+        return known[perturbation_id]
     except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
+        names = ", ".join(sorted(known))
         raise CalibrationError(
-            f"unknown perturbation {perturbation_id!r}; known: {known}"
+            f"unknown perturbation {perturbation_id!r}; known: {names}"
         ) from None
 
 
 def list_perturbations() -> tuple[PerturbationSpec, ...]:
     """Every registered perturbation, sorted by id."""
-    _load_builtins()
-    return tuple(_REGISTRY[k] for k in sorted(_REGISTRY))
-
-
-def _load_builtins() -> None:
-    import judges.calibration.perturb_change
-    import judges.calibration.perturb_keep  # noqa: F401
+    known = registered_perturbations()
+    return tuple(known[k] for k in sorted(known))
 
 
 def canonical(value: Any) -> str:
     """Canonical JSON text (sorted keys, compact) used for ids and hashes."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
-
-
-def sha256_hex(data: bytes) -> str:
-    """Hex sha256 of bytes."""
-    return hashlib.sha256(data).hexdigest()
 
 
 @dataclass(frozen=True)

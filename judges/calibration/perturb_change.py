@@ -27,7 +27,7 @@ from judges.calibration.edits import (
     wrap,
 )
 from judges.calibration.geometry import reference_diameter, require_bbox
-from judges.calibration.perturb import Effect, PerturbationSpec, register_perturbation
+from judges.calibration.perturb_registry import Effect, PerturbationSpec, register_perturbation
 from judges.calibration.svgtree import apply, fmt, invert, parent_ctm, require_id
 from regua.errors import CalibrationError
 
@@ -46,6 +46,7 @@ def foot_off_pedal(
     tree: etree._ElementTree, params: Mapping[str, Any], rng: random.Random
 ) -> Effect:
     """Lift one foot so the gap between its box and its pedal's box is ``fraction`` * D."""
+    del rng  # PerturbFn signature; this edit draws nothing at random
     side = _side(params, "foot", ("left", "right"))
     fraction = float(params["fraction"])
     if fraction < 0:
@@ -66,6 +67,7 @@ def foot_off_pedal(
 
 def remove_wheel(tree: etree._ElementTree, params: Mapping[str, Any], rng: random.Random) -> Effect:
     """Delete one wheel element (and everything inside it)."""
+    del rng  # PerturbFn signature; this edit draws nothing at random
     side = _side(params, "wheel", ("front", "rear"))
     remove(require_id(tree, f"wheel-{side}"))
     return Effect(must_change=("B1",), may_change=("B2", "F1"), expected={"B1": "fail"})
@@ -73,6 +75,7 @@ def remove_wheel(tree: etree._ElementTree, params: Mapping[str, Any], rng: rando
 
 def detach_frame(tree: etree._ElementTree, params: Mapping[str, Any], rng: random.Random) -> Effect:
     """Squeeze the frame horizontally towards the kept axle so it stops short of the other."""
+    del rng  # PerturbFn signature; this edit draws nothing at random
     side = _side(params, "wheel", ("front", "rear"))
     scale = float(params["scale"])
     if not 0 < scale < 1:
@@ -94,6 +97,7 @@ def detach_frame(tree: etree._ElementTree, params: Mapping[str, Any], rng: rando
 
 def lift_body(tree: etree._ElementTree, params: Mapping[str, Any], rng: random.Random) -> Effect:
     """Lift the body so the gap between its box and the saddle's box is ``fraction`` * D."""
+    del rng  # PerturbFn signature; this edit draws nothing at random
     fraction = float(params["fraction"])
     if fraction <= 0:
         raise CalibrationError("fraction must be > 0")
@@ -110,6 +114,7 @@ def lift_body(tree: etree._ElementTree, params: Mapping[str, Any], rng: random.R
 
 def pull_wing(tree: etree._ElementTree, params: Mapping[str, Any], rng: random.Random) -> Effect:
     """Move both wings horizontally away from the handlebar until ``fraction`` * D clear of it."""
+    del rng  # PerturbFn signature; this edit draws nothing at random
     fraction = float(params["fraction"])
     if fraction <= 0:
         raise CalibrationError("fraction must be > 0")
@@ -134,6 +139,7 @@ def add_extra_leg(
     tree: etree._ElementTree, params: Mapping[str, Any], rng: random.Random
 ) -> Effect:
     """Draw a copy of one foot (ids stripped) beside it: a third leg."""
+    del rng  # PerturbFn signature; this edit draws nothing at random
     side = _side(params, "foot", ("left", "right"))
     foot = require_id(tree, f"foot-{side}")
     bar = require_bbox(require_id(tree, "handlebar"))
@@ -193,6 +199,7 @@ _HIDE_EFFECTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 def hide_part(tree: etree._ElementTree, params: Mapping[str, Any], rng: random.Random) -> Effect:
     """Make a part invisible by an empty clip path, ``display:none`` or ``opacity:0``."""
+    del rng  # PerturbFn signature; this edit draws nothing at random
     part = str(params["part"])
     if part not in _HIDE_EFFECTS:
         raise CalibrationError(f"hide-part supports {sorted(_HIDE_EFFECTS)}, not {part!r}")

@@ -24,7 +24,7 @@ from judges.calibration.edits import (
     wrap,
 )
 from judges.calibration.geometry import BBox, bbox, max_stroke
-from judges.calibration.perturb import (
+from judges.calibration.perturb_registry import (
     Effect,
     PerturbationNotApplicableError,
     PerturbationSpec,
@@ -101,6 +101,7 @@ def background_colour(
 
 def add_scenery(tree: etree._ElementTree, params: Mapping[str, Any], rng: random.Random) -> Effect:
     """Add a sun, clouds and a hill behind the drawing (painted before the first part)."""
+    del params  # PerturbFn signature; this edit takes no parameters
     vx, vy, vw, vh = viewbox(tree)
     boxes = [b for b in (bbox(require_id(tree, i)) for i in _DRAWING_IDS) if b is not None]
     mid_x = sum(b.center[0] for b in boxes) / len(boxes) if boxes else vx + vw / 2
@@ -134,6 +135,7 @@ def stroke_colours(
     tree: etree._ElementTree, params: Mapping[str, Any], rng: random.Random
 ) -> Effect:
     """Map every distinct stroke colour to another one (dark or bright by the background)."""
+    del params  # PerturbFn signature; this edit takes no parameters
     bg = _background(tree)
     palette = list(
         _BRIGHT if _is_dark(presentation(bg, "fill") if bg is not None else None) else _DARK
@@ -158,6 +160,7 @@ def stroke_colours(
 
 def mirror(tree: etree._ElementTree, params: Mapping[str, Any], rng: random.Random) -> Effect:
     """Mirror the whole drawing left-right inside the viewBox with one wrapping group."""
+    del params, rng  # PerturbFn signature; this edit is fixed: no parameters, no randomness
     root = tree.getroot()
     vx, _, vw, _ = viewbox(tree)
     group = new_element(root, "g", {"transform": f"matrix(-1 0 0 1 {fmt(2 * vx + vw)} 0)"})
@@ -176,6 +179,7 @@ def circles_as_paths(
     tree: etree._ElementTree, params: Mapping[str, Any], rng: random.Random
 ) -> Effect:
     """Rewrite every circle as a two-arc ``<path>`` with the same attributes and position."""
+    del params, rng  # PerturbFn signature; this edit is fixed: no parameters, no randomness
     count = 0
     for el in list(iter_elements(tree)):
         if local_name(el) != "circle":
@@ -204,6 +208,7 @@ def circles_as_paths(
 
 def use_reuse(tree: etree._ElementTree, params: Mapping[str, Any], rng: random.Random) -> Effect:
     """Move a part into ``<defs>`` and draw it through a ``<use>`` that carries the part's id."""
+    del rng  # PerturbFn signature; this edit draws nothing at random
     part = str(params["part"])
     el = require_id(tree, part)
     if any(isinstance(d.tag, str) and d.get("id") for d in el.iterdescendants()):
@@ -262,6 +267,7 @@ def reorder_keep_paint(
     tree: etree._ElementTree, params: Mapping[str, Any], rng: random.Random
 ) -> Effect:
     """Swap two adjacent siblings whose painted boxes are disjoint (else move ``<defs>`` last)."""
+    del params  # PerturbFn signature; this edit takes no parameters
     if any(local_name(el) == "style" for el in iter_elements(tree)):
         raise PerturbationNotApplicableError("a <style> sheet could depend on element order")
     pairs: list[tuple[etree._Element, etree._Element]] = []

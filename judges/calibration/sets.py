@@ -74,6 +74,7 @@ class Label:
     role: LabelRole = "annotator"
 
     def __post_init__(self) -> None:
+        """Validate the status, the role and that an annotator is named."""
         _status(self.status)
         if self.role not in ("annotator", "adjudicator"):
             raise CalibrationError(f"label role must be annotator|adjudicator: {self.role!r}")
@@ -126,6 +127,7 @@ class CalibrationItem:
     perturbation: str | None = None
 
     def __post_init__(self) -> None:
+        """Validate the relation and store the style tags as a tuple."""
         if self.relation is not None and self.relation not in RELATIONS:
             raise CalibrationError(f"item relation must be one of {RELATIONS}: {self.relation!r}")
         object.__setattr__(self, "style_tags", tuple(self.style_tags))
@@ -262,6 +264,7 @@ class CalibrationSet:
     _by_item: Mapping[str, tuple[Label, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        """Validate ids, labels and the split, and index items and labels by item id."""
         object.__setattr__(self, "items", tuple(self.items))
         object.__setattr__(self, "labels", tuple(self.labels))
         index = {i.item_id: i for i in self.items}

@@ -1,5 +1,1 @@
-"""The FastAPI application (``/v1``, OpenAPI at ``/v1/openapi.json``, docs at ``/v1/docs``)."""
-
-from service.api.app import create_app
-
-__all__ = ["create_app"]
+"""The JSON API under ``/v1``: one router module per resource, its schemas and error mapping."""

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Header, Request
 
-from service.auth import Principal, authenticate
+from service.access.tokens import Principal, authenticate
 from service.context import ServiceContext
 
 

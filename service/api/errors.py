@@ -87,10 +87,12 @@ class BodyLimitMiddleware:
     """Refuse request bodies above ``max_bytes`` with 413, before anything is parsed or stored."""
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        """Wrap ``app``, refusing bodies larger than ``max_bytes``."""
         self.app = app
         self.max_bytes = max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on, answering 413 once its body (declared or read) is too large."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

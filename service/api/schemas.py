@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from judges import CriterionStatus, OutcomeStatus
+
 
 class ModelInfo(BaseModel):
     """Which model produced the output (never shown to judges or reviewers)."""
@@ -52,6 +54,9 @@ class TokenRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     role: Literal["submitter", "reviewer", "admin"]
     name: str = Field(default="", max_length=200)
+    expires_in: str | None = Field(
+        default=None, max_length=20, description="lifetime, e.g. 7d, 12h, 30m (default: none)"
+    )
 
 
 class TokenCreated(BaseModel):
@@ -61,6 +66,7 @@ class TokenCreated(BaseModel):
     role: str
     name: str
     id: int
+    expires_at: str | None = None
 
 
 class _Open(BaseModel):
@@ -72,7 +78,7 @@ class _Open(BaseModel):
 class OutcomeView(_Open):
     """pass | fail | pending | incomplete, with the cause (incomplete) or reasons (pending/fail)."""
 
-    status: Literal["pass", "fail", "pending", "incomplete"]
+    status: OutcomeStatus
     cause: str | None = None
     reasons: list[str] = []
 
@@ -89,7 +95,7 @@ class VerdictView(_Open):
     """One judge's verdict on one criterion."""
 
     judge_profile_id: str
-    status: Literal["pass", "fail", "uncertain", "not_applicable"]
+    status: CriterionStatus
     evidence: list[EvidenceView]
     latency_ms: float | None = None
     raw_artifact: str | None = Field(default=None, description="sha256 of the judge's raw reply")
@@ -100,7 +106,7 @@ class CriterionView(_Open):
 
     criterion: str
     kind: Literal["necessary", "optional"]
-    status: Literal["pass", "fail", "uncertain", "not_applicable"]
+    status: CriterionStatus
     review_required: bool
     review_reason: str | None = None
     verdicts: list[VerdictView]
@@ -151,3 +157,23 @@ class RunView(_Open):
     evaluation: EvaluationView | None
     evaluations: list[dict[str, Any]]
     artifacts: list[ArtifactView]
+
+
+class RunLine(_Open):
+    """One run in a listing."""
+
+    run_id: str
+    task: str
+    status: Literal["queued", "running", "done"]
+    outcome: OutcomeStatus | None = None
+    cause: str | None = None
+    submitted_at: str | None = None
+    model: str | None = None
+
+
+class RunList(BaseModel):
+    """A page of runs, newest first."""
+
+    runs: list[RunLine]
+    limit: int
+    offset: int

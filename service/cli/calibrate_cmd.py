@@ -11,16 +11,14 @@ is the service's job; this command writes JSON.
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from judges.calibration.bundled import load_bundled_set
-from judges.calibration.gate import DEFAULT_GATE, GateConfig
+from judges.calibration.gate import GateConfig
 from judges.calibration.perturb import (
     Recipe,
     default_recipes,
@@ -28,20 +26,14 @@ from judges.calibration.perturb import (
     manifest_jsonl,
     perturb_many,
 )
-from judges.calibration.runner import (
-    SPLIT_NAMES,
-    CalibrationRun,
-    VerdictFn,
-    VerdictLike,
-    run_calibration,
-)
-from judges.calibration.setio import read_set
-from judges.calibration.sets import CalibrationItem, CalibrationSet
-from judges.model import JudgeFailure
+from judges.calibration.runner import SPLIT_NAMES, CalibrationRun
 from regua.errors import ReguaError
+from regua.settings import load_settings
+from service.calibration.calibrate import CalibrationRequest, calibrate, store_run
+from service.pipeline.render_client import RenderClient
+from service.storage import Database
+from service.storage.blobs import LocalBlobStore
 from tasks import TaskSpec, bundled_registry
-
-BUNDLED_NAMES = ("bundled", "pelican-bicycle-structured-perturbations@1")
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
@@ -90,151 +82,6 @@ def perturb_command(
     typer.echo(f"{len(variants)} variants written to {out} (manifest.jsonl)")
 
 
-def _load_set(name: str) -> tuple[CalibrationSet, Callable[[CalibrationItem], bytes]]:
-    """A set and a function returning each item's artifact bytes."""
-    if name in BUNDLED_NAMES:
-        bundle = load_bundled_set()
-        return bundle.calibration_set, lambda item: bundle.artifacts[item.artifact_sha256]
-    path = Path(name)
-    cal_set = read_set(path)
-    root = path if path.is_dir() else path.parent
-
-    def artifact(item: CalibrationItem) -> bytes:
-        if not item.artifact_file:
-            raise ReguaError(f"item {item.item_id} names no artifact file")
-        return (root / item.artifact_file).read_bytes()
-
-    return cal_set, artifact
-
-
-Rendered = tuple[tuple[Any, ...], tuple[Any, ...], Mapping[str, Any]] | str
-
-
-class PipelineVerdicts:
-    """A ``verdict_fn`` over the real pipeline: sandboxed render once per artifact, then the judge.
-
-    Repeats re-run the judge on the same render (a render is a stored artifact; re-rendering is
-    a machinery question, not the judge's). ``prepare`` renders every artifact up front, in
-    parallel over the worker pool. The judge abstains (``None``) on criteria it does not answer.
-    ``stored(item)`` may return frames, masks and render.json already stored for the artifact
-    (the service's re-scoring hook): then nothing is rendered. ``pool`` is created lazily.
-    """
-
-    def __init__(
-        self,
-        task: TaskSpec,
-        profile_id: str,
-        artifact: Callable[[CalibrationItem], bytes],
-        *,
-        pool: Any = None,
-        workers: int | None = None,
-        stored: Callable[[CalibrationItem], Rendered | None] | None = None,
-    ) -> None:
-        import judges
-        from regua.settings import Settings
-        from service import rendering
-
-        settings = Settings()
-        self._judges: Any = judges
-        self._rendering: Any = rendering
-        self.task = task
-        self.profile_id = profile_id
-        self.judge = judges.create_judge(judges.get_profile(profile_id), settings)
-        self._artifact = artifact
-        self._settings = settings
-        self._own_pool = pool is None
-        self._pool = pool
-        self.workers = workers or int(getattr(settings, "render_workers", 2) or 2)
-        self._stored = stored
-        self._cache: dict[str, Rendered] = {}
-        self._lock = threading.Lock()
-
-    def render(self, item: CalibrationItem) -> Rendered:
-        """Frames, masks and render.json of an item's artifact (rendered once), or the failure."""
-        key = item.artifact_sha256
-        with self._lock:
-            if key in self._cache:
-                return self._cache[key]
-        kept = self._stored(item) if self._stored is not None else None
-        if kept is not None:  # re-judging stored frames and masks: nothing is rendered
-            with self._lock:
-                self._cache[key] = kept
-            return kept
-        j = self._judges
-        out = self._rendering.render_artifact(
-            self._artifact(item).decode("utf-8"), self.task, self.pool
-        )
-        rendered: Rendered
-        if out.status != "ok" or out.result is None:
-            rendered = f"render_{out.status}: {getattr(out, 'cause', None)}"
-        else:
-            res, files = out.result, out.files
-            frames = tuple(
-                j.FrameImage(f["time_s"], files[f["name"]], f["sha256"])
-                for f in res.get("frames", [])
-            )
-            masks = tuple(
-                j.MaskImage(
-                    m["time_s"], m["part"], j.mask_kind(m["kind"]), files[m["name"]], m["sha256"]
-                )
-                for m in res.get("masks", [])
-            )
-            rendered = (frames, masks, res)
-        with self._lock:
-            self._cache[key] = rendered
-        return rendered
-
-    @property
-    def pool(self) -> Any:
-        """The render worker pool (created on first use when none was given)."""
-        with self._lock:
-            if self._pool is None:
-                self._pool = self._rendering.create_pool(self._settings)
-            return self._pool
-
-    def prepare(self, items: Sequence[CalibrationItem]) -> None:
-        """Render every distinct artifact once, in parallel."""
-        unique = {i.artifact_sha256: i for i in items if self._answers(i)}
-        with ThreadPoolExecutor(max_workers=max(1, self.workers)) as ex:
-            list(ex.map(self.render, unique.values()))
-
-    def _answers(self, item: CalibrationItem) -> bool:
-        return bool(self.judge.answers(self.task, self.task.criterion(item.criterion)))
-
-    def __call__(self, item: CalibrationItem, repeat: int) -> VerdictLike:
-        """The judge's verdict on one item (``None`` when it does not answer the criterion)."""
-        if not self._answers(item):
-            return None
-        rendered = self.render(item)
-        j = self._judges
-        if isinstance(rendered, str):
-            return JudgeFailure(item.criterion, self.profile_id, "render_incomplete", rendered)
-        frames, masks, res = rendered
-        criterion = self.task.criterion(item.criterion)
-        result: VerdictLike = self.judge.judge(
-            j.JudgeInput(self.task, criterion, frames, masks, {}, res)
-        )
-        return result
-
-    def close(self) -> None:
-        """Shut the worker pool down when this object created it."""
-        if self._own_pool and self._pool is not None:
-            self._pool.close()
-            self._pool = None
-
-
-def pipeline_verdict_fn(
-    task: TaskSpec,
-    profile_id: str,
-    artifact: Callable[[CalibrationItem], bytes],
-    *,
-    pool: Any = None,
-) -> tuple[VerdictFn, Callable[[], None]]:
-    """The pipeline verdict function for a profile and its ``close`` (see PipelineVerdicts)."""
-    verdicts = PipelineVerdicts(task, profile_id, artifact, pool=pool)
-    return verdicts, verdicts.close
-
-
 def summary_lines(run: CalibrationRun) -> list[str]:
     """Human-readable lines: never accuracy alone; intervals beside every rate."""
 
@@ -272,6 +119,19 @@ def summary_lines(run: CalibrationRun) -> list[str]:
     return lines
 
 
+def should_store(store: bool | None, data_dir: Path | None) -> bool:
+    """Whether to store the calibration run in the database.
+
+    ``--store/--no-store`` wins; otherwise store when a data folder or database is configured
+    (``--data-dir``, ``REGUA_DATA_DIR`` or ``REGUA_DATABASE_URL``).
+    """
+    if store is not None:
+        return store
+    return data_dir is not None or any(
+        os.environ.get(k) for k in ("REGUA_DATA_DIR", "REGUA_DATABASE_URL")
+    )
+
+
 def calibrate_command(
     judge: str = typer.Option(..., "--judge", help="Judge profile id (NAME@VERSION)"),
     set_name: str = typer.Option("bundled", "--set", help="'bundled', a .jsonl set or a CSV dir"),
@@ -288,39 +148,32 @@ def calibrate_command(
     data_dir: Path = typer.Option(None, "--data-dir", help="Data folder (REGUA_DATA_DIR)"),
 ) -> None:
     """Calibrate a judge profile on a labelled set and decide the reliability gate."""
-    split_name = SPLIT_NAMES.get(split)
-    if split_name is None:
+    if split not in SPLIT_NAMES:
         raise _fail("--split must be held_out, tuning or all")
-    close: Callable[[], None] = lambda: None  # noqa: E731
+    settings = load_settings()
+    if data_dir is not None:
+        settings = settings.model_copy(update={"data_dir": data_dir})
+    keep = should_store(store, data_dir)
+    db = Database(settings.resolved_database_url()) if keep else None
+    renderer = RenderClient(settings)
     try:
-        cal_set, artifact = _load_set(set_name)
-        task = bundled_registry().get(cal_set.task_ref)
         gate = (
             GateConfig.from_dict(json.loads(gate_file.read_text(encoding="utf-8")))
             if gate_file
-            else DEFAULT_GATE
+            else None
         )
-        fn, close = pipeline_verdict_fn(task, judge, artifact)
-        run = run_calibration(
-            judge.partition("@")[0],
-            judge,
-            cal_set,
-            fn,
-            split=split_name,
-            repeats=repeats,
-            seed=seed,
-            n_boot=n_boot,
-            gate=gate,
-        )
-    except (ReguaError, OSError, ImportError, json.JSONDecodeError) as exc:
+        request = CalibrationRequest(judge, set_name, split, repeats, seed, n_boot, gate)
+        blobs = LocalBlobStore(settings.resolved_artifact_dir()) if db is not None else None
+        run = calibrate(request, settings, renderer, db=db, blobs=blobs)
+        if db is not None:  # the run and its gate decisions, for the jury to read
+            typer.echo(f"stored calibration run {store_run(run, db)}", err=True)
+    except (ReguaError, OSError, json.JSONDecodeError) as exc:
         raise _fail(str(exc)) from exc
     finally:
-        close()
+        renderer.close()
+        if db is not None:
+            db.dispose()
     data = run.to_dict()
-    from service.scoring.calibrate import should_store, store_run
-
-    if should_store(store, data_dir):  # the run and its gate decisions, for the jury to read
-        typer.echo(f"stored calibration run {store_run(run, data_dir=data_dir)}", err=True)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")

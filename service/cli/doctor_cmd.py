@@ -93,7 +93,7 @@ def selftest_line(settings: Settings) -> DoctorLine:
     if importlib.util.find_spec("render.selftest") is None:
         return DoctorLine("timing self-test", "skip", "not available (render.selftest missing)")
     try:
-        from service.rendering import create_pool
+        from service.pipeline.render_client import create_pool
     except ImportError as exc:
         return DoctorLine("timing self-test", "skip", f"not available ({exc})")
     started = time.monotonic()

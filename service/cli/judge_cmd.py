@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import typer
 
-from regua.errors import NotFoundError, ReguaError, UnknownTaskError
+import judges
+from regua.errors import NotFoundError, UnknownTaskError
 from regua.settings import Settings, load_settings
+from sandbox import WorkerPool
+from service.pipeline.local import evidence_of
+from service.pipeline.render_client import RenderClient
 from tasks import TaskSpec, bundled_registry
 
 
 def _list_profiles() -> None:
-    import judges
-
     typer.echo("judge kinds: " + ", ".join(judges.registry().kinds()))
     typer.echo("profiles:")
     for p in judges.list_profiles():
@@ -36,31 +37,6 @@ def _list_profiles() -> None:
             typer.echo(f"      {criterion}: {', '.join(ids)}")
 
 
-def _render(
-    svg_text: str, task: TaskSpec, settings: Settings, pool: Any = None
-) -> tuple[dict[str, Any], list[Any], list[Any], str | None]:
-    """Render in the sandbox (a one-worker pool unless one is given); returns
-    (render.json, frames, masks, problem)."""
-    import judges
-    from service.rendering import create_pool, render_artifact
-
-    try:
-        if pool is not None:
-            out = render_artifact(svg_text, task, pool)
-        else:
-            with create_pool(settings, size=1) as own:
-                out = render_artifact(svg_text, task, own)
-    except ReguaError as exc:
-        return {}, [], [], f"the sandboxed renderer could not start: {exc}"
-    frames = [judges.FrameImage(t, png, name) for t, name, png in out.frames]
-    masks = [
-        judges.MaskImage(t, part, judges.mask_kind(kind), png, name)
-        for t, part, kind, name, png in out.masks
-    ]
-    problem = None if out.status == "ok" else f"render {out.status}: {out.cause} {out.detail}"
-    return out.result or {}, frames, masks, problem
-
-
 def run_judge(
     raw: bytes | str,
     task: TaskSpec,
@@ -68,43 +44,25 @@ def run_judge(
     settings: Settings,
     *,
     render: bool = True,
-    pool: Any = None,
-) -> tuple[list[Any], list[Any], list[str]]:
+    pool: WorkerPool | None = None,
+) -> tuple[list[judges.Verdict], list[judges.JudgeFailure], list[str]]:
     """Checks, render and one judge on every applicable criterion it answers.
 
-    ``pool`` is an existing ``sandbox.WorkerPool`` to render with (default: a fresh one-worker
-    pool). Returns (verdicts, judge failures, notes). Raises NotFoundError for an unknown profile.
+    ``pool`` is an existing ``sandbox.WorkerPool`` to render with (default: a one-worker pool
+    of this command's own). Returns (verdicts, judge failures, notes). Raises NotFoundError for
+    an unknown profile.
     """
-    import judges
-    from checks import check_reply
-
-    judge = judges.create_judge(judges.get_profile(profile_id), settings)
-    report = check_reply(raw, task)
-    checks = report.to_dict()
-    notes: list[str] = [f"static checks: {report.status}"]
-    svg = report.extraction.svg_text if report.extraction else None
-    render_doc: dict[str, Any] = {}
-    frames: list[Any] = []
-    masks: list[Any] = []
-    if svg is None:
-        notes.append("no SVG extracted: nothing to render")
-    elif render:
-        render_doc, frames, masks, problem = _render(svg, task, settings, pool)
-        notes.append(problem or f"rendered {len(frames)} frame(s), {len(masks)} mask(s)")
-    else:
-        notes.append("render skipped (--no-render)")
-    verdicts: list[Any] = []
-    failures: list[Any] = []
-    for criterion in task.criteria:
-        if not criterion.applicable or not judge.answers(task, criterion):
-            continue
-        inp = judges.JudgeInput(task, criterion, tuple(frames), tuple(masks), checks, render_doc)
-        result = judge.judge(inp)
-        if isinstance(result, judges.Verdict):
-            verdicts.append(result)
-        elif isinstance(result, judges.JudgeFailure):
-            failures.append(result)
-    return verdicts, failures, notes
+    profile = judges.get_profile(profile_id)
+    one = settings.model_copy(update={"render_workers": 1})
+    renderer = RenderClient(one, pool) if render else None
+    try:
+        evidence = evidence_of(raw, task, renderer)
+    finally:
+        if renderer is not None:
+            renderer.close()
+    panel = judges.JudgePanel(profile.id, task.family, {"*": (profile.id,)})
+    answers = judges.ask_judges(evidence.inp, panel, judges.seat_panel(panel, settings))
+    return list(answers.verdicts), list(answers.failures), evidence.notes
 
 
 def judge_command(

@@ -20,9 +20,12 @@ def render_command(
     masks: bool = typer.Option(True, "--masks/--no-masks", help="Part masks (tasks with ids)"),
     timeout: float | None = typer.Option(None, "--timeout", help="Wall-clock limit in seconds"),
 ) -> None:
-    """Render FILE in the sandbox at the task's timestamps; write frame-<ms>.png, the part masks
-    and render.json into --out. Exit status 0 when frames were produced, 1 otherwise."""
-    from service.rendering import create_pool, render_artifact
+    """Render FILE in the sandbox at the task's timestamps.
+
+    Writes frame-<ms>.png, the part masks and render.json into --out. Exit status 0 when frames
+    were produced, 1 otherwise.
+    """
+    from service.pipeline.render_client import create_pool, render_artifact
 
     try:
         task = bundled_registry().get(task_ref)
@@ -42,18 +45,16 @@ def render_command(
         typer.echo(f"error: the sandboxed renderer could not start: {exc}", err=True)
         raise typer.Exit(1) from exc
     path = output.write(out)
-    document = output.result or {}
+    log = output.log
     if as_json:
-        typer.echo(json.dumps(document, indent=2, sort_keys=True))
+        typer.echo(json.dumps(log.model_dump(mode="json"), indent=2, sort_keys=True))
     else:
-        frames = document.get("frames") or []
-        n_masks = len(document.get("masks") or [])
-        n_blocked = len(document.get("blocked_requests") or [])
         typer.echo(
-            f"{output.status}: {len(frames)} frame(s), {n_masks} mask(s), {n_blocked} blocked"
+            f"{output.status}: {len(log.frames)} frame(s), {len(log.masks)} mask(s), "
+            f"{len(log.blocked_requests)} blocked"
         )
-        animation = document.get("animation") or {}
-        typer.echo(f"  animation: {animation.get('kinds') or 'none'}; sandbox: {output.sandbox}")
+        kinds = log.animation.kinds if log.animation is not None else []
+        typer.echo(f"  animation: {kinds or 'none'}; sandbox: {output.sandbox}")
         if output.cause:
             typer.echo(f"  cause: {output.cause}: {output.detail}")
         typer.echo(f"  wrote {path}")

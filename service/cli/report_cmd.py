@@ -26,10 +26,10 @@ def report(
     data_dir: Path | None = typer.Option(None, help="Data folder (REGUA_DATA_DIR)"),
 ) -> None:
     """Compute the report of the stored runs and write it to OUT (report.html, CSVs, JSON)."""
-    from service.db import Database
     from service.reports.build import ReportConfig
     from service.reports.db import generate_report
     from service.reports.exports import write_outputs
+    from service.storage import Database
 
     settings = load_settings()
     if data_dir is not None:

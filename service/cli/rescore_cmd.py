@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import typer
 
 from regua.errors import ReguaError
+from regua.settings import load_settings
+from service.evaluation.diff import EvaluationDiff
+from service.evaluation.rescore import RescoreResult
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
@@ -22,22 +24,22 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def diff_lines(diff: dict[str, Any], max_runs: int = 20) -> list[str]:
-    """Human-readable lines of a diff (``service.scoring.diff.diff_evaluations``)."""
+def diff_lines(diff: EvaluationDiff, max_runs: int = 20) -> list[str]:
+    """Human-readable lines of a diff (``service.evaluation.diff.diff_evaluations``)."""
     lines = [
-        f"{diff['a']} -> {diff['b']}: {diff['runs_compared']} runs compared "
-        f"({diff['only_in_a']} only in a, {diff['only_in_b']} only in b)"
+        f"{diff.a} -> {diff.b}: {diff.runs_compared} runs compared "
+        f"({diff.only_in_a} only in a, {diff.only_in_b} only in b)"
     ]
-    for criterion, e in diff["criteria"].items():
-        moves = ", ".join(f"{k} {v}" for k, v in e["transitions"].items()) or "none"
-        lines.append(f"  {criterion}: {e['moved']}/{e['compared']} moved ({moves})")
-        if e["runs"]:
-            shown = ", ".join(e["runs"][:max_runs])
-            more = len(e["runs"]) - max_runs
+    for criterion, e in diff.criteria.items():
+        moves = ", ".join(f"{k} {v}" for k, v in e.transitions.items()) or "none"
+        lines.append(f"  {criterion}: {e.moved}/{e.compared} moved ({moves})")
+        if e.runs:
+            shown = ", ".join(e.runs[:max_runs])
+            more = len(e.runs) - max_runs
             lines.append(f"    runs: {shown}" + (f" … (+{more})" if more > 0 else ""))
-    o = diff["outcome"]
-    moves = ", ".join(f"{k} {v}" for k, v in o["transitions"].items()) or "none"
-    lines.append(f"  outcome: {o['moved']}/{diff['runs_compared']} moved ({moves})")
+    o = diff.outcome
+    moves = ", ".join(f"{k} {v}" for k, v in o.transitions.items()) or "none"
+    lines.append(f"  outcome: {o.moved}/{diff.runs_compared} moved ({moves})")
     return lines
 
 
@@ -53,50 +55,48 @@ def rescore_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),
 ) -> None:
     """Re-score stored runs with a new judge panel (append-only), or compare two evaluations."""
-    from regua.settings import Settings
-    from service.artifacts import LocalBlobStore
-    from service.db import Database
-    from service.scoring.diff import diff_evaluations
-    from service.scoring.rescore import rescore
+    from service.context import ServiceContext
+    from service.evaluation.diff import diff_evaluations
+    from service.evaluation.rescore import RescoreOptions, rescore
+    from service.pipeline.rerender import rerenderer
 
-    settings = Settings()
+    settings = load_settings()
     if data_dir is not None:
         settings = settings.model_copy(update={"data_dir": data_dir})
-    db = Database(settings.resolved_database_url())
-    renderer: Any = None
+    ctx = ServiceContext.open(settings)  # its render pool starts only if a re-render is needed
     try:
         if compare:
-            with db.read() as s:
+            with ctx.db.read() as s:
                 diff = diff_evaluations(s, compare[0], compare[1], task)
-            lines = [json.dumps(diff, sort_keys=True)] if as_json else diff_lines(diff)
+            lines = [diff.model_dump_json()] if as_json else diff_lines(diff)
             for line in lines:
                 typer.echo(line)
             return
         if not task or not panel:
             raise _fail("give --task and --panel (or --compare A B)")
-        from service.adapters import RenderingAdapter
-        from tasks import bundled_registry
-
-        renderer = RenderingAdapter(settings)  # its pool starts only if a re-render is needed
         result = rescore(
-            db,
-            LocalBlobStore(settings.resolved_artifact_dir()),
+            ctx.db,
+            ctx.blobs,
             task_ref=task,
             panel_id=panel,
             run_ids=runs or None,
-            rubric=bundled_registry().get(rubric) if rubric else None,
-            renderer=renderer,
-            settings=settings,
+            rubric=ctx.registry.get(rubric) if rubric else None,
+            rerender=rerenderer(ctx.db, ctx.blobs, ctx.machinery),
+            evaluator=ctx.evaluator,
+            options=RescoreOptions(settings),
         )
     except ReguaError as exc:
         raise _fail(str(exc)) from exc
     finally:
-        if renderer is not None:
-            renderer.close()
-        db.dispose()
-    data = result.to_dict()
+        ctx.close()
+    _print_result(result, as_json)
+
+
+def _print_result(result: RescoreResult, as_json: bool) -> None:
+    """What a batch did: JSON, or lines saying what was appended, rendered and skipped."""
     if as_json:
-        typer.echo(json.dumps(data, sort_keys=True))
+        summary = result.summary(result.done).model_dump(mode="json")
+        typer.echo(json.dumps({"batch_id": result.batch_id, **summary}, sort_keys=True))
         return
     typer.echo(
         f"batch {result.batch_id}: {len(result.appended)} evaluations appended with "

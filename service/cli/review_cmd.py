@@ -19,7 +19,7 @@ from rich.console import Console
 
 from regua.errors import ReguaError
 from regua.settings import load_settings
-from service.client import ApiError, read_token
+from service.api.client import ApiError, read_token
 
 KEYS = {"p": "pass", "f": "fail", "u": "uncertain", "n": "not_applicable"}
 
@@ -28,6 +28,7 @@ class ReviewSession:
     """Thin client of ``/v1/reviews`` that keeps frames on disk for the terminal."""
 
     def __init__(self, http: httpx.Client, frames_dir: Path) -> None:
+        """Call the API through ``http`` and download frames under ``frames_dir``."""
         self.http = http
         self.frames_dir = frames_dir
 

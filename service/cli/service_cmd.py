@@ -17,12 +17,9 @@ from rich.console import Console
 
 from regua.errors import ReguaError
 from regua.settings import Settings, load_settings
-from service.client import ReguaClient, read_token
-from service.server import load_factory
+from service.api.client import ReguaClient, read_token
 
 token_app = typer.Typer(help="Manage API tokens.", no_args_is_help=True)
-
-COMPONENTS_HELP = "Components factory module:function (tests and plugins; default: production)"
 
 
 def _settings(data_dir: Path | None, host: str | None = None, port: int | None = None) -> Settings:
@@ -48,23 +45,21 @@ def serve(
     host: str | None = typer.Option(None, help="Bind address (REGUA_HOST)"),
     port: int | None = typer.Option(None, help="Port (REGUA_PORT)"),
     data_dir: Path | None = typer.Option(None, help="Data folder (REGUA_DATA_DIR)"),
-    components: str | None = typer.Option(None, help=COMPONENTS_HELP, hidden=True),
 ) -> None:
     """Run the API, the in-process executor and the sandboxed render pool."""
-    from service.server import serve as run_server
+    from service.server.run import serve as run_server
 
-    run_server(_settings(data_dir, host, port), load_factory(components))
+    run_server(_settings(data_dir, host, port), typer.echo)
 
 
 def worker(
     data_dir: Path | None = typer.Option(None, help="Data folder (REGUA_DATA_DIR)"),
     threads: int = typer.Option(2, help="Executor threads"),
-    components: str | None = typer.Option(None, help=COMPONENTS_HELP, hidden=True),
 ) -> None:
     """Run only the executor (scale-out: same code path as ``serve``, no API)."""
     from service.context import ServiceContext
 
-    ctx = ServiceContext.open(_settings(data_dir), load_factory(components))
+    ctx = ServiceContext.open(_settings(data_dir))
     ctx.start_executor(threads)
     typer.echo(f"regua worker {ctx.executor.owner if ctx.executor else ''} on {ctx.db.url}")
     stop = threading.Event()
@@ -88,10 +83,9 @@ def submit(
     data_dir: Path | None = typer.Option(None, help="Where to find admin-token"),
 ) -> None:
     """Submit raw replies; prints run ids and waits with a progress bar unless --no-wait."""
-    from service.demo import wait_with_progress
+    from service.demo.run import wait_with_progress
 
     console = Console()
-    client = _client(url, token, data_dir)
     runs = [
         {
             "task": task,
@@ -100,12 +94,13 @@ def submit(
         }
         for f in files
     ]
-    ids = client.submit_batch(runs)
-    for f, run_id in zip(files, ids, strict=True):
-        console.print(f"{run_id}  {f}")
-    if no_wait:
-        return
-    views = wait_with_progress(client, ids, console)
+    with _client(url, token, data_dir) as client:
+        ids = client.submit_batch(runs)
+        for f, run_id in zip(files, ids, strict=True):
+            console.print(f"{run_id}  {f}")
+        if no_wait:
+            return
+        views = wait_with_progress(client, ids, console)
     for f, run_id in zip(files, ids, strict=True):
         outcome = views[run_id].get("outcome") or {}
         cause = f" ({outcome['cause']})" if outcome.get("cause") else ""
@@ -120,7 +115,8 @@ def status(
     data_dir: Path | None = typer.Option(None, help="Where to find admin-token"),
 ) -> None:
     """Show a run's status, outcome and per-criterion results."""
-    view = _client(url, token, data_dir).run(run_id)
+    with _client(url, token, data_dir) as client:
+        view = client.run(run_id)
     if as_json:
         typer.echo(json.dumps(view, indent=2))
         return
@@ -140,8 +136,8 @@ def token_create(
     data_dir: Path | None = typer.Option(None, help="Data folder (REGUA_DATA_DIR)"),
 ) -> None:
     """Create a token directly in the database (printed once; stored hashed)."""
-    from service.auth import create_token
-    from service.db import Database
+    from service.access.tokens import create_token
+    from service.storage import Database
 
     settings = _settings(data_dir)
     try:
@@ -156,25 +152,26 @@ def token_create(
 def demo(
     samples: Path | None = typer.Option(None, help="Samples folder with manifest.json"),
     data_dir: Path | None = typer.Option(None, help="Data folder (default: a fresh temp folder)"),
-    components: str | None = typer.Option(None, help=COMPONENTS_HELP, hidden=True),
 ) -> None:
-    """Start the embedded service on a free port with a fresh data folder, submit the bundled
-    samples over HTTP, wait and print a summary per sample."""
-    from service.demo import run_demo
+    """Run the bundled samples through a freshly started embedded service.
 
-    raise typer.Exit(run_demo(samples, data_dir, load_factory(components)))
+    Starts the service on a free port with a fresh data folder, submits the samples over HTTP,
+    waits and prints a summary per sample.
+    """
+    from service.demo.run import run_demo
+
+    raise typer.Exit(run_demo(samples, data_dir))
 
 
 def run(
     host: str | None = typer.Option(None, help="Bind address (REGUA_HOST)"),
     port: int | None = typer.Option(None, help="Port (REGUA_PORT)"),
     data_dir: Path | None = typer.Option(None, help="Data folder (REGUA_DATA_DIR)"),
-    components: str | None = typer.Option(None, help=COMPONENTS_HELP, hidden=True),
 ) -> None:
     """``make run``: serve with the demo samples loaded; prints the URL and the admin token."""
-    from service.run_cmd import serve_with_demo
+    from service.demo.serve import serve_with_demo
 
-    serve_with_demo(_settings(data_dir, host, port), load_factory(components))
+    serve_with_demo(_settings(data_dir, host, port))
 
 
 def _friendly(func: Callable[..., None]) -> Callable[..., None]:

@@ -6,18 +6,23 @@ version tables, side by side); the aggregate lists exactly which task versions i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from service.reports.config import ReportConfig
 from service.reports.figures import ItemStats, slot_matrix
 from service.reports.ranking import bradley_terry
 from service.reports.rows import FAIL, PASS, PENDING, FloatArray, IntArray, RowTable, task_version
 from service.reports.stats import bootstrap_ratio_draws, pass_range, percentile_interval, rng_for
 
-if TYPE_CHECKING:
-    from service.reports.build import ReportConfig
+AGGREGATE_METHOD = (
+    "Per family: runs of its tasks pooled; overall: weighted mean of the family "
+    "figures (weights renormalised over families with data); the interval "
+    "resamples items within each family"
+)
 
 
 def newest_versions(table: RowTable, pool: str) -> tuple[list[int], list[str]]:
@@ -96,90 +101,121 @@ def _weighted(values: FloatArray, weights: FloatArray) -> float | None:
     return float((values[ok] * weights[ok]).sum() / weights[ok].sum())
 
 
+@dataclass(frozen=True)
+class _Pool:
+    """One pool's newest task versions and what their figures are computed from."""
+
+    name: str
+    codes: list[int]
+    families: list[str]
+    table: RowTable
+    items: ItemStats
+    counts: IntArray
+    cfg: ReportConfig
+
+
 def family_aggregates(
     table: RowTable, items: ItemStats, counts: IntArray, cfg: ReportConfig
 ) -> list[dict[str, Any]]:
     """One entry per pool: per model, per-family results and the weighted overall figures."""
-    n_models = len(table.models)
     out: list[dict[str, Any]] = []
     for pool in sorted(set(table.pool_of.values())):
         codes, superseded = newest_versions(table, pool)
         families = sorted({table.family_of[table.tasks[c]] for c in codes})
-        model_rows: list[dict[str, Any]] = []
-        for m in sorted(range(n_models), key=lambda c: table.models[c]):
-            fam_rows: list[dict[str, Any]] = []
-            draws: list[FloatArray] = []
-            for fam in families:
-                groups = [c * n_models + m for c in codes if table.family_of[table.tasks[c]] == fam]
-                c4 = counts[groups].sum(0)
-                if int(c4.sum()) == 0:
-                    continue
-                p, f, pend = int(c4[PASS]), int(c4[FAIL]), int(c4[PENDING])
-                rng = pass_range(p, f, pend)
-                item_p = np.concatenate([items.slice(gi)[0] for gi in groups])
-                item_d = np.concatenate([items.slice(gi)[1] for gi in groups])
-                draw = bootstrap_ratio_draws(
-                    item_p,
-                    item_d,
-                    cfg.resamples,
-                    rng_for(cfg.seed, "agg", pool, fam, table.models[m]),
-                )
-                draws.append(draw)
-                fam_rows.append(
-                    {
-                        "family": fam,
-                        "weight": _weight(cfg.family_weights, fam, int(c4.sum())),
-                        "counts": {"pass": p, "fail": f, "pending": pend, "runs": int(c4.sum())},
-                        "lower": rng.lower,
-                        "upper": rng.upper,
-                        "decided_rate": p / (p + f) if p + f else None,
-                        "items": int(item_p.size),
-                    }
-                )
-            if not fam_rows:
-                continue
-            w = np.array([r["weight"] for r in fam_rows], dtype=np.float64)
-            lower = np.array([r["lower"] for r in fam_rows], dtype=np.float64)
-            upper = np.array([r["upper"] for r in fam_rows], dtype=np.float64)
-            dec = np.array(
-                [np.nan if r["decided_rate"] is None else r["decided_rate"] for r in fam_rows]
-            )
-            boot = np.stack(draws)
-            ok = np.isfinite(boot) & (w[:, None] > 0)
-            wsum = (w[:, None] * ok).sum(0)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                boot_mean = np.where(ok, boot, 0.0).T @ w / np.where(wsum > 0, wsum, np.nan)
-            interval = percentile_interval(boot_mean, cfg.level)
-            present = {r["family"] for r in fam_rows}
-            model_rows.append(
-                {
-                    "model": table.models[m],
-                    "families": fam_rows,
-                    "missing_families": [f for f in families if f not in present],
-                    "overall": {
-                        "lower": _weighted(lower, w),
-                        "upper": _weighted(upper, w),
-                        "decided_rate": _weighted(dec, w),
-                        "ci": list(interval) if interval else None,
-                    },
-                }
-            )
-        out.append(
-            {
-                "pool": pool,
-                "weighting": cfg.family_weights
-                if isinstance(cfg.family_weights, str)
-                else dict(cfg.family_weights),
-                "task_versions": [table.tasks[c] for c in codes],
-                "superseded_versions": superseded,
-                "families": families,
-                "models": model_rows,
-                "bradley_terry": pool_ranking(table, codes, cfg.family_weights, cfg),
-                "method": (
-                    "Per family: runs of its tasks pooled; overall: weighted mean of the family "
-                    "figures (weights renormalised over families with data); the interval "
-                    "resamples items within each family"
-                ),
-            }
-        )
+        scope = _Pool(pool, codes, families, table, items, counts, cfg)
+        out.append(_pool_aggregate(scope, superseded))
     return out
+
+
+def _pool_aggregate(pool: _Pool, superseded: list[str]) -> dict[str, Any]:
+    """The aggregate entry of one pool: its versions, families, models and pool ranking."""
+    table, cfg = pool.table, pool.cfg
+    model_rows: list[dict[str, Any]] = []
+    for m in sorted(range(len(table.models)), key=lambda c: table.models[c]):
+        row = _model_aggregate(pool, m)
+        if row is not None:
+            model_rows.append(row)
+    return {
+        "pool": pool.name,
+        "weighting": cfg.family_weights
+        if isinstance(cfg.family_weights, str)
+        else dict(cfg.family_weights),
+        "task_versions": [table.tasks[c] for c in pool.codes],
+        "superseded_versions": superseded,
+        "families": pool.families,
+        "models": model_rows,
+        "bradley_terry": pool_ranking(table, pool.codes, cfg.family_weights, cfg),
+        "method": AGGREGATE_METHOD,
+    }
+
+
+def _model_aggregate(pool: _Pool, m: int) -> dict[str, Any] | None:
+    """Model ``m``'s per-family rows and overall figures in the pool (None without any run)."""
+    fam_rows: list[dict[str, Any]] = []
+    draws: list[FloatArray] = []
+    for fam in pool.families:
+        found = _family_figures(pool, fam, m)
+        if found is not None:
+            fam_rows.append(found[0])
+            draws.append(found[1])
+    if not fam_rows:
+        return None
+    present = {r["family"] for r in fam_rows}
+    return {
+        "model": pool.table.models[m],
+        "families": fam_rows,
+        "missing_families": [f for f in pool.families if f not in present],
+        "overall": _overall(fam_rows, draws, pool.cfg.level),
+    }
+
+
+def _family_figures(pool: _Pool, fam: str, m: int) -> tuple[dict[str, Any], FloatArray] | None:
+    """Model ``m``'s runs of one family pooled, and the bootstrap draws of its decided rate."""
+    table, cfg = pool.table, pool.cfg
+    n_models = len(table.models)
+    groups = [c * n_models + m for c in pool.codes if table.family_of[table.tasks[c]] == fam]
+    c4 = pool.counts[groups].sum(0)
+    if int(c4.sum()) == 0:
+        return None
+    p, f, pend = int(c4[PASS]), int(c4[FAIL]), int(c4[PENDING])
+    rng = pass_range(p, f, pend)
+    item_p = np.concatenate([pool.items.slice(gi)[0] for gi in groups])
+    item_d = np.concatenate([pool.items.slice(gi)[1] for gi in groups])
+    draw = bootstrap_ratio_draws(
+        item_p,
+        item_d,
+        cfg.resamples,
+        rng_for(cfg.seed, "agg", pool.name, fam, table.models[m]),
+    )
+    row = {
+        "family": fam,
+        "weight": _weight(cfg.family_weights, fam, int(c4.sum())),
+        "counts": {"pass": p, "fail": f, "pending": pend, "runs": int(c4.sum())},
+        "lower": rng.lower,
+        "upper": rng.upper,
+        "decided_rate": p / (p + f) if p + f else None,
+        "items": int(item_p.size),
+    }
+    return row, draw
+
+
+def _overall(
+    fam_rows: Sequence[dict[str, Any]], draws: Sequence[FloatArray], level: float
+) -> dict[str, Any]:
+    """Weighted means of the family figures, and the interval of the weighted bootstrap mean."""
+    w = np.array([r["weight"] for r in fam_rows], dtype=np.float64)
+    lower = np.array([r["lower"] for r in fam_rows], dtype=np.float64)
+    upper = np.array([r["upper"] for r in fam_rows], dtype=np.float64)
+    dec = np.array([np.nan if r["decided_rate"] is None else r["decided_rate"] for r in fam_rows])
+    boot = np.stack(draws)
+    ok = np.isfinite(boot) & (w[:, None] > 0)
+    wsum = (w[:, None] * ok).sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        boot_mean = np.where(ok, boot, 0.0).T @ w / np.where(wsum > 0, wsum, np.nan)
+    interval = percentile_interval(boot_mean, level)
+    return {
+        "lower": _weighted(lower, w),
+        "upper": _weighted(upper, w),
+        "decided_rate": _weighted(dec, w),
+        "ci": list(interval) if interval else None,
+    }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from itertools import combinations
 from typing import Any
@@ -13,8 +13,16 @@ from typing import Any
 import regua
 from service.reports import figures as fig
 from service.reports.aggregate import family_aggregates
+from service.reports.config import ReportConfig as ReportConfig
 from service.reports.ranking import bradley_terry, paired_table
-from service.reports.rows import JudgeVote, ReportRow, RowTable, build_table, task_version
+from service.reports.rows import (
+    IntArray,
+    JudgeVote,
+    ReportRow,
+    RowTable,
+    build_table,
+    task_version,
+)
 from service.reports.stats import BOOTSTRAP_METHOD, RANGE_LABEL, rng_for
 from service.review.outcome import AuditRecord, overturns_by_judge
 
@@ -22,20 +30,16 @@ SCHEMA = "regua.report/1"
 
 
 @dataclass(frozen=True)
-class ReportConfig:
-    """Knobs of a report; all of them are recorded in its provenance."""
+class _Figures:
+    """The per-group figures of a report, computed once and read by every task version."""
 
-    seed: int = 20261129
-    resamples: int = 1000
-    level: float = 0.95
-    group_by: str = "model"
-    family_weights: str | Mapping[str, float] = "equal"
-    """``equal`` (each family counts the same), ``runs`` (by runs), or family → weight."""
-    bt_prior: float = 0.5
-    include_run_ids: bool = True
-    """List every evaluation id in the provenance (a digest is always recorded)."""
-    title: str = "regua report"
-    filters: Mapping[str, Any] = field(default_factory=dict)
+    table: RowTable
+    cfg: ReportConfig
+    counts: IntArray
+    crit_counts: IntArray
+    items: fig.ItemStats
+    costs: list[dict[str, object]]
+    latencies: list[dict[str, object]]
 
 
 def build_report(
@@ -51,70 +55,88 @@ def build_report(
     cfg = config or ReportConfig()
     table = build_table(rows, cfg.group_by)
     g = fig.group_codes(table)
-    n_models = len(table.models)
-    n_groups = len(table.tasks) * n_models
+    n_groups = len(table.tasks) * len(table.models)
     counts = fig.outcome_counts(table, g)
-    crit_counts = fig.criterion_counts(table, g)
-    items = fig.item_stats(table, g)
-    costs = fig.cost_figures(table, g, n_groups, counts)
-    latencies = fig.latency_figures(table, g, n_groups)
-
+    figures = _Figures(
+        table,
+        cfg,
+        counts,
+        fig.criterion_counts(table, g),
+        fig.item_stats(table, g),
+        fig.cost_figures(table, g, n_groups, counts),
+        fig.latency_figures(table, g, n_groups),
+    )
     task_order = sorted(range(len(table.tasks)), key=lambda i: _task_sort_key(table, i))
-    versions: list[dict[str, Any]] = []
-    for ti in task_order:
-        ref = table.tasks[ti]
-        model_codes, decided, present, has_repeats = fig.slot_matrix(table, ti)
-        names = [table.models[m] for m in model_codes]
-        used = fig.task_criteria(crit_counts, ti, n_models)
-        groups: list[dict[str, Any]] = []
-        for m in sorted(model_codes, key=lambda c: table.models[c]):
-            gi = ti * n_models + m
-            groups.append(
-                {"model": table.models[m]}
-                | fig.summary(counts[gi])
-                | {
-                    "ci": fig.decided_ci(
-                        items, gi, (ref, table.models[m]), cfg.seed, cfg.resamples, cfg.level
-                    ),
-                    "criteria": fig.criterion_rows(crit_counts[gi], table.criteria, used),
-                    "cost": costs[gi],
-                    "latency": latencies[gi],
-                    "repeats": fig.repeat_figures(items, gi, table.item_keys),
-                }
-            )
-        task_id, version = task_version(ref)
-        versions.append(
-            {
-                "task_ref": ref,
-                "task_id": task_id,
-                "version": version,
-                "family": table.family_of[ref],
-                "pool": table.pool_of[ref],
-                "criteria": [table.criteria[j] for j in used],
-                "groups": groups,
-                "paired": paired_table(names, decided, present, has_repeats),
-                "bradley_terry": bradley_terry(
-                    names, decided, cfg.resamples, rng_for(cfg.seed, "bt", ref), cfg.bt_prior
-                ),
-            }
-        )
     return {
         "schema": SCHEMA,
         "title": cfg.title,
         "group_by": cfg.group_by,
         "provenance": _provenance(rows, cfg, task_hashes, now),
-        "methods": {
-            "pass_range": f"pass rate over pass + fail + pending runs: {RANGE_LABEL}",
-            "bootstrap": f"{BOOTSTRAP_METHOD}; {cfg.resamples} resamples, level {cfg.level}",
-            "latency": fig.LATENCY_METHOD,
-            "cost": fig.COST_METHOD,
-            "versions": "each task version is reported on its own; versions are never merged",
-            "incomplete": "incomplete runs are machinery failures: counted, never a fail",
-        },
-        "task_versions": versions,
-        "aggregates": family_aggregates(table, items, counts, cfg),
+        "methods": _methods(cfg),
+        "task_versions": [_task_version_entry(figures, ti) for ti in task_order],
+        "aggregates": family_aggregates(table, figures.items, counts, cfg),
         "judges": judge_view(audits, votes),
     }
+
+
+def _methods(cfg: ReportConfig) -> dict[str, str]:
+    """How each kind of figure is computed, in words (the report's ``methods`` section)."""
+    return {
+        "pass_range": f"pass rate over pass + fail + pending runs: {RANGE_LABEL}",
+        "bootstrap": f"{BOOTSTRAP_METHOD}; {cfg.resamples} resamples, level {cfg.level}",
+        "latency": fig.LATENCY_METHOD,
+        "cost": fig.COST_METHOD,
+        "versions": "each task version is reported on its own; versions are never merged",
+        "incomplete": "incomplete runs are machinery failures: counted, never a fail",
+    }
+
+
+def _task_version_entry(figures: _Figures, ti: int) -> dict[str, Any]:
+    """One task version: its groups, the paired comparisons and the Bradley-Terry strengths."""
+    table, cfg = figures.table, figures.cfg
+    n_models = len(table.models)
+    ref = table.tasks[ti]
+    model_codes, decided, present, has_repeats = fig.slot_matrix(table, ti)
+    names = [table.models[m] for m in model_codes]
+    used = fig.task_criteria(figures.crit_counts, ti, n_models)
+    groups = [
+        _group_entry(figures, ti * n_models + m, ref, table.models[m], used)
+        for m in sorted(model_codes, key=lambda c: table.models[c])
+    ]
+    task_id, version = task_version(ref)
+    return {
+        "task_ref": ref,
+        "task_id": task_id,
+        "version": version,
+        "family": table.family_of[ref],
+        "pool": table.pool_of[ref],
+        "criteria": [table.criteria[j] for j in used],
+        "groups": groups,
+        "paired": paired_table(names, decided, present, has_repeats),
+        "bradley_terry": bradley_terry(
+            names, decided, cfg.resamples, rng_for(cfg.seed, "bt", ref), cfg.bt_prior
+        ),
+    }
+
+
+def _group_entry(
+    figures: _Figures, gi: int, ref: str, model: str, used: list[int]
+) -> dict[str, Any]:
+    """One group (model) of a task version: counts, interval, criteria, cost, latency, repeats."""
+    cfg = figures.cfg
+    return (
+        {"model": model}
+        | fig.summary(figures.counts[gi])
+        | {
+            "ci": fig.decided_ci(
+                figures.items, gi, (ref, model), cfg.seed, cfg.resamples, cfg.level
+            ),
+            "criteria": fig.criterion_rows(figures.crit_counts[gi], figures.table.criteria, used),
+            "cost": figures.costs[gi],
+            "latency": figures.latencies[gi],
+            "repeats": fig.repeat_figures(figures.items, gi, figures.table.item_keys),
+        }
+    )
 
 
 def _task_sort_key(table: RowTable, i: int) -> tuple[str, str, str, int]:

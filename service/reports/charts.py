@@ -50,6 +50,10 @@ def _short(text: str, limit: int = 24) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+BAR_W = 380
+"""Width of a full bar (100 %) in the outcome chart."""
+
+
 def outcome_bars(groups: Sequence[Mapping[str, Any]], ident: str) -> Markup:
     """Stacked bars per model: pass | pending | fail over pass + fail + pending runs.
 
@@ -57,75 +61,18 @@ def outcome_bars(groups: Sequence[Mapping[str, Any]], ident: str) -> Markup:
     right edge the upper bound; a bracket above it carries the range text. Incomplete runs are
     outside the rate and printed as a count at the end of the bar.
     """
-    bar_w, row_h, top = 380, 40, 34
-    width, height = LABEL_W + bar_w + 200, top + row_h * len(groups) + 30
-    x0 = LABEL_W
+    row_h, top = 40, 34
+    width, height = LABEL_W + BAR_W + 200, top + row_h * len(groups) + 30
     body = [
         f'<defs><pattern id="{ident}-hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
         f'patternTransform="rotate(45)"><rect width="6" height="6" fill="{PENDING_FILL}"/>'
         f'<line x1="0" y1="0" x2="0" y2="6" stroke="{INK}" stroke-width="1.2" '
         f'stroke-opacity="0.45"/></pattern></defs>'
     ]
-    for tick in (0, 25, 50, 75, 100):
-        x = x0 + bar_w * tick / 100
-        body.append(
-            f'<line x1="{x:.1f}" y1="{top - 6}" x2="{x:.1f}" y2="{height - 26}" stroke="#d0d0d0"/>'
-        )
-        body.append(_label(x, height - 10, f"{tick} %", "middle", 11))
-    legend = [
-        ("pass", PASS_FILL),
-        ("pending = range of the pass rate", f"url(#{ident}-hatch)"),
-        ("fail", FAIL_FILL),
-        ("incomplete", INCOMPLETE_FILL),
-    ]
-    lx = x0
-    for name, fill in legend:
-        body.append(f'<rect x="{lx}" y="6" width="12" height="12" fill="{fill}" stroke="{INK}"/>')
-        body.append(_label(lx + 16, 16, name, "start", 11))
-        lx += 24 + 7 * len(name)
+    body += _percent_axis(top, height)
+    body += _outcome_legend(ident)
     for i, grp in enumerate(groups):
-        c = grp["counts"]
-        total = c["pass"] + c["fail"] + c["pending"]
-        y = top + i * row_h + 10
-        body.append(_label(x0 - 8, y + 15, _short(str(grp["model"]))))
-        if total == 0:
-            body.append(_label(x0 + 4, y + 15, "no runs with a result", "start", 11))
-            continue
-        x = float(x0)
-        for key, fill in (
-            ("pass", PASS_FILL),
-            ("pending", f"url(#{ident}-hatch)"),
-            ("fail", FAIL_FILL),
-        ):
-            w = bar_w * c[key] / total
-            if w > 0:
-                body.append(
-                    f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="20" fill="{fill}" '
-                    f'stroke="#ffffff" stroke-width="0.5"><title>{_t(grp["model"])}: {c[key]} '
-                    f"{key} of {total}</title></rect>"
-                )
-            x += w
-        rng = grp["pass_range"]
-        lo, hi = x0 + bar_w * rng["lower"], x0 + bar_w * rng["upper"]
-        if hi > lo:
-            body.append(
-                f'<path d="M{lo:.1f},{y - 2} v-5 H{hi:.1f} v5" fill="none" stroke="{INK}" '
-                f'stroke-width="1.5"><title>pass rate {_t(rng["text"])} ({_t(rng["label"])})'
-                "</title></path>"
-            )
-        lo_pct, hi_pct = round(rng["lower"] * 100), round(rng["upper"] * 100)
-        note = f"{lo_pct} %" if lo_pct == hi_pct else f"{lo_pct}\u2013{hi_pct} %"
-        body.append(_label(x0 + bar_w + 8, y + 11, note, "start", 12))
-        if c["incomplete"]:
-            body.append(
-                f'<rect x="{x0 + bar_w + 8}" y="{y + 15}" width="8" height="8" '
-                f'fill="{INCOMPLETE_FILL}"/>'
-            )
-            body.append(
-                _label(
-                    x0 + bar_w + 20, y + 23, f"{c['incomplete']} incomplete (excluded)", "start", 10
-                )
-            )
+        body += _outcome_row(grp, top + i * row_h + 10, ident)
     desc = "; ".join(
         f"{g['model']}: {g['counts']['pass']} pass, {g['counts']['fail']} fail, "
         f"{g['counts']['pending']} pending, {g['counts']['incomplete']} incomplete, "
@@ -134,6 +81,87 @@ def outcome_bars(groups: Sequence[Mapping[str, Any]], ident: str) -> Markup:
     )
     title = "Outcomes per model (pending shown as the range of the pass rate)"
     return _svg(width, height, title, desc, body, ident)
+
+
+def _percent_axis(top: int, height: int) -> list[str]:
+    """Grid lines and labels at 0, 25, 50, 75 and 100 % of the bar width."""
+    marks: list[str] = []
+    for tick in (0, 25, 50, 75, 100):
+        x = LABEL_W + BAR_W * tick / 100
+        marks.append(
+            f'<line x1="{x:.1f}" y1="{top - 6}" x2="{x:.1f}" y2="{height - 26}" stroke="#d0d0d0"/>'
+        )
+        marks.append(_label(x, height - 10, f"{tick} %", "middle", 11))
+    return marks
+
+
+def _outcome_legend(ident: str) -> list[str]:
+    """The colour key above the bars (pass, pending as the range, fail, incomplete)."""
+    legend = [
+        ("pass", PASS_FILL),
+        ("pending = range of the pass rate", f"url(#{ident}-hatch)"),
+        ("fail", FAIL_FILL),
+        ("incomplete", INCOMPLETE_FILL),
+    ]
+    marks: list[str] = []
+    lx = LABEL_W
+    for name, fill in legend:
+        marks.append(f'<rect x="{lx}" y="6" width="12" height="12" fill="{fill}" stroke="{INK}"/>')
+        marks.append(_label(lx + 16, 16, name, "start", 11))
+        lx += 24 + 7 * len(name)
+    return marks
+
+
+def _outcome_row(grp: Mapping[str, Any], y: int, ident: str) -> list[str]:
+    """One model's bar at height ``y``: label, segments, range bracket, rate and incompletes."""
+    x0 = LABEL_W
+    c = grp["counts"]
+    total = c["pass"] + c["fail"] + c["pending"]
+    marks = [_label(x0 - 8, y + 15, _short(str(grp["model"])))]
+    if total == 0:
+        marks.append(_label(x0 + 4, y + 15, "no runs with a result", "start", 11))
+        return marks
+    x = float(x0)
+    for key, fill in (
+        ("pass", PASS_FILL),
+        ("pending", f"url(#{ident}-hatch)"),
+        ("fail", FAIL_FILL),
+    ):
+        w = BAR_W * c[key] / total
+        if w > 0:
+            marks.append(
+                f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="20" fill="{fill}" '
+                f'stroke="#ffffff" stroke-width="0.5"><title>{_t(grp["model"])}: {c[key]} '
+                f"{key} of {total}</title></rect>"
+            )
+        x += w
+    marks += _range_marks(grp["pass_range"], y)
+    if c["incomplete"]:
+        marks.append(
+            f'<rect x="{x0 + BAR_W + 8}" y="{y + 15}" width="8" height="8" '
+            f'fill="{INCOMPLETE_FILL}"/>'
+        )
+        marks.append(
+            _label(x0 + BAR_W + 20, y + 23, f"{c['incomplete']} incomplete (excluded)", "start", 10)
+        )
+    return marks
+
+
+def _range_marks(rng: Mapping[str, Any], y: int) -> list[str]:
+    """The bracket over the pending segment and the pass-rate range printed after the bar."""
+    x0 = LABEL_W
+    marks: list[str] = []
+    lo, hi = x0 + BAR_W * rng["lower"], x0 + BAR_W * rng["upper"]
+    if hi > lo:
+        marks.append(
+            f'<path d="M{lo:.1f},{y - 2} v-5 H{hi:.1f} v5" fill="none" stroke="{INK}" '
+            f'stroke-width="1.5"><title>pass rate {_t(rng["text"])} ({_t(rng["label"])})'
+            "</title></path>"
+        )
+    lo_pct, hi_pct = round(rng["lower"] * 100), round(rng["upper"] * 100)
+    note = f"{lo_pct} %" if lo_pct == hi_pct else f"{lo_pct}\u2013{hi_pct} %"
+    marks.append(_label(x0 + BAR_W + 8, y + 11, note, "start", 12))
+    return marks
 
 
 def _blend(share: float) -> str:

@@ -26,11 +26,11 @@ from sqlalchemy import Select, and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from regua.errors import NotFoundError
-from service.db.models import CriterionOutcomeRow, Evaluation, Run, TaskRow, VerdictRow
 from service.reports.build import ReportConfig, build_report
 from service.reports.rows import JudgeVote, ReportRow
-from service.review.models import ReviewItem
 from service.review.outcome import AuditRecord
+from service.storage.models import CriterionOutcomeRow, Evaluation, Run, TaskRow, VerdictRow
+from service.storage.review_models import ReviewItem
 
 
 @dataclass
@@ -73,6 +73,18 @@ def _num(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+def _selection(
+    tasks: Sequence[str], models: Sequence[str], submitted_by: int | None
+) -> Select[Any]:
+    """Ids of the runs matching the task, model and submitter filters (any status)."""
+    query = _task_filter(select(Run.id).join(TaskRow, TaskRow.id == Run.task_pk), tasks)
+    if models:
+        query = query.where(Run.model_label.in_(list(models)))
+    if submitted_by is not None:
+        query = query.where(Run.submitted_by == submitted_by)
+    return query
+
+
 def load_report_inputs(
     session: Session,
     tasks: Sequence[str] = (),
@@ -88,31 +100,35 @@ def load_report_inputs(
     """
     out = ReportInputs()
     scope = and_(Run.outcome.is_not(None), Run.status == "done")
-    base = select(Run.id).join(TaskRow, TaskRow.id == Run.task_pk)
-    base = _task_filter(base, tasks)
-    if models:
-        base = base.where(Run.model_label.in_(list(models)))
-    if submitted_by is not None:
-        base = base.where(Run.submitted_by == submitted_by)
-    unfinished = _task_filter(
-        select(Run.id).join(TaskRow, TaskRow.id == Run.task_pk).where(~scope), tasks
-    )
-    if models:
-        unfinished = unfinished.where(Run.model_label.in_(list(models)))
-    if submitted_by is not None:
-        unfinished = unfinished.where(Run.submitted_by == submitted_by)
+    matching = _selection(tasks, models, submitted_by)
+    unfinished = matching.where(~scope)
     out.unfinished_runs = int(
         session.execute(select(func.count()).select_from(unfinished.subquery())).scalar_one()
     )
-    selected = base.where(scope).subquery()
+    selected = select(matching.where(scope).subquery().c.id)
+    task_info = _task_info(session, out.task_hashes)
+    out.rows = _read_rows(session, selected, task_info, _criterion_statuses(session, selected))
+    refs = {r.run_id: r.task_ref for r in out.rows}
+    if include_votes:
+        out.votes = _read_votes(session, selected, refs)
+    if include_audits:
+        out.audits = _read_audits(session, selected)
+    return out
 
+
+def _task_info(session: Session, hashes: dict[str, str]) -> dict[int, tuple[str, str, str]]:
+    """Ref, family and pool of every stored task by row id; fills ``hashes`` (ref → hash)."""
     task_info: dict[int, tuple[str, str, str]] = {}
     for pk, ref, content_hash, spec in session.execute(
         select(TaskRow.id, TaskRow.ref, TaskRow.content_hash, TaskRow.spec)
     ):
         task_info[pk] = (ref, str(spec.get("family", "")), str(spec.get("pool", "")))
-        out.task_hashes[ref] = content_hash
+        hashes[ref] = content_hash
+    return task_info
 
+
+def _criterion_statuses(session: Session, selected: Select[Any]) -> dict[int, dict[str, str]]:
+    """Criterion → status of the current evaluation of each selected run, by evaluation id."""
     crit: dict[int, dict[str, str]] = defaultdict(dict)
     crit_q = (
         select(
@@ -121,11 +137,20 @@ def load_report_inputs(
             CriterionOutcomeRow.status,
         )
         .join(Run, Run.current_evaluation_id == CriterionOutcomeRow.evaluation_id)
-        .where(Run.id.in_(select(selected.c.id)))
+        .where(Run.id.in_(selected))
     )
     for ev_id, criterion, status in session.execute(crit_q):
         crit[ev_id][criterion] = status
+    return crit
 
+
+def _read_rows(
+    session: Session,
+    selected: Select[Any],
+    task_info: dict[int, tuple[str, str, str]],
+    crit: dict[int, dict[str, str]],
+) -> list[ReportRow]:
+    """One report row per selected run, in run id order, with its current evaluation's figures."""
     run_q = (
         select(
             Run.id,
@@ -139,25 +164,19 @@ def load_report_inputs(
             Evaluation.judge_panel,
         )
         .outerjoin(Evaluation, Evaluation.id == Run.current_evaluation_id)
-        .where(Run.id.in_(select(selected.c.id)))
+        .where(Run.id.in_(selected))
         .order_by(Run.id)
     )
     panels: dict[str, str | None] = {}
+    rows: list[ReportRow] = []
     for rid, task_pk, label, provider, params, run_out, ev_id, ev_out, panel in session.execute(
         run_q
     ):
         ref, family, pool = task_info[task_pk]
         p = params if isinstance(params, dict) else {}
-        if isinstance(panel, dict) and isinstance(panel.get("id"), str):
-            pid: str | None = panel["id"]
-        else:
-            key = json.dumps(panel, sort_keys=True) if panel else ""
-            if key not in panels:
-                panels[key] = panel_id(panel)
-            pid = panels[key]
         item = p.get("item")
         repeat = p.get("repeat")
-        out.rows.append(
+        rows.append(
             ReportRow(
                 run_id=rid,
                 task_ref=ref,
@@ -169,33 +188,51 @@ def load_report_inputs(
                 repeat=repeat if isinstance(repeat, int) and not isinstance(repeat, bool) else 0,
                 criteria=crit.get(ev_id, {}) if ev_id is not None else {},
                 evaluation_id=str(ev_id) if ev_id is not None else None,
-                judge_panel_id=pid,
+                judge_panel_id=_cached_panel_id(panel, panels),
                 cost_usd=_num(p.get("cost_usd")),
                 latency_ms=_num(p.get("latency_ms")),
                 timed_out=p.get("timed_out") is True,
                 provider=provider,
             )
         )
-    refs = {r.run_id: r.task_ref for r in out.rows}
-    if include_votes:
-        vote_q = (
-            select(Run.id, VerdictRow.criterion, VerdictRow.judge_profile_id, VerdictRow.status)
-            .join(Run, Run.current_evaluation_id == VerdictRow.evaluation_id)
-            .where(Run.id.in_(select(selected.c.id)))
-        )
-        for rid, criterion, judge, status in session.execute(vote_q):
-            out.votes.append(JudgeVote(rid, refs.get(rid, ""), criterion, judge, status))
-    if include_audits:
-        audit_q = select(
-            ReviewItem.criterion, ReviewItem.audited_judges, ReviewItem.final_label
-        ).where(
-            ReviewItem.kind == "audit",
-            ReviewItem.state == "resolved",
-            ReviewItem.run_id.in_(select(selected.c.id)),
-        )
-        for criterion, judges, label in session.execute(audit_q):
-            out.audits.append(AuditRecord(criterion, tuple(judges or ()), label or ""))
-    return out
+    return rows
+
+
+def _cached_panel_id(panel: Any, cache: dict[str, str | None]) -> str | None:
+    """:func:`panel_id`, computed once per distinct panel without an id (``cache`` by JSON)."""
+    if isinstance(panel, dict) and isinstance(panel.get("id"), str):
+        pid: str | None = panel["id"]
+        return pid
+    key = json.dumps(panel, sort_keys=True) if panel else ""
+    if key not in cache:
+        cache[key] = panel_id(panel)
+    return cache[key]
+
+
+def _read_votes(session: Session, selected: Select[Any], refs: dict[str, str]) -> list[JudgeVote]:
+    """Every judge verdict of the selected runs' current evaluations."""
+    vote_q = (
+        select(Run.id, VerdictRow.criterion, VerdictRow.judge_profile_id, VerdictRow.status)
+        .join(Run, Run.current_evaluation_id == VerdictRow.evaluation_id)
+        .where(Run.id.in_(selected))
+    )
+    return [
+        JudgeVote(rid, refs.get(rid, ""), criterion, judge, status)
+        for rid, criterion, judge, status in session.execute(vote_q)
+    ]
+
+
+def _read_audits(session: Session, selected: Select[Any]) -> list[AuditRecord]:
+    """The resolved audits of the selected runs (criterion, audited judges, final label)."""
+    audit_q = select(ReviewItem.criterion, ReviewItem.audited_judges, ReviewItem.final_label).where(
+        ReviewItem.kind == "audit",
+        ReviewItem.state == "resolved",
+        ReviewItem.run_id.in_(selected),
+    )
+    return [
+        AuditRecord(criterion, tuple(judges or ()), label or "")
+        for criterion, judges, label in session.execute(audit_q)
+    ]
 
 
 def generate_report(

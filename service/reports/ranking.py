@@ -229,6 +229,22 @@ def bradley_terry(
         percentile_interval(boot_theta[:, i], level) if boot_theta is not None else None
         for i in range(len(ranked))
     ]
+    result["models"] = _strength_rows(ranked, theta, intervals, wins, whole=weights is None)
+    return result
+
+
+def _strength_rows(
+    ranked: list[str],
+    theta: FloatArray,
+    intervals: list[tuple[float, float] | None],
+    wins: FloatArray,
+    *,
+    whole: bool,
+) -> list[dict[str, object]]:
+    """One row per ranked model, strongest first, with the models its interval overlaps.
+
+    ``whole`` rounds win and loss counts to integers (unweighted slots).
+    """
     order = sorted(range(len(ranked)), key=lambda i: -theta[i])
     rows: list[dict[str, object]] = []
     for rank, i in enumerate(order, start=1):
@@ -247,11 +263,10 @@ def bradley_terry(
                 "interval": list(iv) if iv else None,
                 "elo": elo(float(theta[i])),
                 "elo_interval": [elo(iv[0]), elo(iv[1])] if iv else None,
-                "wins": _count(float(wins[i].sum()), weights is None),
-                "losses": _count(float(wins[:, i].sum()), weights is None),
+                "wins": _count(float(wins[i].sum()), whole),
+                "losses": _count(float(wins[:, i].sum()), whole),
                 "technical_tie": bool(tied),
                 "tied_with": tied,
             }
         )
-    result["models"] = rows
-    return result
+    return rows

@@ -2,5 +2,6 @@
 
 The pure parts (:mod:`service.review.queue`, :mod:`service.review.blinding`,
 :mod:`service.review.agreement`, :mod:`service.review.outcome`) do no I/O; storage lives in
-:mod:`service.review.store`, HTTP in :mod:`service.review.api` and :mod:`service.review.pages`.
+:mod:`service.review.store`; HTTP in :mod:`service.api.routes.reviews` and
+:mod:`service.web.pages`.
 """

@@ -1,25 +1,35 @@
-"""Review resolution, simple agreement and Cohen's kappa between reviewers (pure)."""
+"""Review resolution and the agreement between reviewers (pure).
+
+A reviewer's label is a :class:`judges.calibration.Label` (the same record a calibration set
+holds, so reviewed items can become calibration data); kappa is
+:func:`judges.calibration.metrics.cohen_kappa`.
+"""
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal
 
+from judges.calibration import Label
+from judges.calibration.metrics import cohen_kappa
+
 ReviewStatus = Literal["pass", "fail", "uncertain", "not_applicable"]
 REVIEW_STATUSES: tuple[ReviewStatus, ...] = ("pass", "fail", "uncertain", "not_applicable")
 ItemState = Literal["open", "disputed", "resolved"]
 
-
-@dataclass(frozen=True)
-class Label:
-    """One reviewer's label on one item (``adjudication`` marks the adjudicator's decision)."""
-
-    reviewer_id: str
-    status: str
-    adjudication: bool = False
+__all__ = [
+    "REVIEW_STATUSES",
+    "Label",
+    "PairAgreement",
+    "Resolution",
+    "ReviewStatus",
+    "pairwise_agreement",
+    "resolve",
+    "simple_agreement",
+]
 
 
 @dataclass(frozen=True)
@@ -38,8 +48,8 @@ def resolve(labels: Sequence[Label], needed: int) -> Resolution:
     Disagreement among the independent reviews marks the item ``disputed`` until an
     adjudicating reviewer decides; the outcome then uses the adjudicated label.
     """
-    adjudications = [lab for lab in labels if lab.adjudication]
-    reviews = [lab for lab in labels if not lab.adjudication]
+    adjudications = [lab for lab in labels if lab.role == "adjudicator"]
+    reviews = [lab for lab in labels if lab.role != "adjudicator"]
     if adjudications:
         return Resolution("resolved", adjudications[-1].status, len(reviews), needed)
     distinct = {lab.status for lab in reviews}
@@ -55,25 +65,6 @@ def simple_agreement(pairs: Sequence[tuple[str, str]]) -> float | None:
     if not pairs:
         return None
     return sum(1 for a, b in pairs if a == b) / len(pairs)
-
-
-def cohen_kappa(pairs: Sequence[tuple[str, str]]) -> float | None:
-    """Cohen's kappa for two raters over the same items.
-
-    ``(p_o - p_e) / (1 - p_e)`` with ``p_e`` from each rater's marginal label frequencies. None
-    when there are no pairs or when ``p_e == 1`` (both raters used one identical label: kappa is
-    undefined, although agreement is perfect).
-    """
-    n = len(pairs)
-    if n == 0:
-        return None
-    p_o = sum(1 for a, b in pairs if a == b) / n
-    left = Counter(a for a, _ in pairs)
-    right = Counter(b for _, b in pairs)
-    p_e = sum(left[k] * right[k] for k in set(left) | set(right)) / (n * n)
-    if p_e >= 1.0:
-        return None
-    return (p_o - p_e) / (1.0 - p_e)
 
 
 @dataclass(frozen=True)
@@ -96,11 +87,13 @@ def pairwise_agreement(labels_by_item: Mapping[str, Iterable[Label]]) -> list[Pa
     for labels in labels_by_item.values():
         first: dict[str, str] = {}
         for lab in labels:
-            if not lab.adjudication and lab.reviewer_id not in first:
-                first[lab.reviewer_id] = lab.status
+            if lab.role != "adjudicator" and lab.annotator not in first:
+                first[lab.annotator] = lab.status
         for a, b in combinations(sorted(first), 2):
             pairs[(a, b)].append((first[a], first[b]))
     return [
-        PairAgreement(a, b, len(p), simple_agreement(p), cohen_kappa(p))
+        PairAgreement(
+            a, b, len(p), simple_agreement(p), cohen_kappa([x for x, _ in p], [y for _, y in p])
+        )
         for (a, b), p in sorted(pairs.items())
     ]

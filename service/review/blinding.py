@@ -1,7 +1,10 @@
 """Blinding: opaque run labels and the list of fields a reviewer may never see.
 
-Runs are shown to reviewers under labels derived from a keyed hash of the run id with a stored
-seed, so the label says nothing about submission order, the model or the provider.
+Runs are shown to reviewers under labels derived from a keyed hash of the run id, so the label
+says nothing about submission order, the model or the provider. The service keys it with
+:func:`blinding_key` of the installation secret (``service.access.secret``, 0600 in the data
+folder, different on every installation): knowing run ids does not map items to runs. Plain
+integer seeds remain for the pure tests.
 """
 
 from __future__ import annotations
@@ -16,6 +19,14 @@ FORBIDDEN_KEYS: frozenset[str] = frozenset(
     {"model", "model_label", "label", "provider", "params", "rank", "ranking", "run_id"}
 )
 """Keys that must never appear in a payload sent to a reviewer."""
+
+
+def blinding_key(secret: bytes) -> int:
+    """The review queue's key: 128 bits drawn from the installation secret (never a default)."""
+    if len(secret) < 16:
+        raise ValueError("the installation secret is too short to key the blinding")
+    digest = hmac.new(secret, b"review-blinding", hashlib.sha256).digest()
+    return int.from_bytes(digest[:16], "big")
 
 
 def _digest(seed: int | str, message: str) -> bytes:

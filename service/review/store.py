@@ -14,11 +14,9 @@ from dataclasses import dataclass, replace
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
-from judges.human import human_verdict
-from judges.model import Verdict
+import judges
 from regua.errors import ImmutableRecordError, InputError, NotFoundError, PermissionDeniedError
-from service.artifacts import BlobStore, NewArtifact, record_artifact
-from service.db.models import Artifact, CriterionOutcomeRow, Evaluation, Run, VerdictRow, utcnow
+from service.evaluation.humans import human_verdicts_for_runs, record_name
 from service.review.agreement import (
     REVIEW_STATUSES,
     Label,
@@ -27,7 +25,6 @@ from service.review.agreement import (
     resolve,
 )
 from service.review.evaluation import append_review_evaluation
-from service.review.models import ReviewItem, ReviewRow, ReviewScan
 from service.review.outcome import AuditRecord, JudgeAuditStats, overturns_by_judge
 from service.review.queue import (
     CriterionState,
@@ -37,7 +34,17 @@ from service.review.queue import (
     items_for_run,
     order_for_reviewer,
 )
-from service.views import iso
+from service.storage.blobs import BlobStore, NewArtifact, record_artifact
+from service.storage.models import (
+    Artifact,
+    CriterionOutcomeRow,
+    Evaluation,
+    Run,
+    VerdictRow,
+    iso,
+    utcnow,
+)
+from service.storage.review_models import ReviewItem, ReviewRow, ReviewScan
 
 REVIEW_PROCEDURE_VERSION = "1"
 SCAN_LOCK_KEY = 0x7265_7669_6577  # one scanner at a time on PostgreSQL ("review")
@@ -61,8 +68,11 @@ def _is_human(profile_id: str) -> bool:
 
 
 def _counted(stored_votes: object, profile_id: str) -> bool:
-    """Whether the jury counted this judge's vote (ineligible judges' verdicts are kept for
-    inspection only, so an audit never charges them with a pass they did not decide)."""
+    """Whether the jury counted this judge's vote.
+
+    Ineligible judges' verdicts are kept for inspection only, so an audit never charges them
+    with a pass they did not decide.
+    """
     if not isinstance(stored_votes, list):
         return True
     for vote in stored_votes:
@@ -156,9 +166,21 @@ def reviews_of(session: Session, item_id: str) -> list[ReviewRow]:
     )
 
 
+def _label(review: ReviewRow, who: str) -> Label:
+    """A stored review as a label record (the reviewer named by ``who``)."""
+    return Label(
+        item_id=review.item_id,
+        annotator=who or f"reviewer-{review.reviewer_id}",
+        status=review.status,
+        time=iso(review.created_at) or "",
+        evidence=review.note,
+        role="adjudicator" if review.adjudication else "annotator",
+    )
+
+
 def labels_of(reviews: Sequence[ReviewRow]) -> list[Label]:
     """Stored reviews as the pure resolution's labels."""
-    return [Label(str(r.reviewer_id), r.status, r.adjudication) for r in reviews]
+    return [_label(r, str(r.reviewer_id)) for r in reviews]
 
 
 def available_items(session: Session, reviewer: Reviewer, seed: int) -> list[ReviewItem]:
@@ -185,6 +207,11 @@ def reviewed_count(session: Session, reviewer: Reviewer) -> int:
     """How many labels this reviewer has given."""
     query = select(func.count(ReviewRow.id)).where(ReviewRow.reviewer_id == reviewer.id)
     return int(session.scalar(query) or 0)
+
+
+def human_verdicts_for_run(session: Session, run_id: str) -> list[judges.Verdict]:
+    """Every label of the run's resolved review items, as re-scoring carries them forward."""
+    return human_verdicts_for_runs(session, [run_id])[run_id]
 
 
 def record_review_artifact(
@@ -216,7 +243,7 @@ def record_review_artifact(
         data,
         "review",
         REVIEW_PROCEDURE_VERSION,
-        f"review-{row.id}.json",
+        record_name(row.id),
         parent_id=parent,
     )
     return record_artifact(session, blobs, item.run_id, new)
@@ -235,22 +262,28 @@ class SubmitResult:
 
 def submit_review(
     session: Session,
+    blobs: BlobStore,
     item_id: str,
     reviewer: Reviewer,
     status: str,
     note: str = "",
     time_s: float | None = None,
-    blobs: BlobStore | None = None,
 ) -> SubmitResult:
     """Append one label; resolve the item and append a ``review`` evaluation when decided.
 
-    With ``blobs`` the label is also kept as a ``review`` artifact of the run (JSON, parent: the
-    frame at ``time_s`` when given), which the human verdict row then points at."""
+    The label is also kept as a ``review`` artifact of the run (JSON, parent: the frame at
+    ``time_s`` when given), which the human verdict row then points at.
+    """
     if status not in REVIEW_STATUSES:
         raise InputError(f"status must be one of {', '.join(REVIEW_STATUSES)}, not {status!r}")
-    item = session.get(ReviewItem, item_id, with_for_update=True)  # serialise labels (PG)
-    if item is None:
+    found = session.get(ReviewItem, item_id)
+    if found is None:
         raise NotFoundError(f"no review item {item_id!r}")
+    # one label of a run at a time, locks taken run first then item (PostgreSQL): a label
+    # inserts rows that reference the run, so taking the run's lock later could deadlock
+    session.get(Run, found.run_id, with_for_update=True)
+    item = session.get(ReviewItem, item_id, with_for_update=True, populate_existing=True)
+    assert item is not None
     if item.state == "resolved":
         raise ReviewConflictError(f"item {item_id} is already resolved")
     earlier = reviews_of(session, item_id)
@@ -267,11 +300,11 @@ def submit_review(
         note=note.strip()[:4000],
         time_s=time_s,
         adjudication=adjudication,
+        unblinded=reviewer.role == "admin",  # an admin can see model identities
     )
     session.add(row)
     session.flush()
-    if blobs is not None:
-        record_review_artifact(session, blobs, item, row)
+    record_review_artifact(session, blobs, item, row)
     reviews = [*earlier, row]
     resolution = resolve(labels_of(reviews), item.reviews_needed)
     item.state = resolution.state
@@ -279,7 +312,7 @@ def submit_review(
     if resolution.state == "resolved" and resolution.label is not None:
         item.final_label = resolution.label
         item.resolved_at = utcnow()
-        evaluation = append_review_evaluation(session, item, resolution.label, reviews)
+        evaluation = append_review_evaluation(session, blobs, item)
         item.resolved_evaluation_id = evaluation.id
         evaluation_id = evaluation.id
     session.flush()
@@ -289,8 +322,12 @@ def submit_review(
 def list_items(
     session: Session, state: str | None = None, limit: int | None = None, offset: int = 0
 ) -> list[ReviewItem]:
-    """Items, optionally of one state (``open``, ``disputed``, ``resolved``), newest first."""
-    query = select(ReviewItem).order_by(ReviewItem.created_at.desc(), ReviewItem.id)
+    """Items, optionally of one state (``open``, ``disputed``, ``resolved``), by opaque id.
+
+    The id is a keyed hash (``blinding.opaque_item_id``): the order says nothing about when a
+    run was submitted, so a listing cannot be lined up with submissions.
+    """
+    query = select(ReviewItem).order_by(ReviewItem.id)
     if state:
         query = query.where(ReviewItem.state == state)
     if limit is not None:
@@ -302,7 +339,7 @@ def agreement(session: Session) -> list[PairAgreement]:
     """Simple agreement and Cohen's kappa for every pair of reviewers with common items."""
     by_item: dict[str, list[Label]] = defaultdict(list)
     for r in session.scalars(select(ReviewRow).order_by(ReviewRow.id)):
-        by_item[r.item_id].append(Label(r.reviewer_name, r.status, r.adjudication))
+        by_item[r.item_id].append(_label(r, r.reviewer_name))
     return pairwise_agreement(by_item)
 
 
@@ -329,24 +366,3 @@ def task_refs(session: Session, run_ids: set[str]) -> dict[str, str]:
         return {}
     rows = session.execute(select(Run.id, Run.task_ref).where(Run.id.in_(run_ids))).all()
     return {rid: ref for rid, ref in rows}
-
-
-def human_verdicts_for_run(session: Session, run_id: str) -> list[Verdict]:
-    """The resolved human labels of a run as ``human@1`` verdicts, for re-scoring to carry
-    forward (``judges.evaluate(..., human_verdicts=...)``): one per resolved item."""
-    return human_verdicts_for_runs(session, [run_id])[run_id]
-
-
-def human_verdicts_for_runs(session: Session, run_ids: Sequence[str]) -> dict[str, list[Verdict]]:
-    """:func:`human_verdicts_for_run` for many runs in one query."""
-    out: dict[str, list[Verdict]] = {r: [] for r in run_ids}
-    for item in session.scalars(
-        select(ReviewItem)
-        .where(ReviewItem.run_id.in_(list(run_ids)), ReviewItem.state == "resolved")
-        .order_by(ReviewItem.resolved_at, ReviewItem.id)
-    ):
-        if item.final_label is None:
-            continue
-        text = f"resolved by review ({item.kind} item {item.id})"
-        out[item.run_id].append(human_verdict(item.criterion, item.final_label, text))
-    return out

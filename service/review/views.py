@@ -16,10 +16,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from service.db.models import Artifact, CriterionOutcomeRow, Run, TaskRow, VerdictRow
 from service.review.agreement import REVIEW_STATUSES
 from service.review.blinding import opaque_run_label
-from service.review.models import ReviewItem
+from service.storage.models import Artifact, CriterionOutcomeRow, Run, TaskRow, VerdictRow
+from service.storage.review_models import ReviewItem
 from tasks import TaskSpec
 
 ARTIFACT_URL = "/v1/artifacts/{sha256}"
@@ -63,6 +63,8 @@ class FrameRef:
 
 @lru_cache(maxsize=256)
 def _parse_spec(ref: str, spec_json: str) -> TaskSpec:
+    """The task spec parsed from its JSON, cached per task ref and spec content."""
+    del ref  # part of the lru_cache key only
     return TaskSpec.model_validate(json.loads(spec_json))
 
 

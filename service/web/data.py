@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -10,14 +11,14 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from regua.errors import NotFoundError
-from service.artifacts import BlobStore
-from service.auth import Principal
-from service.db import Artifact, CriterionOutcomeRow, Evaluation, RenderRecord, Run
+from service.access.tokens import Principal
+from service.reports.runs import evaluation_view, run_view
 from service.reports.stats import pass_range
-from service.review.models import ReviewItem
 from service.review.store import reviews_of
 from service.review.views import frames_of, task_spec
-from service.views import evaluation_view, run_view
+from service.storage import Artifact, CriterionOutcomeRow, Evaluation, RenderRecord, Run
+from service.storage.blobs import BlobStore
+from service.storage.review_models import ReviewItem
 
 OUTCOMES = ("pass", "fail", "pending", "incomplete")
 MAX_TEXT = 200_000
@@ -56,26 +57,66 @@ def run_page(
 ) -> dict[str, Any]:
     """Everything the run page shows: texts, checks, frames, criteria, versions and history.
 
-    ``evaluation_id`` shows the criteria and versions of an earlier (superseded) evaluation."""
+    ``evaluation_id`` shows the criteria and versions of an earlier (superseded) evaluation.
+    """
     run = session.scalar(readable_runs(principal).where(Run.id == run_id))
     if run is None:
         raise NotFoundError(f"no run {run_id!r} readable with this token")
     view = run_view(session, run, include_model=True)
     spec = task_spec(session, run.task_ref)
     questions = {c.id: c.question for c in spec.criteria} if spec else {}
-    evaluation = view.get("evaluation") or {}
-    shown_id = run.current_evaluation_id
-    if evaluation_id is not None and evaluation_id != run.current_evaluation_id:
-        chosen = session.get(Evaluation, evaluation_id)
-        if chosen is None or chosen.run_id != run.id:
-            raise NotFoundError(f"run {run_id} has no evaluation {evaluation_id}")
-        shas = {
-            a.id: a.sha256
-            for a in session.scalars(select(Artifact).where(Artifact.run_id == run.id))
+    evaluation, shown_id = _shown_evaluation(session, run, view, evaluation_id)
+    evaluations = session.scalars(
+        select(Evaluation).where(Evaluation.run_id == run.id).order_by(Evaluation.id.desc())
+    ).all()
+    current = next((e for e in evaluations if e.id == shown_id), None)
+    render = session.scalars(
+        select(RenderRecord).where(RenderRecord.run_id == run.id).order_by(RenderRecord.id.desc())
+    ).first()
+    checks = [
+        {
+            "check_id": c["id"],
+            "version": c["version"],
+            "status": c["status"],
+            "evidence": c["evidence"],
         }
-        evaluation = evaluation_view(session, chosen, shas)
-        shown_id = chosen.id
-    criteria = [
+        for c in view["checks"]["results"]
+    ]
+    return {
+        "reviews": review_items_of(session, run.id, principal.is_admin),
+        "run": run,
+        "current": current,
+        "is_latest": shown_id == run.current_evaluation_id,
+        "latest_id": run.current_evaluation_id,
+        "render": render,
+        "panel_text": _panel_text(current.judge_panel if current else {}),
+        "frames": frames_of(session, run.id),
+        "criteria": _criterion_rows(evaluation, questions),
+        "history": _history(session, evaluations),
+        "checks": checks,
+        "raw_text": _text(blobs, session, run.id, "raw"),
+        "svg_text": _text(blobs, session, run.id, "extracted"),
+    }
+
+
+def _shown_evaluation(
+    session: Session, run: Run, view: dict[str, Any], evaluation_id: int | None
+) -> tuple[dict[str, Any], int | None]:
+    """The evaluation the page shows (the current one unless ``evaluation_id``) and its id."""
+    if evaluation_id is None or evaluation_id == run.current_evaluation_id:
+        return view.get("evaluation") or {}, run.current_evaluation_id
+    chosen = session.get(Evaluation, evaluation_id)
+    if chosen is None or chosen.run_id != run.id:
+        raise NotFoundError(f"run {run.id} has no evaluation {evaluation_id}")
+    shas = {
+        a.id: a.sha256 for a in session.scalars(select(Artifact).where(Artifact.run_id == run.id))
+    }
+    return evaluation_view(session, chosen, shas), chosen.id
+
+
+def _criterion_rows(evaluation: dict[str, Any], questions: dict[str, str]) -> list[dict[str, Any]]:
+    """The shown evaluation's criteria with their questions and each judge's verdict."""
+    return [
         {
             "id": c["criterion"],
             "kind": c["kind"],
@@ -93,9 +134,10 @@ def run_page(
         }
         for c in evaluation.get("criteria", [])
     ]
-    evaluations = session.scalars(
-        select(Evaluation).where(Evaluation.run_id == run.id).order_by(Evaluation.id.desc())
-    ).all()
+
+
+def _history(session: Session, evaluations: Sequence[Evaluation]) -> list[dict[str, Any]]:
+    """Every evaluation of the run, newest first, with its necessary criteria's statuses."""
     statuses: dict[int, list[tuple[str, str]]] = defaultdict(list)
     for row in session.scalars(
         select(CriterionOutcomeRow)
@@ -104,7 +146,7 @@ def run_page(
     ):
         if row.kind == "necessary":
             statuses[row.evaluation_id].append((row.criterion, row.status))
-    history = [
+    return [
         {
             "id": e.id,
             "kind": e.kind,
@@ -115,12 +157,11 @@ def run_page(
         }
         for e in evaluations
     ]
-    current = next((e for e in evaluations if e.id == shown_id), None)
-    render = session.scalars(
-        select(RenderRecord).where(RenderRecord.run_id == run.id).order_by(RenderRecord.id.desc())
-    ).first()
-    panel = current.judge_panel if current else {}
-    panel_text = (
+
+
+def _panel_text(panel: dict[str, Any]) -> str:
+    """The judge panel as one line: its id (when it has one), then its profiles; ``—`` if empty."""
+    return (
         ", ".join(
             str(x)
             for x in ([panel.get("id")] if panel.get("id") else [])
@@ -128,36 +169,13 @@ def run_page(
         )
         or "—"
     )
-    checks = [
-        {
-            "check_id": c["id"],
-            "version": c["version"],
-            "status": c["status"],
-            "evidence": c["evidence"],
-        }
-        for c in view["checks"]["results"]
-    ]
-    return {
-        "reviews": review_items_of(session, run.id, principal.is_admin),
-        "run": run,
-        "current": current,
-        "is_latest": shown_id == run.current_evaluation_id,
-        "latest_id": run.current_evaluation_id,
-        "render": render,
-        "panel_text": panel_text,
-        "frames": frames_of(session, run.id),
-        "criteria": criteria,
-        "history": history,
-        "checks": checks,
-        "raw_text": _text(blobs, session, run.id, "raw"),
-        "svg_text": _text(blobs, session, run.id, "extracted"),
-    }
 
 
 def review_items_of(session: Session, run_id: str, names: bool) -> list[dict[str, Any]]:
     """The run's review items with every label (for submitters and admins, never reviewers).
 
-    Reviewer names are shown to admins only (``names``); submitters see a pseudonym."""
+    Reviewer names are shown to admins only (``names``); submitters see a pseudonym.
+    """
     out: list[dict[str, Any]] = []
     items = session.scalars(
         select(ReviewItem).where(ReviewItem.run_id == run_id).order_by(ReviewItem.criterion)
@@ -190,8 +208,11 @@ def review_items_of(session: Session, run_id: str, names: bool) -> list[dict[str
 def runs_list(
     session: Session, principal: Principal, filters: dict[str, str], limit: int = 500
 ) -> list[Run]:
-    """Runs for the listing page, newest first, filtered by task, model and outcome, and by a
-    criterion's status in the run's current evaluation (``criterion`` + ``status``)."""
+    """Runs for the listing page, newest first, filtered as the page's form asks.
+
+    Filters: ``task``, ``model`` and ``outcome``, and a criterion's status in the run's current
+    evaluation (``criterion`` + ``status``).
+    """
     query = readable_runs(principal)
     if filters.get("task"):
         query = query.where(Run.task_ref == filters["task"])

@@ -1,6 +1,6 @@
 """Server-rendered pages: login, review queue, runs, run evidence, report.
 
-Mounted by the app factory (``service.api.app.OPTIONAL_ROUTERS`` lists
+Mounted by the app factory (``service.server.app.ROUTERS`` lists
 ``service.web.pages:router``). Pages authenticate with the same bearer tokens, kept in an
 HttpOnly, SameSite=Strict cookie set by the login form. Every page is sent with a strict
 Content-Security-Policy (no inline script, no inline style); scripts and styles are static files.
@@ -28,27 +28,18 @@ from regua.errors import (
     PermissionDeniedError,
     ReguaError,
 )
+from service.access.tokens import Principal, authenticate
 from service.api.deps import Ctx, get_ctx
-from service.api.misc import get_artifact
-from service.auth import Principal, authenticate
+from service.api.headers import PAGE_HEADERS
+from service.api.routes.artifacts import get_artifact
+from service.api.routes.reviews import next_payload, reviewer_of
 from service.review import store
-from service.review.api import next_payload, reviewer_of
 from service.web.data import report_page, run_page, runs_list
 
 router = APIRouter(include_in_schema=False)
 
 COOKIE = "regua_token"
-CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'; connect-src 'self'"
-)
-SECURITY_HEADERS = {
-    "Content-Security-Policy": CSP,
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "X-Frame-Options": "DENY",
-    "Cache-Control": "no-store",
-}
+SECURITY_HEADERS = PAGE_HEADERS
 STATIC_FILES = {
     "regua.css": "text/css; charset=utf-8",
     "review.js": "text/javascript; charset=utf-8",
@@ -102,7 +93,7 @@ def cookie_principal(request: Request) -> Principal | None:
 
 
 def _local(target: str) -> bool:
-    """Whether a redirect target stays on this site (no ``//host`` or ``/\\host`` tricks)."""
+    r"""Whether a redirect target stays on this site (no ``//host`` or ``/\host`` tricks)."""
     return target.startswith("/") and not target.startswith(("//", "/\\")) and "\\" not in target
 
 
@@ -131,8 +122,11 @@ def static_file(name: str) -> Response:
 
 @router.get("/ui/artifacts/{sha256}")
 def page_artifact(sha256: str, request: Request, ctx: Ctx) -> Response:
-    """``GET /v1/artifacts/{sha256}`` for pages: same handler and role rules, cookie auth
-    (``<img>`` cannot send a bearer header). Reviewers get frames and masks only."""
+    """``GET /v1/artifacts/{sha256}`` for pages: same handler and role rules, cookie auth.
+
+    Pages authenticate by cookie because ``<img>`` cannot send a bearer header. Reviewers get
+    frames and masks only.
+    """
     who = cookie_principal(request)
     if who is None:
         raise AuthError("log in first")
@@ -204,8 +198,10 @@ def review_page(
     item: str | None = None,
     skip: str | None = None,
 ) -> Response:
-    """The reviewer's next item (or ``?item=ID`` when available to them): question, frames,
-    masks on demand, the four choices."""
+    """The reviewer's next item to label (or ``?item=ID`` when it is available to them).
+
+    The page shows the question, the frames, the masks on demand and the four choices.
+    """
     who = cookie_principal(request)
     if who is None:
         return _login_redirect(request)
@@ -215,8 +211,8 @@ def review_page(
         return _error(request, who, exc, 403)
     data = next_payload(ctx, reviewer, item, [skip] if skip else [])
     base = {"who": who, "nav": "review", "flash": FLASH.get(saved or "")}
-    done, left = data["progress"]["done"], data["progress"]["left"]
-    shown: dict[str, Any] | None = data["item"]
+    done, left = data.progress.done, data.progress.left
+    shown: dict[str, Any] | None = data.item
     if shown is None:
         return page(request, "review_empty.html", {**base, "done": done})
     for entry in shown["frames"] + shown["masks"]:
@@ -248,7 +244,7 @@ def review_submit(
     try:
         reviewer = reviewer_of(who)
         with ctx.db.write() as s:
-            result = store.submit_review(s, item_id, reviewer, status, note, t, ctx.blobs)
+            result = store.submit_review(s, ctx.blobs, item_id, reviewer, status, note, t)
     except PermissionDeniedError as exc:
         return _error(request, who, exc, 403)
     except store.ReviewConflictError as exc:
@@ -291,8 +287,10 @@ def runs_page(
 
 @router.get("/runs/{run_id}")
 def run_detail(run_id: str, request: Request, ctx: Ctx, evaluation: int | None = None) -> Response:
-    """A run's evidence: reply, SVG text, checks, frames, verdicts, versions, history
-    (``?evaluation=N`` shows an earlier evaluation's criteria and versions)."""
+    """A run's evidence: reply, SVG text, checks, frames, verdicts, versions, history.
+
+    ``?evaluation=N`` shows an earlier evaluation's criteria and versions.
+    """
     who = cookie_principal(request)
     if who is None:
         return _login_redirect(request)
@@ -333,7 +331,7 @@ def report(request: Request, ctx: Ctx) -> Response:
 def _full_report() -> Any:
     """The reports area's HTML handler, when that package is installed."""
     try:
-        from service.reports.api import get_report_html
+        from service.api.routes.reports import get_report_html
     except ImportError:
         return None
     return get_report_html
@@ -341,8 +339,10 @@ def _full_report() -> Any:
 
 @router.get("/report/full")
 def full_report(request: Request, ctx: Ctx) -> Response:
-    """The full statistics page of ``service/reports`` (``/v1/reports/html``) for the logged-in
-    user: same handler and scope rules, cookie instead of a bearer header."""
+    """The full statistics page of ``service/reports`` (``/v1/reports/html``) for page users.
+
+    Same handler and scope rules as the API, with the login cookie instead of a bearer header.
+    """
     who = cookie_principal(request)
     if who is None:
         return _login_redirect(request)

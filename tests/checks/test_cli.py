@@ -40,7 +40,7 @@ def test_json_lines() -> None:
     assert {"id", "version", "status", "evidence"} <= set(lines[0]["checks"][0])
 
 
-def test_usage_errors_exit_2(tmp_path: Path) -> None:
+def test_usage_errors_exit_2() -> None:
     assert runner.invoke(app, ["check", GOOD]).exit_code == 2  # no --task
     unknown = runner.invoke(app, ["check", GOOD, "--task", "nope@1"])
     assert unknown.exit_code == 2 and "unknown task" in unknown.output

@@ -42,7 +42,8 @@ def dangerous(row: dict[str, str]) -> bool:
 @pytest.mark.corpus
 def test_malicious_corpus_fails_by_a_named_vector() -> None:
     base = corpus_dir("malicious")
-    rows = list(csv.DictReader((base / "payloads.csv").open(encoding="utf-8")))
+    with (base / "payloads.csv").open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
     static = task("pelican-bicycle-static@1")
     per_source: dict[str, Counter[str]] = defaultdict(Counter)
     per_check: Counter[str] = Counter()
@@ -100,7 +101,14 @@ def test_llm_outputs_all_get_a_result() -> None:
     for cid, c in counts.items():
         print(f"  {cid:15s} {dict(sorted(c.items()))}")
     # Real model outputs carry none of the dangerous features.
-    for cid in ("script", "event-handler", "javascript-url", "external-ref", "foreign-object",
-                "raster-image", "doctype"):  # fmt: skip
+    for cid in (
+        "script",
+        "event-handler",
+        "javascript-url",
+        "external-ref",
+        "foreign-object",
+        "raster-image",
+        "doctype",
+    ):
         assert counts[cid]["fail"] == 0, cid
     assert counts["parse"]["pass"] >= 70

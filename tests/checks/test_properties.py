@@ -16,12 +16,40 @@ SAMPLE = (
 STATIC = task("pelican-bicycle-static@1")
 STRUCTURED = task("pelican-bicycle-structured@1")
 FRAGMENTS = [
-    "<", ">", "&", "&#0;", "&#x6A;", "&lt;", "]]>", "<![CDATA[", "<!--", "-->", "<?", "?>",
-    "<!DOCTYPE svg [<!ENTITY a 'b'>]>", "<!ENTITY x SYSTEM 'file:///etc/passwd'>", "&a;",
-    '"', "'", "\x00", "\ufeff", "\t", " onload='x' ", ' href="javascript:1" ', "url(", "\\",
-    "<script>", "</svg>", "<svg>", "```svg\n", "```", "<set attributeName='href' to='x'/>",
-    "<style>@import 'x';</style>", "<use href='#a'/>", " id='a' ",
-]  # fmt: skip
+    "<",
+    ">",
+    "&",
+    "&#0;",
+    "&#x6A;",
+    "&lt;",
+    "]]>",
+    "<![CDATA[",
+    "<!--",
+    "-->",
+    "<?",
+    "?>",
+    "<!DOCTYPE svg [<!ENTITY a 'b'>]>",
+    "<!ENTITY x SYSTEM 'file:///etc/passwd'>",
+    "&a;",
+    '"',
+    "'",
+    "\x00",
+    "\ufeff",
+    "\t",
+    " onload='x' ",
+    ' href="javascript:1" ',
+    "url(",
+    "\\",
+    "<script>",
+    "</svg>",
+    "<svg>",
+    "```svg\n",
+    "```",
+    "<set attributeName='href' to='x'/>",
+    "<style>@import 'x';</style>",
+    "<use href='#a'/>",
+    " id='a' ",
+]
 
 
 def assert_valid(report_status: str, statuses: list[str]) -> None:

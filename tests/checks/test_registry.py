@@ -22,9 +22,20 @@ from tasks import TaskSpec
 from tests.checks.conftest import svg
 
 BUILTIN_IDS = [
-    "parse", "root", "viewbox", "size", "script", "event-handler", "javascript-url",
-    "external-ref", "foreign-object", "raster-image", "animation", "doctype", "required-ids",
-]  # fmt: skip
+    "parse",
+    "root",
+    "viewbox",
+    "size",
+    "script",
+    "event-handler",
+    "javascript-url",
+    "external-ref",
+    "foreign-object",
+    "raster-image",
+    "animation",
+    "doctype",
+    "required-ids",
+]
 
 
 @dataclass(frozen=True)
@@ -36,6 +47,7 @@ class TitleCheck:
     needs_tree: bool = True
 
     def run(self, doc: Document, task: TaskSpec) -> CheckResult:
+        del task  # Check protocol; a title is needed under every task
         assert doc.root is not None
         titles = [el for el in doc.root.iter() if str(el.tag).endswith("}title")]
         status = "pass" if titles else "fail"
@@ -49,6 +61,7 @@ class Exploding:
     needs_tree: bool = False
 
     def run(self, doc: Document, task: TaskSpec) -> CheckResult:
+        del doc, task  # Check protocol; this plugin only ever raises
         raise RuntimeError("boom")
 
 
@@ -59,6 +72,7 @@ class Liar:
     needs_tree: bool = False
 
     def run(self, doc: Document, task: TaskSpec) -> CheckResult:
+        del doc, task  # Check protocol; this plugin answers the same nonsense for everything
         bogus: Any = "maybe"
         return CheckResult(self.id, self.version, bogus, ())
 
@@ -76,7 +90,8 @@ def test_builtins_are_registered_in_order() -> None:
     assert all(c.version for c in registered_checks())
 
 
-def test_plugin_runs_like_a_builtin(plugins: None, static_task: TaskSpec) -> None:
+@pytest.mark.usefixtures("plugins")
+def test_plugin_runs_like_a_builtin(static_task: TaskSpec) -> None:
     register_check(TitleCheck())
     report = run_checks(svg("<rect/>"), static_task)
     result = report.result("plugin-title")
@@ -86,7 +101,8 @@ def test_plugin_runs_like_a_builtin(plugins: None, static_task: TaskSpec) -> Non
         register_check(TitleCheck())
 
 
-def test_a_raising_or_lying_check_fails_closed(plugins: None, static_task: TaskSpec) -> None:
+@pytest.mark.usefixtures("plugins")
+def test_a_raising_or_lying_check_fails_closed(static_task: TaskSpec) -> None:
     register_check(Exploding())
     register_check(Liar())
     report = run_checks(svg("<rect/>"), static_task)

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.judges.maskrender import MaskRenderer, chromium_available, mask_renderer
+from tests.helpers.maskrender import MaskRenderer, chromium_available, mask_renderer
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,8 @@ import pytest
 import judges.geometry_measure as gm
 from judges import (
     MEASURE_VERSION,
+    CheckSummary,
+    EvalInput,
     FrameImage,
     JudgeFailure,
     JudgeInput,
@@ -27,6 +29,7 @@ from judges import (
     MaskImage,
     MeasurementMemo,
     PanelResult,
+    RenderSummary,
     Verdict,
     evaluate,
     get_profile,
@@ -36,10 +39,10 @@ from judges.geometry import GeometryJudge
 from judges.measure_memo import MISSING
 from judges.model import canonical_json
 from tasks import bundled_registry
-from tests.judges import perturb as pt
-from tests.judges.maskrender import MaskRenderer
-from tests.judges.test_geometry_animated import TURNING, spin
-from tests.judges.test_geometry_units import scene
+from tests.helpers import perturb as pt
+from tests.helpers.maskrender import MaskRenderer
+from tests.judges.geometry.test_geometry_animated import TURNING, spin
+from tests.judges.geometry.test_geometry_units import scene
 
 STRUCTURED = bundled_registry().get("pelican-bicycle-structured@1")
 ANIMATED = bundled_registry().get("pelican-bicycle-animated@1")
@@ -58,9 +61,9 @@ THRESHOLD_200 = dataclasses.replace(
     expected_hash=None,
     description="masks cut at 200",
 )
-CHECKS = {"status": "pass", "results": [], "extraction": {"status": "found"}}
-RENDER = {"animation": {"detected": False, "kinds": []}, "blocked_requests": []}
-ANIMATED_RENDER = {"animation": {"detected": True, "kinds": ["smil"]}, "blocked_requests": []}
+CHECKS = CheckSummary.from_doc({"status": "pass", "checks": [], "extraction": {"status": "found"}})
+RENDER = RenderSummary(status="ok", animation_detected=False)
+ANIMATED_RENDER = RenderSummary(status="ok", animation_detected=True)
 
 
 @dataclass
@@ -101,8 +104,11 @@ def judge_registry(*extra: JudgeProfile) -> JudgeRegistry:
 
 
 def panel(profile: JudgeProfile) -> JudgePanel:
-    return JudgePanel(f"memo-test-{profile.id.replace('@', '-')}@1", "pelican-bicycle",
-                      {"*": ("static@1", profile.id)})  # fmt: skip
+    return JudgePanel(
+        f"memo-test-{profile.id.replace('@', '-')}@1",
+        "pelican-bicycle",
+        {"*": ("static@1", profile.id)},
+    )
 
 
 def run(
@@ -111,11 +117,11 @@ def run(
     frames: Sequence[FrameImage],
     masks: Sequence[MaskImage],
     memo: MeasurementMemo | None,
-    render: dict[str, Any] = RENDER,
+    render: RenderSummary = RENDER,
 ) -> PanelResult:
     """``judges.evaluate`` as the service calls it, with ``profile`` beside the static rules."""
-    return evaluate(task, frames, masks, CHECKS, render, panel(profile), None,
-                    judge_registry=judge_registry(profile), measurements=memo)  # fmt: skip
+    inp = EvalInput(task, CHECKS, render, tuple(frames), tuple(masks), measurements=memo)
+    return evaluate(inp, panel(profile), None, judge_registry=judge_registry(profile))
 
 
 def _no_latency(value: Any) -> Any:
@@ -333,8 +339,9 @@ def test_synthetic_masks_with_and_without_memo(work: Work) -> None:
 
 
 def test_bad_mask_is_still_a_bad_mask_failure() -> None:
-    mk = tuple(m if m.part != "foot-left" else dataclasses.replace(m, png=b"not a png")
-               for m in scene(0))  # fmt: skip
+    mk = tuple(
+        m if m.part != "foot-left" else dataclasses.replace(m, png=b"not a png") for m in scene(0)
+    )
     inp = JudgeInput(STRUCTURED, STRUCTURED.criterion("R2"), (), mk)
     plain = GeometryJudge(BASE).judge(inp)
     memo = GeometryJudge(BASE).judge(dataclasses.replace(inp, measurements=MeasurementMemo()))

@@ -75,12 +75,12 @@ def test_registry_refuses_other_content_under_a_known_id() -> None:
 
 def test_plugins_register_like_builtins() -> None:
     reg = JudgeRegistry()
-    reg.register_kind("rules", lambda profile, settings: StaticJudge(profile))
+    reg.register_kind("rules", lambda profile, _settings: StaticJudge(profile))
     reg.register_profile(JudgeProfile(id="rules@3", kind="rules"))
     judge = reg.create("rules@3")
     assert judge.profile.id == "rules@3"
     with pytest.raises(ConfigurationError):
-        reg.register_kind("rules", lambda profile, settings: StaticJudge(profile))
+        reg.register_kind("rules", lambda profile, _settings: StaticJudge(profile))
     with pytest.raises(ConfigurationError):
         reg.create(JudgeProfile(id="x@1", kind="unknown"))
 

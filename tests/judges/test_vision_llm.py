@@ -14,11 +14,17 @@ import pytest
 from PIL import Image, ImageDraw
 
 from judges import (
+    CheckEvidence,
+    CheckFinding,
+    CheckSummary,
+    EvalInput,
     FrameImage,
     JudgeFailure,
     JudgeInput,
     JudgePanel,
     JudgeProfile,
+    RenderSummary,
+    SeatedJudge,
     Verdict,
     create_judge,
     evaluate,
@@ -26,7 +32,7 @@ from judges import (
 from judges.vision_llm import VisionJudge
 from regua.settings import Settings
 from tasks import bundled_registry
-from tests.judges.llm_server import FakeLLM, Reply, fake_llm_server
+from tests.helpers.llm_server import FakeLLM, Reply, fake_llm_server
 
 SECRET = "sk-test-SECRET-0123456789"
 SUBMITTER_LABEL = "acme-gpt-9-turbo"
@@ -49,8 +55,10 @@ FRAMES = (
 
 
 def judge_input(criterion: str = "R2") -> JudgeInput:
-    render: dict[str, Any] = {"model_label": SUBMITTER_LABEL, "provider": "acme"}
-    checks = {"status": "pass", "results": [], "claims": f"{SUBMITTER_LABEL} says it is perfect"}
+    """An input whose checks and render log carry text about the submitter (never sent)."""
+    render = RenderSummary(status="ok", detail=f"model_label={SUBMITTER_LABEL} provider=acme")
+    claim = CheckEvidence(f"{SUBMITTER_LABEL} says it is perfect", 1, "/svg", "<!-- acme -->")
+    checks = CheckSummary("pass", True, (CheckFinding("size", "pass", (claim,)),))
     return JudgeInput(TASK, TASK.criterion(criterion), FRAMES, (), checks, render)
 
 
@@ -238,8 +246,18 @@ def test_builtin_profile_takes_model_from_settings_under_its_own_id(server: Fake
     assert judge.profile.model == "llava:13b"
     panel = JudgePanel("llm-only@1", TASK.family, {"R2": ("vision-llm-openai@1",)})
     eligible = {("vision-llm-openai+llava-13b@1", "R2"): True}
-    result = evaluate(TASK, FRAMES, (), {}, {}, panel, eligible, settings=conf)
+    inp = EvalInput(TASK, CheckSummary("pass", True), RenderSummary(status="ok"), FRAMES)
+    result = evaluate(inp, panel, eligible, settings=conf)
     assert result.criterion("R2").status == "pass"
+    assert [v.judge_profile_id for v in result.verdicts] == ["vision-llm-openai+llava-13b@1"]
+    assert result.panel.judges == (
+        SeatedJudge(
+            "vision-llm-openai@1",
+            "vision-llm-openai+llava-13b@1",
+            judge.profile.content_hash(),
+            "vision-llm",
+        ),
+    )
     assert server.requests[0].json["model"] == "llava:13b"
     assert len(server.requests) == 1  # one criterion per request; the others have no judge
 
@@ -257,7 +275,7 @@ def test_key_from_the_environment_variable_named_by_the_profile(
 
 def test_many_frames_are_subsampled_and_time_must_be_a_shown_frame(server: FakeLLM) -> None:
     many = tuple(FrameImage(i * 0.25, FRAMES[1].png, f"frame-{i * 250}.png") for i in range(33))
-    inp = JudgeInput(TASK, TASK.criterion("A2"), many, (), {}, {})
+    inp = JudgeInput(TASK, TASK.criterion("A2"), many)
     server.script = [Reply(good("fail", 8.0)), Reply(good("fail", 0.25))]
     judge = VisionJudge(profile("openai", server.url, max_frames=5), settings())
     v = judge.judge(inp)

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 from PIL import Image
 
-from service.rendering import RenderOutput, render_artifact
+from service.pipeline.render_client import RenderOutput, render_artifact
 from tasks import TaskSpec, bundled_registry
 
 STATIC = "pelican-bicycle-static@1"
@@ -71,7 +71,7 @@ def centroid(mask: NDArray[np.bool_]) -> tuple[float, float]:
 
 def mask_of(out: RenderOutput, time_s: float, part: str, kind: str) -> NDArray[np.bool_]:
     """One mask of a render as a boolean array."""
-    for t, p, k, _, png in out.masks:
-        if abs(t - time_s) < 1e-9 and p == part and k == kind:
-            return grey(png) == 255
+    for mask in out.masks():
+        if abs(mask.time_s - time_s) < 1e-9 and mask.part == part and mask.kind == kind:
+            return grey(mask.png) == 255
     raise KeyError((time_s, part, kind))

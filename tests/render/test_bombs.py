@@ -58,7 +58,7 @@ def _baseline(pool: object, samples_dir: Path) -> tuple[str, str]:
     svg = (samples_dir / "outputs" / "structured-good.svg").read_text()
     out = render(pool, svg)
     assert out.status == "ok"
-    return svg, out.result["frames"][0]["sha256"]
+    return svg, out.log.frames[0].sha256
 
 
 @pytest.mark.parametrize(
@@ -81,12 +81,13 @@ def test_bomb_is_bounded_and_pool_recovers(render_pool, samples_dir: Path, name:
     assert elapsed < LIMIT_S * (1 + render_pool.retries) + 15, elapsed
     if out.status != "ok":
         assert out.cause in ACCEPTED, (out.cause, out.detail)
-        assert out.result["status"] == "incomplete"
+        assert out.log.status == "incomplete"
     else:
-        assert out.result["script_executed"] is False
+        assert out.log.script_executed is False
     if name == "endless-smil-static":
-        assert out.status == "ok" and out.result["animation"]["kinds"] == ["smil"]
+        assert out.status == "ok" and out.log.animation is not None
+        assert out.log.animation.kinds == ["smil"]
     after = [render(render_pool, good) for _ in range(render_pool.size)]
     assert all(a.status == "ok" for a in after)
-    assert {a.result["frames"][0]["sha256"] for a in after} == {good_sha}
+    assert {a.log.frames[0].sha256 for a in after} == {good_sha}
     print(f"\n{name}: {out.status} ({out.cause}) in {elapsed:.1f} s")

@@ -1,4 +1,4 @@
-"""``regua render`` and the host glue (``service.rendering``)."""
+"""``regua render`` and the host glue (``service.pipeline.render_client``)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from typer.testing import CliRunner
 
 from render.netlog import RequestLog, build_csp
 from service.cli import app
-from service.rendering import RenderOutput, job_deadline_s
+from service.pipeline.render_client import RenderOutput, job_deadline_s
+from service.pipeline.render_log import RenderLog
 from tasks import AllowedFeatures
-from tests.render_pool import render_pool_unavailable
+from tests.helpers.render_pool import render_pool_unavailable
 
 
 def test_csp_forbids_scripts_and_fetches_unless_allowed() -> None:
@@ -53,7 +54,7 @@ def test_deadline_leaves_the_renderer_time_to_answer() -> None:
 
 
 def test_output_refuses_unsafe_names(tmp_path: Path) -> None:
-    out = RenderOutput("ok", {"frames": []}, {"../evil.png": b"x"})
+    out = RenderOutput("ok", RenderLog(), {"../evil.png": b"x"})
     with pytest.raises(ValueError):
         out.write(tmp_path)
 
@@ -91,11 +92,11 @@ def test_regua_render_writes_frames_masks_and_render_json(
     ):
         assert key in doc
     [frame] = doc["frames"]
-    assert frame["path"] == "frame-0.png" and frame["time_s"] == 0.0
+    assert frame["name"] == "frame-0.png" and frame["time_s"] == 0.0
     assert hashlib.sha256((out / "frame-0.png").read_bytes()).hexdigest() == frame["sha256"]
     assert len(doc["masks"]) == 30
     for mask in doc["masks"]:
-        assert hashlib.sha256((out / mask["path"]).read_bytes()).hexdigest() == mask["sha256"]
+        assert hashlib.sha256((out / mask["name"]).read_bytes()).hexdigest() == mask["sha256"]
 
 
 def test_regua_render_unknown_task(tmp_path: Path, samples_dir: Path) -> None:

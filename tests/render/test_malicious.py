@@ -22,9 +22,10 @@ from typing import Any
 
 import pytest
 
+from service.pipeline.render_client import RenderOutput
 from tests.conftest import corpus_dir
+from tests.helpers.render_pool import CHROMIUM
 from tests.render.conftest import render, task
-from tests.render_pool import CHROMIUM
 
 pytestmark = [pytest.mark.browser, pytest.mark.sandbox, pytest.mark.corpus]
 URL = re.compile(r"(?:https?:)?//(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}(?::\d+)?", re.IGNORECASE)
@@ -93,11 +94,11 @@ def bombs() -> set[str]:
 
 def render_all(
     pool: Any, jobs: list[tuple[str, str, str]], short: set[str] = frozenset()
-) -> list[tuple[str, Any]]:
+) -> list[tuple[str, RenderOutput]]:
     """Render ``(label, text, content_type)`` jobs on both workers; returns (label, output).
     Labels in ``short`` (known bombs) get a 10 s limit, the rest the pool's 30 s."""
 
-    def one(job: tuple[str, str, str]) -> tuple[str, Any]:
+    def one(job: tuple[str, str, str]) -> tuple[str, RenderOutput]:
         label, text, content_type = job
         limit = 10.0 if label in short else None
         out = render(pool, text, NOTHING, masks=False, content_type=content_type, timeout_s=limit)
@@ -108,20 +109,20 @@ def render_all(
 
 
 def check_outputs(
-    results: list[tuple[str, Any]], may_fail: set[str] = frozenset()
+    results: list[tuple[str, RenderOutput]], may_fail: set[str] = frozenset()
 ) -> dict[str, int]:
     """Shared assertions; returns counters for the report."""
     counts = {"ok": 0, "incomplete": 0, "with_blocked_requests": 0, "blocked_requests": 0}
     for label, out in results:
-        doc = out.result or {}
         counts[out.status] += 1
         if out.status != "ok":
             assert label in may_fail, (label, out.cause, out.detail)
             assert out.cause in {"render_timeout", "render_crash", "timeout"}, (label, out.cause)
             continue
-        assert doc["script_executed"] is False, label
-        assert doc["sandbox"]["uid"] == 65534 and doc["sandbox"]["network"] == "loopback-only"
-        blocked = doc["blocked_requests"]
+        log = out.log
+        assert log.script_executed is False, label
+        assert log.sandbox["uid"] == 65534 and log.sandbox["network"] == "loopback-only"
+        blocked = [b.model_dump() for b in log.blocked_requests]
         assert all(b["via"] in VIAS and b["url"] for b in blocked), label
         counts["with_blocked_requests"] += bool(blocked)
         counts["blocked_requests"] += len(blocked)
@@ -155,7 +156,7 @@ def test_every_malicious_file_renders_contained(render_pool, listener: Listener)
         ("ssrf_svg_css_link.svg", "/style.css"),
         ("ssrf_svg_css_xmlstylesheet.svg", "/style.css"),
     ]:
-        urls = {b["url"] for b in by_label[ssrf + name].result["blocked_requests"]}
+        urls = {b.url for b in by_label[ssrf + name].log.blocked_requests}
         assert f"http://127.0.0.1:{listener.port}{path}" in urls, (name, urls)
     print(f"\nmalicious corpus: {len(files)} files (URLs rewritten to the listener): {counts}")
 
@@ -166,13 +167,17 @@ def _leak_ids() -> set[str]:
         return {row["leak_id"] for row in csv.DictReader(fh)}
 
 
-def _attempted(blocked: list[dict[str, Any]], port: int, ids: set[str]) -> set[str]:
+def _attempted(urls: list[str], port: int, ids: set[str]) -> set[str]:
     found = set()
-    for entry in blocked:
-        match = re.search(rf"127\.0\.0\.1:{port}/([^/?#\s\"']+)", entry["url"])
+    for url in urls:
+        match = re.search(rf"127\.0\.0\.1:{port}/([^/?#\s\"']+)", url)
         if match and match.group(1) in ids:
             found.add(match.group(1))
     return found
+
+
+def blocked_urls(out: RenderOutput) -> list[str]:
+    return [b.url for b in out.log.blocked_requests]
 
 
 def test_httpleaks_as_html_every_attempt_logged(render_pool, listener: Listener) -> None:
@@ -190,8 +195,8 @@ def test_httpleaks_as_html_every_attempt_logged(render_pool, listener: Listener)
     assert listener.connections == 0
     attempted = set()
     for _, out in results:
-        attempted |= _attempted(out.result["blocked_requests"], listener.port, ids)
-    whole = _attempted(results[0][1].result["blocked_requests"], listener.port, ids)
+        attempted |= _attempted(blocked_urls(out), listener.port, ids)
+    whole = _attempted(blocked_urls(results[0][1]), listener.port, ids)
     print(
         f"\nHTTPLeaks as HTML: {len(attempted)}/{len(ids)} leak ids attempted and logged "
         f"({len(whole)} from leak.html alone), 0 connections"
@@ -236,5 +241,6 @@ def test_httpleaks_blocked_by_browser_layer_alone(listener: Listener) -> None:
     result = outcome["result"]
     assert result["status"] == "ok"
     assert result["script_executed"] is False
-    assert len(_attempted(result["blocked_requests"], listener.port, _leak_ids())) >= 60
+    urls = [entry["url"] for entry in result["blocked_requests"]]
+    assert len(_attempted(urls, listener.port, _leak_ids())) >= 60
     assert listener.connections == before == 0

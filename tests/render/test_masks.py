@@ -85,9 +85,9 @@ def test_visible_and_alone_masks(render_pool) -> None:
     assert px("gradient", "visible") == 60 * 60
     ring = px("ring", "visible")
     assert 2800 < ring < 3500 < 3.1416 * 55 * 55  # the stroke only, not the disk
-    entries = {(m["part"], m["kind"]): m for m in out.result["masks"]}
-    assert entries[("a", "visible")]["pixels"] == px("a", "visible")
-    assert entries[("a", "visible")]["name"] == "mask-0-a-visible.png"
+    entries = {(m.part, m.kind): m for m in out.log.masks}
+    assert entries[("a", "visible")].pixels == px("a", "visible")
+    assert entries[("a", "visible")].name == "mask-0-a-visible.png"
 
 
 @pytest.mark.browser
@@ -96,5 +96,5 @@ def test_masks_leave_the_frame_untouched(render_pool) -> None:
     spec = task(STRUCTURED, output={"required_ids": IDS})
     with_masks = render(render_pool, SVG, spec)
     without = render(render_pool, SVG, spec, masks=False)
-    assert without.result["masks"] == []
-    assert with_masks.result["frames"][0]["sha256"] == without.result["frames"][0]["sha256"]
+    assert without.log.masks == [] and without.masks() == ()
+    assert with_masks.log.frames[0].sha256 == without.log.frames[0].sha256

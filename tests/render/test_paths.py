@@ -8,8 +8,8 @@ import pytest
 
 from render.browser import swappable
 from tests.conftest import corpus_dir
+from tests.helpers.render_pool import CHROMIUM
 from tests.render.conftest import colour_mask, render, task
-from tests.render_pool import CHROMIUM
 
 
 @pytest.mark.parametrize(
@@ -43,8 +43,8 @@ def test_nothing_survives_a_swap(render_pool) -> None:
     for _ in range(3):  # both workers see the hostile document at least once
         render(render_pool, hostile)
         out = render(render_pool, plain)
-        assert out.result["document"]["path"] == "swap"
-        assert out.result["animation"]["detected"] is False
+        assert out.log.document is not None and out.log.document.path == "swap"
+        assert out.log.animation is not None and out.log.animation.detected is False
         frame = out.files["frame-0.png"]
         assert not colour_mask(frame, (255, 0, 0), tol=30).any()
         assert colour_mask(frame, (0, 0, 255), tol=5).sum() == 100 * 100

@@ -83,11 +83,13 @@ def test_pelican_style_animation_at_eight_timestamps(render_pool, path: str) -> 
         )
     out = render(render_pool, svg, spec)
     assert out.status == "ok", out.detail
-    assert out.result["document"]["path"] == path
-    assert out.result["animation"] == {"detected": True, "kinds": ["css-animation", "smil"]}
-    assert [f[0] for f in out.frames] == list(times)
-    for time_s, name, png in out.frames:
-        assert name == f"frame-{round(time_s * 1000)}.png"
+    assert out.log.document is not None and out.log.document.path == path
+    assert out.log.animation is not None
+    assert out.log.animation.model_dump() == {"detected": True, "kinds": ["css-animation", "smil"]}
+    assert [f.time_s for f in out.log.frames] == list(times)
+    for entry in out.log.frames:
+        time_s, png = entry.time_s, out.files[entry.name]
+        assert entry.name == f"frame-{round(time_s * 1000)}.png"
         angle = 2 * math.pi * (time_s % 4.0) / 4.0
         want = (PIVOT[0] + RADIUS * math.cos(angle), PIVOT[1] + RADIUS * math.sin(angle))
         got = centroid(colour_mask(png, (255, 0, 0), tol=60))

@@ -1,60 +1,47 @@
-"""Fixtures of the service tests: databases (SQLite always, PostgreSQL when it answers),
-service contexts with fake components, and HTTP clients with tokens of every role."""
+"""Fixtures of the service tests: a real service context (the session's render pool, the real
+checker and judges) on the parametrised database, and a live HTTP server with a token per role."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpx
 import pytest
-from fastapi.testclient import TestClient
 
 from regua.settings import Settings
-from service.api import create_app
-from service.auth import create_token
+from sandbox import WorkerPool
+from service.access.tokens import create_token
 from service.context import ServiceContext
-from tests.pg import fresh_pg_database, reset_pg_schema
-from tests.service.fakes import fake_components
+from service.pipeline.submit import Submission
+from service.server import create_app
+from tests.helpers.runs import TASK, CountingRenderer
+from tests.helpers.server import serve_in_thread
 
-
-@pytest.fixture(scope="session")
-def pg_url() -> Iterator[str]:
-    """URL of a fresh PostgreSQL database for the session (skips when none answers)."""
-    yield from fresh_pg_database("regua_test")
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """SQLite in a temp folder, or a fresh schema-less database on the loopback PostgreSQL."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'regua.sqlite3'}"
-    url: str = request.getfixturevalue("pg_url")
-    _reset_pg(url)
-    return url
-
-
-_reset_pg = reset_pg_schema
+GOOD = (Path(__file__).resolve().parents[2] / "samples/outputs/structured-good.svg").read_text()
 
 
 @pytest.fixture
 def settings(tmp_path: Path, database_url: str) -> Settings:
     """Settings with a temp data folder and the parametrised database."""
-    return Settings(data_dir=tmp_path / "data", database_url=database_url, queue_capacity=50)
+    return Settings(
+        data_dir=tmp_path / "data", database_url=database_url, queue_capacity=8, render_workers=2
+    )
 
 
 @pytest.fixture
-def ctx(settings: Settings) -> Iterator[ServiceContext]:
-    """A service context with fake components (no executor started)."""
-    context = ServiceContext.open(settings, fake_components)
-    context.components = fake_components(settings)
+def ctx(settings: Settings, render_pool: WorkerPool) -> Iterator[ServiceContext]:
+    """A service context rendering on the session's pool (no executor started)."""
+    context = ServiceContext.open(settings, render_pool=render_pool)
     yield context
     context.close()
 
 
 class Api:
-    """A TestClient plus one token per role."""
+    """A live HTTP server over ``ctx`` plus one token per role."""
 
-    def __init__(self, client: TestClient, ctx: ServiceContext) -> None:
+    def __init__(self, client: httpx.Client, ctx: ServiceContext) -> None:
         self.client = client
         self.ctx = ctx
         self.tokens = {role: create_token(ctx.db, role, role)[0] for role in ("admin", "reviewer")}
@@ -65,9 +52,93 @@ class Api:
         """Authorization header for a role."""
         return {"Authorization": f"Bearer {self.tokens[role]}"}
 
+    def drain(self) -> None:
+        """Run every queued run to its end on this thread."""
+        drain(self.ctx)
+
+
+def drain(ctx: ServiceContext) -> None:
+    """Process queued runs until none is left (the executor's threads are not started)."""
+    from service.pipeline.executor import Executor
+
+    ctx.gate.ttl_s = 0.0  # a decision stored by the test counts at once
+    ex = Executor(ctx.db, ctx.blobs, ctx.machinery, threads=1)
+    while ex.run_once():
+        pass
+
 
 @pytest.fixture
 def api(ctx: ServiceContext) -> Iterator[Api]:
-    """The app over ``ctx`` (executor not running: runs stay queued unless a test drives it)."""
-    with TestClient(create_app(ctx)) as client:
+    """The app over ``ctx`` on a real HTTP server (runs stay queued unless a test drains)."""
+    with (
+        serve_in_thread(create_app(ctx)) as url,
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
         yield Api(client, ctx)
+
+
+@dataclass
+class World:
+    """Three finished runs of the structured task through the real pipeline, and the app over
+    them on a live HTTP server (one client per role, closed after the test)."""
+
+    ctx: ServiceContext
+    ids: list[str]
+    renderer: CountingRenderer
+    url: str
+    clients: list[httpx.Client] = field(default_factory=list)
+
+    def client(self, role: str) -> httpx.Client:
+        """A client with a fresh token of ``role``."""
+        token, _ = create_token(self.ctx.db, role, role)
+        http = httpx.Client(
+            base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=120
+        )
+        self.clients.append(http)
+        return http
+
+
+@pytest.fixture
+def world(ctx: ServiceContext, render_pool: WorkerPool) -> Iterator[World]:
+    """See :class:`World` (SQLite, and PostgreSQL when it answers)."""
+    renderer = CountingRenderer(ctx.settings, render_pool)
+    ctx.renderer = renderer
+    subs = [Submission(TASK, "m", GOOD.replace("</svg>", f"<!-- {i} --></svg>")) for i in range(3)]
+    ids = ctx.submit(subs, None)
+    drain(ctx)
+    with serve_in_thread(create_app(ctx)) as url:
+        found = World(ctx, ids, renderer, url)
+        yield found
+        for http in found.clients:
+            http.close()
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """A data folder in which ``regua calibrate --judge geometry@1 --set bundled`` was run."""
+
+    data_dir: Path
+    output: str
+    """What the command printed."""
+    run_file: Path
+    """The run it wrote with ``--out``."""
+
+
+@pytest.fixture(scope="session")
+def geometry_calibrated(tmp_path_factory: pytest.TempPathFactory) -> Calibrated:
+    """The README's calibration step, once per session, through the CLI and the real pipeline
+    (its own render pool; the renders are kept in the data folder)."""
+    from typer.testing import CliRunner
+
+    from service.cli import app
+    from tests.helpers.server import require_real_rendering
+
+    require_real_rendering()
+    data = tmp_path_factory.mktemp("calibrated") / "data"
+    out = data.parent / "run.json"
+    args = ["calibrate", "--judge", "geometry@1", "--set", "bundled", "--data-dir", str(data)]
+    result = CliRunner().invoke(
+        app, [*args, "--out", str(out)], env={"REGUA_RENDER_WORKERS": "2", "COLUMNS": "200"}
+    )
+    assert result.exit_code == 0, result.output
+    return Calibrated(data, result.output, out)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.service.proc import Served, require_real_rendering
+from tests.helpers.server import Served, require_real_rendering
 
 TASK = "pelican-bicycle-structured@1"
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "outputs"

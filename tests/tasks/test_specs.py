@@ -10,21 +10,37 @@ from typer.testing import CliRunner
 from regua.errors import TaskError, TaskIntegrityError, UnknownTaskError
 from service.cli import app
 from tasks import CriterionKind, Mode, TaskRegistry, bundled_registry, load_task_text, parse_ref
-from tasks.registry import bundled_spec_texts
+from tasks.registry import BUNDLED_HASHES, bundled_spec_texts, check_pinned
 
 STRUCTURED_IDS = {
-    "pelican", "body", "wing-left", "wing-right", "foot-left", "foot-right", "bicycle",
-    "wheel-front", "wheel-rear", "frame", "saddle", "handlebar", "crank", "pedal-left",
+    "pelican",
+    "body",
+    "wing-left",
+    "wing-right",
+    "foot-left",
+    "foot-right",
+    "bicycle",
+    "wheel-front",
+    "wheel-rear",
+    "frame",
+    "saddle",
+    "handlebar",
+    "crank",
+    "pedal-left",
     "pedal-right",
-}  # fmt: skip
+}
 
 
-def test_three_bundled_tasks_with_their_acceptance_tables() -> None:
+def test_bundled_tasks_with_their_acceptance_tables() -> None:
     registry = bundled_registry()
     assert registry.refs() == [
         "pelican-bicycle-animated@1",
+        "pelican-bicycle-animated@2",
+        "pelican-bicycle-open@1",
+        "pelican-bicycle-restricted@1",
         "pelican-bicycle-static@1",
         "pelican-bicycle-structured@1",
+        "pelican-bicycle-structured@2",
     ]
     static = registry.get("pelican-bicycle-static@1")
     assert [c.id for c in static.criteria] == ["F1", "P1", "B1", "B2", "R1", "R2", "R3", "A", "Q1"]
@@ -95,3 +111,100 @@ def test_cli_lists_and_shows_tasks() -> None:
     missing = runner.invoke(app, ["tasks", "show", "nope@1"])
     assert missing.exit_code == 2
     assert "pelican-bicycle-static@1" in missing.stderr
+
+
+FROZEN_V1 = {
+    "pelican-bicycle-animated@1": "f3e938c19cf89152ec0f01bacfcfa8e8e47b584d93bbb989d485e010712bb7bf",
+    "pelican-bicycle-static@1": "070519c3f5ffb542834315c336e880cb568b6ef0390e67031c6248d0bacb3029",
+    "pelican-bicycle-structured@1": "7e91760194ad92b8ad7d8102e6b11158107cf70a2958a92df8fb0ceae72fe891",
+}
+
+
+def test_old_versions_stay_registered_and_frozen() -> None:
+    registry = bundled_registry()
+    for ref, digest in FROZEN_V1.items():
+        assert registry.content_hash(ref) == digest  # released before issue 13: never edited
+        assert BUNDLED_HASHES[ref] == digest
+    assert set(BUNDLED_HASHES) == set(registry.refs())
+    spec = registry.get("pelican-bicycle-static@1")
+    edited = spec.model_copy(update={"title": "edited"})
+    with pytest.raises(TaskIntegrityError, match="frozen"):
+        check_pinned(edited)
+    with pytest.raises(TaskIntegrityError, match="no pinned hash"):
+        check_pinned(spec, pins={})
+
+
+def test_latest_version_of_a_task() -> None:
+    registry = bundled_registry()
+    assert registry.latest("pelican-bicycle-structured").ref == "pelican-bicycle-structured@2"
+    assert [s.version for s in registry.versions("pelican-bicycle-animated")] == [1, 2]
+    with pytest.raises(UnknownTaskError):
+        registry.latest("no-such-task")
+
+
+def test_open_task_scores_only_what_its_sentence_implies() -> None:
+    open_task = bundled_registry().get("pelican-bicycle-open@1")
+    assert open_task.prompt == "Generate an SVG of a pelican riding a bicycle"
+    necessary = [c.id for c in open_task.criteria if c.kind is CriterionKind.NECESSARY]
+    assert necessary == ["F1", "P1", "B1", "R1"]
+    assert [c.id for c in open_task.criteria if c.kind is CriterionKind.OPTIONAL] == ["Q1"]
+    assert open_task.mode is Mode.STATIC and open_task.output.required_viewbox is None
+    assert open_task.output.required_ids == ()
+    # the prompt forbids nothing; only what cannot be part of one document stays out
+    allowed = open_task.output.allowed
+    assert allowed.scripts and allowed.animation and allowed.raster_images
+    assert allowed.foreign_object and not allowed.external_resources
+    static = bundled_registry().get("pelican-bicycle-static@1")
+    assert open_task.render == static.render
+
+
+# what each scored condition must say in the prompt (a criterion is scored only when asked)
+STATED = {
+    "P1": ("recognisable pelican", "throat pouch", "no extra legs"),
+    "B1": ("mostly from the side", "both wheels", "saddle", "handlebar", "crank", "two pedals"),
+    "B2": ("frame joins both wheel axles", "pedals are"),
+    "R1": ("seated on the saddle",),
+    "R2": ("each foot on its own pedal", "both contacts visible"),
+    "R3": ("at least one wing", "on the handlebar"),
+    "F1": ('viewBox="0 0 800 600"', "bitmaps", "external resources", "scripts", "foreignObject"),
+}
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize(
+    "ref",
+    ["pelican-bicycle-restricted@1", "pelican-bicycle-structured@2", "pelican-bicycle-animated@2"],
+)
+def test_new_versions_state_every_scored_condition(ref: str) -> None:
+    task = bundled_registry().get(ref)
+    prompt = _flat(task.prompt)
+    scored = {c.id for c in task.criteria if c.applicable}
+    assert {"F1", "P1", "B1", "B2", "R1", "R2", "R3", "Q1"} <= scored
+    for cid, phrases in STATED.items():
+        for phrase in phrases:
+            assert phrase in prompt, (ref, cid, phrase)
+    if task.mode is Mode.STATIC:
+        assert "static" in prompt and "animation" in prompt
+        assert task.criterion("A").applicable is False
+    else:
+        assert {"A1", "A2"} <= scored
+        assert "one full revolution every 4 seconds" in prompt
+        assert "each foot stays on its own pedal at every moment" in prompt
+    if ref != "pelican-bicycle-restricted@1":
+        assert set(task.output.required_ids) == STRUCTURED_IDS
+        for name in STRUCTURED_IDS:
+            assert name in prompt
+        assert "every id is required" in prompt
+    else:
+        assert task.output.required_ids == ()
+
+
+def test_restricted_task_keeps_the_criterion_ids_of_the_static_task() -> None:
+    registry = bundled_registry()
+    restricted = registry.get("pelican-bicycle-restricted@1")
+    static = registry.get("pelican-bicycle-static@1")
+    assert [c.id for c in restricted.criteria] == [c.id for c in static.criteria]
+    assert restricted.output == static.output and restricted.render == static.render

@@ -1,0 +1,67 @@
+"""The suite of registered checks, built-ins loaded, and the functions that run it.
+
+Importing this module imports :mod:`checks.builtin`, which registers every built-in check through
+:func:`checks.registry.register_check` exactly like a plugin would. Running the suite never
+raises: a check that raises or returns something malformed is reported as ``fail`` with the
+error as evidence (fail closed; the document is untrusted).
+"""
+
+from __future__ import annotations
+
+from checks import builtin  # noqa: F401  (importing it registers every built-in check)
+from checks.extract import extract_svg
+from checks.parse import Document, parse_document
+from checks.registry import Check, checks_in_registry
+from checks.types import CHECK_STATUSES, CheckReport, CheckResult, Evidence, Extraction
+from tasks import TaskSpec
+
+CHECKER_VERSION = "1"
+
+
+def registered_checks() -> tuple[Check, ...]:
+    """Every registered check, built-ins first, in registration order."""
+    return checks_in_registry()
+
+
+def _safe_run(check: Check, doc: Document, task: TaskSpec) -> CheckResult:
+    cid = str(getattr(check, "id", "?"))
+    version = str(getattr(check, "version", "?"))
+    try:
+        result = check.run(doc, task)
+    except Exception as exc:
+        msg = f"check raised {type(exc).__name__}: {exc}; failing closed"
+        return CheckResult(cid, version, "fail", (Evidence(msg[:300]),))
+    if not isinstance(result, CheckResult) or result.status not in CHECK_STATUSES:
+        msg = f"check returned an invalid result {result!r:.120}; failing closed"
+        return CheckResult(cid, version, "fail", (Evidence(msg),))
+    return result
+
+
+def run_checks(
+    svg_text: str | bytes,
+    task: TaskSpec,
+    *,
+    checks: tuple[Check, ...] | None = None,
+    extraction: Extraction | None = None,
+) -> CheckReport:
+    """Run every registered check (or ``checks``) on one SVG document. Never raises."""
+    suite = registered_checks() if checks is None else checks
+    try:
+        doc = parse_document(svg_text)
+    except Exception as exc:  # parse_document already catches; this is the last line of defence
+        ev = Evidence(f"document could not be prepared: {type(exc).__name__}: {exc}"[:300])
+        results: tuple[CheckResult, ...] = (CheckResult("parse", "1", "fail", (ev,)),)
+        return CheckReport(task.ref, CHECKER_VERSION, extraction, "fail", results)
+    results = tuple(
+        _safe_run(c, doc, task) for c in suite if doc.root is not None or not c.needs_tree
+    )
+    failed = any(r.status == "fail" for r in results)
+    return CheckReport(task.ref, CHECKER_VERSION, extraction, "fail" if failed else "pass", results)
+
+
+def check_reply(raw: str | bytes, task: TaskSpec) -> CheckReport:
+    """Extract the SVG from a raw reply and run the checks on it. ``no_svg`` fails the report."""
+    extraction = extract_svg(raw)
+    if extraction.status != "found" or extraction.svg_text is None:
+        return CheckReport(task.ref, CHECKER_VERSION, extraction, "fail", ())
+    return run_checks(extraction.svg_text, task, extraction=extraction)

@@ -1,0 +1,74 @@
+"""The perturbation types and the registry built-in and plugin perturbations are added to.
+
+Built-ins (:mod:`judges.calibration.perturb_change`, :mod:`judges.calibration.perturb_keep`)
+register through :func:`register_perturbation` exactly like a plugin would;
+:mod:`judges.calibration.perturb` loads them and applies them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+from lxml import etree
+
+from regua.errors import CalibrationError
+
+Family = Literal["must_change", "must_not_change"]
+
+
+class PerturbationNotApplicableError(CalibrationError):
+    """The drawing offers nothing for this perturbation to edit (e.g. no circle to rewrite)."""
+
+
+@dataclass(frozen=True)
+class Effect:
+    """What a perturbation is designed to do to the verdicts.
+
+    ``expected`` gives the designed status for criteria in ``must_change`` (and, for borderline
+    edits, a best guess for criteria in ``may_change``). ``measured`` records the numbers the
+    edit was computed from (wheel diameter, shift in user units, ...).
+    """
+
+    must_change: tuple[str, ...] = ()
+    may_change: tuple[str, ...] = ()
+    expected: Mapping[str, str] = field(default_factory=dict)
+    measured: Mapping[str, Any] = field(default_factory=dict)
+
+
+PerturbFn = Callable[[etree._ElementTree, Mapping[str, Any], random.Random], Effect]
+
+
+@dataclass(frozen=True)
+class PerturbationSpec:
+    """A registered perturbation: id, version, family, default parameters and the edit."""
+
+    id: str
+    version: int
+    family: Family
+    description: str
+    defaults: Mapping[str, Any]
+    apply: PerturbFn
+
+
+_REGISTRY: dict[str, PerturbationSpec] = {}
+
+
+def register_perturbation(spec: PerturbationSpec) -> PerturbationSpec:
+    """Add a perturbation to the registry (built-ins register the same way)."""
+    known = _REGISTRY.get(spec.id)
+    if known is not None and known.version != spec.version:
+        raise CalibrationError(f"perturbation {spec.id} registered twice with different versions")
+    _REGISTRY[spec.id] = spec
+    return spec
+
+
+def registered_perturbations() -> Mapping[str, PerturbationSpec]:
+    """A read-only view of the registry by id.
+
+    The built-ins are only in it once :mod:`judges.calibration.perturb` has been imported.
+    """
+    return MappingProxyType(_REGISTRY)

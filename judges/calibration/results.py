@@ -1,0 +1,134 @@
+"""What a calibration run stores: the judge's answers per item and the run with its decisions.
+
+Plain dataclasses with ``to_dict``/``from_dict``; :mod:`judges.calibration.runner` produces them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from judges.calibration.agreement import HumanAgreement
+from judges.calibration.gate import GateDecision
+from judges.calibration.metrics import Metrics
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    """The judge's answers on one item over the repeats (None status = judge error)."""
+
+    item_id: str
+    criterion: str
+    statuses: tuple[str | None, ...]
+    errors: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        return {
+            "item_id": self.item_id,
+            "criterion": self.criterion,
+            "statuses": list(self.statuses),
+            "errors": list(self.errors),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ItemResult:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            item_id=str(data["item_id"]),
+            criterion=str(data["criterion"]),
+            statuses=tuple(None if s is None else str(s) for s in data["statuses"]),
+            errors=tuple(str(e) for e in data.get("errors") or ()),
+        )
+
+
+@dataclass(frozen=True)
+class CalibrationRun:
+    """A stored calibration run: what was measured, on what, how, and the gate decisions."""
+
+    run_id: str
+    judge: str
+    profile_id: str
+    profile_hash: str | None
+    set_id: str
+    set_hash: str
+    task_ref: str
+    task_family: str
+    split: str
+    split_seed: int | None
+    repeats: int
+    seed: int
+    n_boot: int
+    started_at: str
+    finished_at: str
+    results: tuple[ItemResult, ...]
+    metrics: Metrics
+    per_criterion: Mapping[str, Metrics]
+    human: HumanAgreement
+    decisions: tuple[GateDecision, ...]
+    gate: Mapping[str, Any] = field(default_factory=dict)
+    abstained: tuple[str, ...] = ()
+
+    def decision(self, criterion: str) -> GateDecision:
+        """The gate decision for one criterion (KeyError when not calibrated)."""
+        for d in self.decisions:
+            if d.criterion == criterion:
+                return d
+        raise KeyError(criterion)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form (what the service stores)."""
+        return {
+            "run_id": self.run_id,
+            "judge": self.judge,
+            "profile_id": self.profile_id,
+            "profile_hash": self.profile_hash,
+            "set_id": self.set_id,
+            "set_hash": self.set_hash,
+            "task_ref": self.task_ref,
+            "task_family": self.task_family,
+            "split": self.split,
+            "split_seed": self.split_seed,
+            "repeats": self.repeats,
+            "seed": self.seed,
+            "n_boot": self.n_boot,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "results": [r.to_dict() for r in self.results],
+            "metrics": self.metrics.to_dict(),
+            "per_criterion": {k: m.to_dict() for k, m in self.per_criterion.items()},
+            "human": self.human.to_dict(),
+            "decisions": [d.to_dict() for d in self.decisions],
+            "gate": dict(self.gate),
+            "abstained": list(self.abstained),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CalibrationRun:
+        """Inverse of :meth:`to_dict`."""
+        seed = data.get("split_seed")
+        return cls(
+            run_id=str(data["run_id"]),
+            judge=str(data["judge"]),
+            profile_id=str(data["profile_id"]),
+            profile_hash=data.get("profile_hash"),
+            set_id=str(data["set_id"]),
+            set_hash=str(data["set_hash"]),
+            task_ref=str(data["task_ref"]),
+            task_family=str(data["task_family"]),
+            split=str(data["split"]),
+            split_seed=None if seed is None else int(seed),
+            repeats=int(data["repeats"]),
+            seed=int(data["seed"]),
+            n_boot=int(data["n_boot"]),
+            started_at=str(data["started_at"]),
+            finished_at=str(data["finished_at"]),
+            results=tuple(ItemResult.from_dict(r) for r in data["results"]),
+            metrics=Metrics.from_dict(data["metrics"]),
+            per_criterion={k: Metrics.from_dict(v) for k, v in data["per_criterion"].items()},
+            human=HumanAgreement.from_dict(data["human"]),
+            decisions=tuple(GateDecision.from_dict(d) for d in data["decisions"]),
+            gate=dict(data.get("gate") or {}),
+            abstained=tuple(str(x) for x in data.get("abstained") or ()),
+        )

@@ -1,0 +1,214 @@
+"""What the jury and the panel produce: votes, criterion outcomes, run outcomes and records.
+
+Everything here is immutable and JSON-serialisable through ``to_dict()``. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from judges.verdicts import JudgeFailure, Verdict, VerdictStatus
+
+CriterionStatus = Literal["pass", "fail", "uncertain", "not_applicable"]
+"""Status of a criterion after the jury: exactly the four statuses of the method.
+
+A criterion no judge could answer is ``uncertain`` with the review reason ``judge_failure``.
+"""
+
+CRITERION_STATUSES: dict[str, CriterionStatus] = {
+    "pass": "pass",
+    "fail": "fail",
+    "uncertain": "uncertain",
+    "not_applicable": "not_applicable",
+}
+"""Each criterion status by name (narrows stored text to :data:`CriterionStatus`)."""
+
+OutcomeStatus = Literal["pass", "fail", "pending", "incomplete"]
+"""Overall status of one evaluation, as decided by :func:`judges.decide_outcome`."""
+
+
+@dataclass(frozen=True)
+class Vote:
+    """A verdict as counted by the jury: eligible or kept for inspection only."""
+
+    judge_profile_id: str
+    status: VerdictStatus
+    eligible: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        return {
+            "judge_profile_id": self.judge_profile_id,
+            "status": self.status.value,
+            "eligible": self.eligible,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Vote:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            str(data["judge_profile_id"]), VerdictStatus(data["status"]), bool(data["eligible"])
+        )
+
+
+@dataclass(frozen=True)
+class CriterionOutcome:
+    """The jury's decision on one criterion."""
+
+    criterion: str
+    kind: str
+    status: CriterionStatus
+    review_required: bool = False
+    review_reason: str | None = None
+    votes: tuple[Vote, ...] = ()
+    disagreement: str | None = None
+    cause: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        return {
+            "criterion": self.criterion,
+            "kind": self.kind,
+            "status": self.status,
+            "review_required": self.review_required,
+            "review_reason": self.review_reason,
+            "votes": [v.to_dict() for v in self.votes],
+            "disagreement": self.disagreement,
+            "cause": self.cause,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CriterionOutcome:
+        """Inverse of :meth:`to_dict`."""
+        status = str(data["status"])
+        if status not in CRITERION_STATUSES:
+            raise ValueError(f"unknown criterion status {status!r}")
+        return cls(
+            criterion=str(data["criterion"]),
+            kind=str(data["kind"]),
+            status=CRITERION_STATUSES[status],
+            review_required=bool(data.get("review_required")),
+            review_reason=data.get("review_reason"),
+            votes=tuple(Vote.from_dict(v) for v in data.get("votes") or ()),
+            disagreement=data.get("disagreement"),
+            cause=data.get("cause"),
+        )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The evaluation's overall status, with the reasons (pending) or the cause (incomplete)."""
+
+    status: OutcomeStatus
+    reasons: tuple[str, ...] = ()
+    cause: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        return {"status": self.status, "reasons": list(self.reasons), "cause": self.cause}
+
+
+@dataclass(frozen=True)
+class JudgeAnswers:
+    """What the panel's judges answered on one run: verdicts and failures, before the jury."""
+
+    verdicts: tuple[Verdict, ...] = ()
+    failures: tuple[JudgeFailure, ...] = ()
+
+
+@dataclass(frozen=True)
+class SeatedJudge:
+    """A panel member as it votes: the profile the panel names and the identity it votes under.
+
+    A profile that leaves its model open gets it from settings and votes (and is calibrated)
+    under its effective id, e.g. ``vision-llm-openai+llava@1``, with that profile's hash.
+    """
+
+    registered_id: str
+    id: str
+    content_hash: str
+    kind: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        return {
+            "registered_id": self.registered_id,
+            "id": self.id,
+            "content_hash": self.content_hash,
+            "kind": self.kind,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SeatedJudge:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            str(data["registered_id"]),
+            str(data["id"]),
+            str(data["content_hash"]),
+            str(data["kind"]),
+        )
+
+
+@dataclass(frozen=True)
+class PanelRecord:
+    """The panel as recorded on an evaluation: id, assignments, hash and who sat on it."""
+
+    id: str
+    family: str
+    assignments: Mapping[str, tuple[str, ...]]
+    content_hash: str
+    judges: tuple[SeatedJudge, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form (stored as ``evaluations.judge_panel``)."""
+        return {
+            "id": self.id,
+            "family": self.family,
+            "assignments": {k: list(v) for k, v in sorted(self.assignments.items())},
+            "content_hash": self.content_hash,
+            "judges": [j.to_dict() for j in self.judges],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PanelRecord:
+        """Inverse of :meth:`to_dict` (older records without ``judges`` read as none)."""
+        assignments = data.get("assignments") or {}
+        return cls(
+            id=str(data.get("id") or ""),
+            family=str(data.get("family") or ""),
+            assignments={str(k): tuple(str(p) for p in v) for k, v in assignments.items()},
+            content_hash=str(data.get("content_hash") or ""),
+            judges=tuple(SeatedJudge.from_dict(j) for j in data.get("judges") or ()),
+        )
+
+
+@dataclass(frozen=True)
+class PanelResult:
+    """What :func:`judges.evaluate` returns: raw verdicts, judge errors, jury and outcome."""
+
+    task_ref: str
+    panel: PanelRecord
+    verdicts: tuple[Verdict, ...]
+    failures: tuple[JudgeFailure, ...]
+    criteria: tuple[CriterionOutcome, ...]
+    outcome: Outcome
+
+    def criterion(self, criterion_id: str) -> CriterionOutcome:
+        """The outcome of one criterion (KeyError when absent)."""
+        for c in self.criteria:
+            if c.criterion == criterion_id:
+                return c
+        raise KeyError(criterion_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        return {
+            "task_ref": self.task_ref,
+            "panel": self.panel.to_dict(),
+            "verdicts": [v.to_dict() for v in self.verdicts],
+            "failures": [f.to_dict() for f in self.failures],
+            "criteria": [c.to_dict() for c in self.criteria],
+            "outcome": self.outcome.to_dict(),
+        }

@@ -1,0 +1,168 @@
+"""``/v1/calibrations``: calibrate a judge on a labelled set, or import a computed run (admin).
+
+Calibrating renders every drawing of the set in the sandbox (through the service's render pool,
+reusing renders kept in the artifact store), so it answers ``202 Accepted`` with a job to poll
+(``GET /v1/calibrations/jobs/{id}``, kept in memory: lost on restart; the stored calibration
+run is durable). ``"wait": true`` runs it inside the request and answers 201 with the run. The
+request is checked before it is accepted, so a bad one gets its 4xx at once.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from fastapi import APIRouter, Response
+from pydantic import BaseModel, Field
+
+import judges
+from judges.calibration import CalibrationRun, GateConfig
+from regua.errors import InputError, NotFoundError
+from service.api.deps import Caller, Ctx
+from service.calibration.calibrate import CalibrationRequest, calibrate, store_run
+from service.calibration.sets import set_exists
+from service.calibration.store import (
+    CalibrationSummary,
+    CalibrationView,
+    calibration_view,
+    list_calibrations,
+)
+from service.context import ServiceContext
+from service.pipeline.jobs import JobFields, JobView
+
+router = APIRouter(prefix="/v1/calibrations", tags=["calibration"])
+
+JOB_URL = "/v1/calibrations/jobs/{}"
+WAIT_DOC = "run inside the request and answer 201 with the result (instead of 202 and a job)"
+
+
+class CalibrationBody(BaseModel):
+    """A calibration to compute, or a computed run to store.
+
+    Calibrate ``judge`` on ``set`` (minutes: renders every artifact in the sandbox; in the
+    background unless ``wait``), or store an already computed ``run``
+    (``CalibrationRun.to_dict()``, always at once).
+    """
+
+    judge: str | None = None
+    set: str = "bundled"
+    split: str = Field("held_out", pattern="^(held_out|tuning|all)$")
+    repeats: int = Field(2, ge=1, le=10)
+    seed: int = 0
+    n_boot: int = Field(1000, ge=100, le=100_000)
+    gate: dict[str, Any] | None = None
+    run: dict[str, Any] | None = None
+    wait: bool = Field(False, description=WAIT_DOC)
+
+
+class CalibrationList(BaseModel):
+    """The newest stored calibration runs."""
+
+    calibrations: list[CalibrationSummary]
+
+
+class JobList(BaseModel):
+    """This process's calibration jobs, newest first."""
+
+    jobs: list[JobView]
+
+
+def _request(body: CalibrationBody) -> CalibrationRequest:
+    """The judge profile and the set exist (404 otherwise); the gate reads."""
+    if not body.judge:
+        raise InputError("give 'judge' (a profile id) or a computed 'run'")
+    judges.get_profile(body.judge)
+    if not set_exists(body.set):
+        raise NotFoundError(f"no calibration set {body.set!r} (bundled, a .jsonl set or a folder)")
+    gate = GateConfig.from_dict(body.gate) if body.gate else None
+    return CalibrationRequest(
+        body.judge, body.set, body.split, body.repeats, body.seed, body.n_boot, gate
+    )
+
+
+def _calibrate(ctx: ServiceContext, request: CalibrationRequest, requested_by: int) -> str:
+    """Run one calibration on the service's render pool and store it; the gate is re-read."""
+    run = calibrate(request, ctx.settings, ctx.renderer, db=ctx.db, blobs=ctx.blobs)
+    run_id = store_run(run, ctx.db, requested_by=requested_by)
+    ctx.gate.refresh()
+    return run_id
+
+
+@router.post(
+    "",
+    status_code=202,
+    response_model=CalibrationView | JobView,
+    response_model_exclude_none=True,
+    responses={201: {"description": "the stored run (an imported `run`, or with `wait`)"}},
+)
+def create_calibration(
+    body: CalibrationBody, ctx: Ctx, caller: Caller, response: Response
+) -> CalibrationView | JobView:
+    """Import a computed ``run`` (201), or calibrate ``judge`` (202).
+
+    Calibrating answers with a job to poll at ``status_url`` (``wait``: 201 with the stored
+    run). The run is stored with its gate decisions, which the jury reads from then on.
+    """
+    caller.require("admin")
+    if body.run is not None:
+        run_id = store_run(CalibrationRun.from_dict(body.run), ctx.db, requested_by=caller.token_id)
+        ctx.gate.refresh()
+        response.status_code = 201
+        with ctx.db.read() as s:
+            return calibration_view(s, run_id)
+    request = _request(body)
+    if body.wait:
+        run_id = _calibrate(ctx, request, caller.token_id)
+        response.status_code = 201
+        with ctx.db.read() as s:
+            return calibration_view(s, run_id)
+
+    def work() -> JobFields:
+        run_id = _calibrate(ctx, request, caller.token_id)
+        return {"calibration_id": run_id, "calibration_url": f"/v1/calibrations/{run_id}"}
+
+    info: JobFields = {"judge": request.judge, "set": request.set_name, "split": request.split}
+    job = ctx.job_runner().submit(
+        "calibration", work, job_id=f"cj_{uuid.uuid4().hex[:16]}", info=info
+    )
+    url = JOB_URL.format(job.id)
+    response.headers["Location"] = url
+    return job.view(url)
+
+
+@router.get("/jobs", response_model=JobList, response_model_exclude_none=True)
+def get_calibration_jobs(ctx: Ctx, caller: Caller) -> JobList:
+    """This process's calibration jobs, newest first (kept in memory: lost on restart)."""
+    caller.require("admin")
+    jobs = ctx.jobs.jobs("calibration") if ctx.jobs is not None else []
+    return JobList(jobs=[j.view(JOB_URL.format(j.id)) for j in jobs])
+
+
+@router.get("/jobs/{job_id}", response_model=JobView, response_model_exclude_none=True)
+def get_calibration_job(job_id: str, ctx: Ctx, caller: Caller) -> JobView:
+    """A calibration job and how far it got.
+
+    ``state`` running|done|failed, ``elapsed_s``, ``calibration_id`` (the stored run,
+    ``GET /v1/calibrations/{id}``) when done, ``error`` when failed.
+    """
+    caller.require("admin")
+    job = ctx.jobs.get(job_id) if ctx.jobs is not None else None
+    if job is None or job.kind != "calibration":
+        raise NotFoundError(f"no calibration job {job_id!r} (jobs are kept in memory)")
+    return job.view(JOB_URL.format(job.id))
+
+
+@router.get("", response_model=CalibrationList)
+def get_calibrations(ctx: Ctx, caller: Caller) -> CalibrationList:
+    """The newest stored calibration runs."""
+    caller.require("admin")
+    with ctx.db.read() as s:
+        return CalibrationList(calibrations=list_calibrations(s))
+
+
+@router.get("/{run_id}", response_model=CalibrationView)
+def get_calibration(run_id: str, ctx: Ctx, caller: Caller) -> CalibrationView:
+    """A stored calibration run: every metric with its interval, and its gate decisions."""
+    caller.require("admin")
+    with ctx.db.read() as s:
+        return calibration_view(s, run_id)

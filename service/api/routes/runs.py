@@ -1,0 +1,103 @@
+"""``/v1/runs``: submit model outputs and follow them to their outcome."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Query
+from sqlalchemy import select
+
+from regua.errors import NotFoundError
+from service.access.tokens import Principal
+from service.api.deps import Caller, Ctx
+from service.api.schemas import (
+    BatchAccepted,
+    BatchRequest,
+    RunAccepted,
+    RunList,
+    RunRequest,
+    RunView,
+)
+from service.pipeline.submit import Submission
+from service.reports.runs import run_summary, run_view
+from service.storage import Run
+
+router = APIRouter(prefix="/v1/runs", tags=["runs"])
+
+
+def _submission(req: RunRequest) -> Submission:
+    return Submission(
+        task=req.task,
+        model_label=req.model.label,
+        output=req.output,
+        model_provider=req.model.provider,
+        model_params=req.model.params,
+    )
+
+
+def _readable(principal: Principal, run: Run | None, run_id: str) -> Run:
+    """The run when the caller may read it; another submitter's run is "not found" too.
+
+    Answering 403 there would tell a submitter which run ids exist (an existence oracle).
+    """
+    if run is None or (not principal.is_admin and run.submitted_by != principal.token_id):
+        raise NotFoundError(f"no run {run_id!r}")
+    return run
+
+
+@router.post("", status_code=202, response_model=RunAccepted)
+def create_run(body: RunRequest, ctx: Ctx, caller: Caller) -> RunAccepted:
+    """Store a model's raw reply for a task version and queue it (202).
+
+    404 for an unknown task (listing known ones), 422 naming a malformed field, 413 for a too
+    large body, 429 with ``Retry-After`` when the queue is full. Nothing is stored on error.
+    """
+    caller.require("submitter")
+    (run_id,) = ctx.submit([_submission(body)], caller.token_id)
+    return RunAccepted(run_id=run_id, status="queued")
+
+
+@router.post("/batch", status_code=202, response_model=BatchAccepted)
+def create_runs(body: BatchRequest, ctx: Ctx, caller: Caller) -> BatchAccepted:
+    """Store and queue many runs at once: all of them, or none on any error."""
+    caller.require("submitter")
+    ids = ctx.submit([_submission(r) for r in body.runs], caller.token_id)
+    return BatchAccepted(
+        batch_size=len(ids), runs=[RunAccepted(run_id=i, status="queued") for i in ids]
+    )
+
+
+@router.get("", response_model=RunList)
+def list_runs(
+    ctx: Ctx,
+    caller: Caller,
+    status: str | None = Query(default=None, pattern="^(queued|running|done)$"),
+    task: str | None = None,
+    limit: int = Query(default=100, ge=1, le=1000),
+    offset: int = Query(default=0, ge=0),
+) -> RunList:
+    """Runs visible to the caller (own runs for submitters, all for admins), newest first."""
+    caller.require("submitter")
+    with ctx.db.read() as s:
+        q = select(Run).order_by(Run.submitted_at.desc(), Run.id).limit(limit).offset(offset)
+        if not caller.is_admin:
+            q = q.where(Run.submitted_by == caller.token_id)
+        if status:
+            q = q.where(Run.status == status)
+        if task:
+            q = q.where(Run.task_ref == task)
+        runs = [run_summary(r, include_model=True) for r in s.scalars(q)]
+    return RunList.model_validate({"runs": runs, "limit": limit, "offset": offset})
+
+
+@router.get("/{run_id}", response_model=RunView, response_model_exclude_unset=False)
+def get_run(run_id: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
+    """One run: its status, outcome, results, stage records and artifacts.
+
+    Status (queued | running | done), outcome with cause, per-criterion results with verdicts
+    and evidence, the stage records and the artifact chain of the run.
+    """
+    caller.require("submitter")
+    with ctx.db.read() as s:
+        run = _readable(caller, s.get(Run, run_id), run_id)
+        return run_view(s, run, include_model=True)

@@ -1,0 +1,132 @@
+"""Storing calibration runs with their gate decisions, and reading them back for the API.
+
+:func:`store_calibration_run` keeps a :class:`judges.calibration.CalibrationRun` (its full JSON)
+and one gate decision row per criterion (:func:`service.evaluation.gate.store_decisions`, which
+is what the jury reads). The views are what ``/v1/calibrations`` and ``/v1/gate`` answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from judges.calibration import CalibrationRun, GateDecision
+from regua.errors import NotFoundError
+from service.evaluation.gate import decision_of, latest_decisions, store_decisions
+from service.storage import CalibrationRunRow, GateDecisionRow
+
+
+class GateDecisionView(BaseModel):
+    """One gate decision: may this judge (id and content hash) vote on this criterion?"""
+
+    model_config = ConfigDict(extra="allow")
+
+    profile_id: str
+    profile_hash: str | None = None
+    criterion: str
+    task_family: str
+    passed: bool
+    reasons: list[str]
+    gate_id: str
+    set_id: str
+    decided_at: str
+    run_id: str | None = None
+
+    @classmethod
+    def of(cls, decision: GateDecision) -> GateDecisionView:
+        """The view of a decision (metrics and thresholds included)."""
+        return cls.model_validate(decision.to_dict())
+
+
+class CalibrationSummary(BaseModel):
+    """A stored calibration run, in one line."""
+
+    id: str
+    profile_id: str
+    profile_hash: str | None = None
+    set_id: str
+    criteria: list[str]
+    created_at: str | None = None
+
+
+class CalibrationView(CalibrationSummary):
+    """A stored calibration run with its gate decisions and the full run."""
+
+    task_ref: str
+    decisions: list[GateDecisionView]
+    run: dict[str, Any]
+    """``CalibrationRun.to_dict()``: every metric with its interval, every item's answers."""
+
+
+def store_calibration_run(
+    s: Session, run: CalibrationRun, *, requested_by: int | None = None
+) -> CalibrationRunRow:
+    """Insert a calibration run and its gate decisions (idempotent per ``run.run_id``)."""
+    row = s.get(CalibrationRunRow, run.run_id)
+    if row is not None:
+        return row
+    row = CalibrationRunRow(
+        id=run.run_id,
+        profile_id=run.profile_id,
+        profile_hash=run.profile_hash,
+        set_id=run.set_id,
+        set_hash=run.set_hash,
+        task_ref=run.task_ref,
+        task_family=run.task_family,
+        split=run.split,
+        criteria=sorted({d.criterion for d in run.decisions} | set(run.per_criterion)),
+        data=run.to_dict(),
+        requested_by=requested_by,
+    )
+    s.add(row)
+    s.flush()
+    store_decisions(s, run.decisions, calibration_run_id=run.run_id)
+    return row
+
+
+def gate_view(s: Session) -> list[GateDecisionView]:
+    """The latest decision per (profile, criterion, family) (``GET /v1/gate``)."""
+    latest = latest_decisions(s)
+    return [GateDecisionView.of(latest[k]) for k in sorted(latest)]
+
+
+def _summary(row: CalibrationRunRow) -> dict[str, object]:
+    return {
+        "id": row.id,
+        "profile_id": row.profile_id,
+        "profile_hash": row.profile_hash,
+        "set_id": row.set_id,
+        "criteria": list(row.criteria),
+        "created_at": row.created_at.isoformat() if row.created_at else None,
+    }
+
+
+def calibration_view(s: Session, run_id: str) -> CalibrationView:
+    """A stored run with its decisions (``GET /v1/calibrations/{id}``); 404 when unknown."""
+    row = s.get(CalibrationRunRow, run_id)
+    if row is None:
+        raise NotFoundError(f"no calibration run {run_id!r}")
+    decisions = s.scalars(
+        select(GateDecisionRow)
+        .where(GateDecisionRow.calibration_run_id == run_id)
+        .order_by(GateDecisionRow.id)
+    ).all()
+    return CalibrationView.model_validate(
+        {
+            **_summary(row),
+            "task_ref": row.task_ref,
+            "decisions": [GateDecisionView.of(decision_of(d)) for d in decisions],
+            "run": row.data,
+        }
+    )
+
+
+def list_calibrations(s: Session, limit: int = 100) -> list[CalibrationSummary]:
+    """The newest stored runs (summary lines)."""
+    rows = s.scalars(
+        select(CalibrationRunRow).order_by(CalibrationRunRow.created_at.desc()).limit(limit)
+    ).all()
+    return [CalibrationSummary.model_validate(_summary(r)) for r in rows]

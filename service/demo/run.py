@@ -1,0 +1,152 @@
+"""``regua demo`` and the demo data of ``regua run``: the bundled samples, submitted over HTTP."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from regua.settings import Settings
+from service.api.client import ReguaClient, read_token
+from service.server.run import BackgroundServer, free_port
+
+SYMBOL = {"pass": "✓", "fail": "✗", "uncertain": "?", "not_applicable": "-"}
+DEMO_LABEL = "demo-samples"
+
+
+def default_samples_dir() -> Path:
+    """``samples/outputs`` of the source tree."""
+    return Path(__file__).resolve().parents[2] / "samples" / "outputs"
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One bundled output and the task it answers."""
+
+    file: str
+    task: str
+    intent: str
+    description: str
+
+
+def load_samples(folder: Path) -> list[Sample]:
+    """The manifest of a samples folder (``manifest.json``)."""
+    data = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    return [
+        Sample(d["file"], d["task"], d.get("intent", ""), d.get("description", "")) for d in data
+    ]
+
+
+def submit_samples(client: ReguaClient, folder: Path) -> list[tuple[Sample, str]]:
+    """Submit every sample as one batch; returns (sample, run id) pairs."""
+    samples = load_samples(folder)
+    runs = [
+        {
+            "task": s.task,
+            "model": {"label": DEMO_LABEL, "provider": "regua", "params": {"sample": s.file}},
+            "output": (folder / s.file).read_text(encoding="utf-8"),
+        }
+        for s in samples
+    ]
+    return list(zip(samples, client.submit_batch(runs), strict=True))
+
+
+def wait_with_progress(
+    client: ReguaClient, run_ids: list[str], console: Console, timeout_s: float = 900.0
+) -> dict[str, dict[str, Any]]:
+    """Wait for runs with a progress bar."""
+    columns = (TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=False) as progress:
+        bar = progress.add_task("runs", total=len(run_ids))
+
+        def update(done: int, total: int) -> None:
+            progress.update(bar, completed=done, total=total)
+
+        return client.wait(run_ids, timeout_s=timeout_s, on_progress=update)
+
+
+def summary_table(pairs: list[tuple[Sample, str]], views: dict[str, dict[str, Any]]) -> Table:
+    """One line per sample: outcome, cause and per-criterion statuses."""
+    table = Table("sample", "task", "outcome", "criteria", "cause / first reason", "run")
+    for column in table.columns[:4]:
+        column.no_wrap = True
+    for sample, run_id in pairs:
+        view = views[run_id]
+        outcome = view.get("outcome") or {}
+        evaluation = view.get("evaluation") or {}
+        crit = " ".join(
+            f"{c['criterion']}{SYMBOL.get(c['status'], c['status'])}"
+            for c in evaluation.get("criteria", [])
+        )
+        reasons = outcome.get("reasons") or []
+        why = outcome.get("cause") or (reasons[0] if reasons else "")
+        task = sample.task.removeprefix("pelican-bicycle-")
+        table.add_row(sample.file, task, str(outcome.get("status")), crit, why, run_id[:8])
+    return table
+
+
+def run_demo(
+    samples: Path | None = None,
+    data_dir: Path | None = None,
+    console: Console | None = None,
+) -> int:
+    """Run the samples through a freshly started embedded service; return the exit code.
+
+    Starts the service on a free port with a fresh data folder, submits the samples over HTTP,
+    waits and prints the summary. The exit code is 0 when every run finished.
+    """
+    console = console or Console(width=160)
+    folder = samples or default_samples_dir()
+    data = data_dir or Path(tempfile.mkdtemp(prefix="regua-demo-"))
+    # a fresh SQLite database in the fresh folder, whatever REGUA_DATABASE_URL says
+    settings = Settings(
+        data_dir=data, database_url=None, artifact_dir=None, port=free_port(), render_workers=2
+    )
+    server = BackgroundServer(settings)
+    console.print(f"demo: data folder {data}")
+    server.start()
+    console.print(f"demo: service at {server.url}/v1 (admin token in {data / 'admin-token'})")
+    try:
+        client = ReguaClient(server.url, read_token(data))
+        pairs = submit_samples(client, folder)
+        console.print(f"demo: submitted {len(pairs)} samples from {folder}")
+        views = wait_with_progress(client, [run_id for _, run_id in pairs], console)
+        console.print(summary_table(pairs, views))
+        counts: dict[str, int] = {}
+        for view in views.values():
+            status = (view.get("outcome") or {}).get("status", "none")
+            counts[status] = counts.get(status, 0) + 1
+        console.print("outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+        console.print(f"artifacts: {settings.resolved_artifact_dir()} (content-addressed, sha256)")
+        console.print(f"database:  {settings.resolved_database_url()}")
+        console.print(
+            f"each run:  {server.url}/v1/runs/<run_id>  (artifacts at /v1/artifacts/<sha256>)"
+        )
+        client.close()
+        for path in write_demo_report(settings, data / "report"):
+            console.print(f"report:    {path}")
+        return 0 if len(views) == len(pairs) else 1
+    finally:
+        server.stop()
+
+
+def write_demo_report(settings: Settings, out_dir: Path) -> list[Path]:
+    """Write the HTML report and the CSV/JSON exports of every stored run into ``out_dir``."""
+    from service.reports.build import ReportConfig
+    from service.reports.db import generate_report
+    from service.reports.exports import write_outputs
+    from service.storage import Database
+
+    db = Database(settings.resolved_database_url())
+    try:
+        with db.read() as session:
+            report, inputs = generate_report(session, [], ReportConfig())
+    finally:
+        db.dispose()
+    return write_outputs(report, out_dir, rows=inputs.rows)

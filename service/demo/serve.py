@@ -1,0 +1,43 @@
+"""``regua run`` (what ``make run`` calls): the embedded service with the demo samples loaded."""
+
+from __future__ import annotations
+
+import threading
+
+from rich.console import Console
+
+from regua.settings import Settings
+from service.api.client import ReguaClient, read_token
+from service.demo.run import default_samples_dir, submit_samples
+from service.server.run import BackgroundServer
+
+MARKER = ".demo-loaded"
+
+
+def serve_with_demo(settings: Settings) -> None:
+    """Serve in the foreground; on the first start in a data folder, submit the samples."""
+    console = Console()
+    server = BackgroundServer(settings)
+    server.start()
+    token = read_token(settings.data_dir)
+    marker = settings.data_dir / MARKER
+    if not marker.exists() and token:
+        client = ReguaClient(server.url, token)
+        pairs = submit_samples(client, default_samples_dir())
+        client.close()
+        marker.write_text("\n".join(run_id for _, run_id in pairs) + "\n")
+        console.print(f"loaded {len(pairs)} demo samples (runs listed in {marker})")
+    console.print(
+        f"regua is running at [bold]{server.url}/v1[/bold]  (API docs: {server.url}/v1/docs)"
+    )
+    console.print(
+        f"admin token: [bold]{token}[/bold]  (also in {settings.data_dir / 'admin-token'})"
+    )
+    console.print("try: curl -H 'Authorization: Bearer <token>' " + f"{server.url}/v1/runs")
+    console.print("press Ctrl-C to stop")
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()

@@ -1,0 +1,274 @@
+"""What a judge panel sees of a stored run, read from storage only (never the model's identity).
+
+:func:`load_eval_inputs` reads many runs at once (a handful of queries per chunk: re-scoring
+reads 100 at a time, the evaluate stage one) and returns one :class:`StoredRun` per run: the
+:class:`judges.EvalInput` (check report, render log, frames and masks in the order they were
+stored, the newest stored measurement memo) plus what writing an evaluation of it needs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+import judges
+from service.evaluation.record import MEASUREMENTS_KIND, EvaluationVersions
+from service.storage import Artifact, Database, RenderRecord, StageRecord
+from service.storage.blobs import BlobStore
+from service.storage.details import CheckDetail, RenderDetail, read_detail
+from tasks import TaskSpec
+
+
+class StoredArtifact(NamedTuple):
+    """The columns of an artifact row that evaluation needs."""
+
+    id: int
+    kind: str
+    name: str
+    sha256: str
+    time_s: float | None
+    part: str | None
+    mask_kind: str | None
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """One run's evaluation input plus what writing its evaluation needs."""
+
+    run_id: str
+    inp: judges.EvalInput
+    versions: EvaluationVersions
+    """Task, rubric, checker and render versions an evaluation of this input records."""
+    artifact_names: Mapping[str, str] = field(default_factory=dict)
+    """File name → sha256 of the run's artifacts (evidence may name ``checks.json`` …)."""
+    render_profile_id: str | None = None
+    """The render profile of the stored render (None when nothing was rendered)."""
+
+
+@dataclass
+class _StageRows:
+    """The newest check and render stage records of one run."""
+
+    check: StageRecord | None = None
+    render: StageRecord | None = None
+
+
+_COLUMNS = (
+    Artifact.run_id,
+    Artifact.id,
+    Artifact.kind,
+    Artifact.name,
+    Artifact.sha256,
+    Artifact.meta,
+)
+
+
+def _artifact(
+    row: tuple[str | None, int, str, str, str, dict[str, object] | None],
+) -> StoredArtifact:
+    _run, art_id, kind, name, sha, meta_col = row
+    meta = meta_col or {}
+    t = meta.get("time_s")
+    return StoredArtifact(
+        art_id,
+        kind,
+        name,
+        sha,
+        float(t) if isinstance(t, int | float) else None,
+        str(meta["part"]) if meta.get("part") is not None else None,
+        str(meta["kind"]) if meta.get("kind") is not None else None,
+    )
+
+
+def _checks(
+    stage: StageRecord | None,
+    detail: CheckDetail,
+    by_id: Mapping[int, StoredArtifact],
+    blobs: BlobStore,
+) -> tuple[judges.CheckSummary | None, str | None]:
+    """The check summary, or ``None`` with the cause when the checks did not finish."""
+    if stage is None or stage.status != "done" or detail.report_artifact_id is None:
+        why = (detail.error or detail.cause) if stage is not None else "no check stage"
+        return None, f"checks_unavailable: {why}" if why else "checks_unavailable"
+    report = json.loads(blobs.get(by_id[detail.report_artifact_id].sha256))
+    return judges.CheckSummary.from_doc(report), None
+
+
+def _render(
+    stage: StageRecord | None,
+    detail: RenderDetail,
+    by_id: Mapping[int, StoredArtifact],
+    blobs: BlobStore,
+) -> judges.RenderSummary:
+    if stage is None:
+        return judges.RenderSummary()
+    if detail.log_artifact_id is not None:
+        summary = judges.RenderSummary.from_doc(
+            json.loads(blobs.get(by_id[detail.log_artifact_id].sha256))
+        )
+        if stage.status == "incomplete" and summary.status == "ok":  # gave up after writing
+            return judges.RenderSummary("incomplete", detail.cause or "render_error")
+        return summary
+    if stage.status == "incomplete":
+        return judges.RenderSummary(
+            "incomplete", detail.cause or "render_error", detail.error or ""
+        )
+    return judges.RenderSummary("skipped", detail.reason)
+
+
+def _images(
+    artifacts: Sequence[StoredArtifact], blobs: BlobStore
+) -> tuple[list[judges.FrameImage], list[judges.MaskImage], judges.MeasurementMemo | None]:
+    frames: list[judges.FrameImage] = []
+    masks: list[judges.MaskImage] = []
+    memo_doc: object = None
+    for a in artifacts:
+        if a.kind == "frame" and a.time_s is not None:
+            frames.append(judges.FrameImage(a.time_s, blobs.get(a.sha256), a.sha256))
+        elif a.kind == "mask" and a.time_s is not None and a.part and a.mask_kind:
+            kind = judges.mask_kind(a.mask_kind)
+            masks.append(judges.MaskImage(a.time_s, a.part, kind, blobs.get(a.sha256), a.sha256))
+        elif a.kind == MEASUREMENTS_KIND:  # the newest one wins (rows come in id order)
+            memo_doc = json.loads(blobs.get(a.sha256))
+    memo = judges.MeasurementMemo.from_doc(memo_doc if isinstance(memo_doc, dict) else None)
+    return frames, masks, memo
+
+
+def assemble_eval_input(
+    task: TaskSpec,
+    stages: _StageRows,
+    artifacts: Sequence[StoredArtifact],
+    blobs: BlobStore,
+    elsewhere: Mapping[int, StoredArtifact],
+) -> judges.EvalInput:
+    """The panel's input from a run's stage records and its artifact rows (ordered by id).
+
+    ``elsewhere`` holds referenced report or log rows that belong to no run of their own.
+    """
+    by_id = {**elsewhere, **{a.id: a for a in artifacts}}
+    check_detail = read_detail(stages.check, CheckDetail)
+    render_detail = read_detail(stages.render, RenderDetail)
+    checks, machinery_error = _checks(stages.check, check_detail, by_id, blobs)
+    render = _render(stages.render, render_detail, by_id, blobs)
+    frames: list[judges.FrameImage] = []
+    masks: list[judges.MaskImage] = []
+    memo = judges.MeasurementMemo()
+    if render.status == "ok":
+        frames, masks, found = _images(artifacts, blobs)
+        memo = found or memo
+    return judges.EvalInput(
+        task, checks, render, tuple(frames), tuple(masks), memo, machinery_error
+    )
+
+
+def _referenced(stages: Iterable[_StageRows]) -> set[int]:
+    """Artifact ids that stage details point at (check report, render log)."""
+    ids: set[int] = set()
+    for rows in stages:
+        check = read_detail(rows.check, CheckDetail).report_artifact_id
+        log = read_detail(rows.render, RenderDetail).log_artifact_id
+        ids.update(i for i in (check, log) if i is not None)
+    return ids
+
+
+def checker_version(stage: StageRecord | None) -> str:
+    """The checker a run's check stage ran (its detail, else the stage version)."""
+    if stage is None:
+        return "unknown"
+    return read_detail(stage, CheckDetail).checker_version or stage.version
+
+
+def load_eval_inputs(
+    db: Database, blobs: BlobStore, tasks: Mapping[str, TaskSpec], run_ids: Iterable[str]
+) -> list[StoredRun]:
+    """The stored evaluation input of each run, read in one short read transaction."""
+    with db.read() as s:
+        return read_eval_inputs(s, blobs, tasks, run_ids)
+
+
+def read_eval_inputs(
+    s: Session, blobs: BlobStore, tasks: Mapping[str, TaskSpec], run_ids: Iterable[str]
+) -> list[StoredRun]:
+    """The stored evaluation input of each run, loaded in a few queries.
+
+    The queries read stage records, artifacts and render records; each input comes with the
+    names evidence may refer to and the versions to record.
+    """
+    ids = list(run_ids)
+    stages = _stage_rows(s, ids)
+    arts: dict[str, list[StoredArtifact]] = {r: [] for r in ids}
+    query = select(*_COLUMNS).where(Artifact.run_id.in_(ids)).order_by(Artifact.id)
+    for row in s.execute(query):
+        arts[str(row[0])].append(_artifact(row))
+    details = {r: read_detail(rows.render, RenderDetail) for r, rows in stages.items()}
+    record_ids = [d.render_record_id for d in details.values() if d.render_record_id is not None]
+    profiles = dict(
+        s.execute(
+            select(RenderRecord.id, RenderRecord.render_profile_id).where(
+                RenderRecord.id.in_(record_ids)
+            )
+        ).all()
+    )
+    present = {a.id for rows in arts.values() for a in rows}
+    wanted = _referenced(stages.values()) - present
+    elsewhere: dict[int, StoredArtifact] = {}
+    if wanted:
+        query = select(*_COLUMNS).where(Artifact.id.in_(sorted(wanted)))
+        elsewhere = {row[1]: _artifact(row) for row in s.execute(query)}
+    return [
+        _stored_run(
+            run_id,
+            tasks[run_id],
+            stages.get(run_id, _StageRows()),
+            arts[run_id],
+            blobs,
+            elsewhere,
+            profiles,
+        )
+        for run_id in ids
+    ]
+
+
+def _stored_run(
+    run_id: str,
+    task: TaskSpec,
+    rows: _StageRows,
+    artifacts: Sequence[StoredArtifact],
+    blobs: BlobStore,
+    elsewhere: Mapping[int, StoredArtifact],
+    profiles: Mapping[int, str],
+) -> StoredRun:
+    inp = assemble_eval_input(task, rows, artifacts, blobs, elsewhere)
+    record_id = read_detail(rows.render, RenderDetail).render_record_id
+    versions = EvaluationVersions(
+        task_ref=task.ref,
+        rubric_hash=task.content_hash(),
+        checker_version=checker_version(rows.check),
+        render_profile_id=task.render.id if record_id is not None else None,
+        render_record_id=record_id,
+    )
+    names = {a.name: a.sha256 for a in artifacts if a.name}
+    profile = profiles.get(record_id) if record_id is not None else None
+    return StoredRun(run_id, inp, versions, names, profile)
+
+
+def _stage_rows(s: Session, ids: Sequence[str]) -> dict[str, _StageRows]:
+    """The newest check and render stage record of each run."""
+    out: dict[str, _StageRows] = {}
+    query = (
+        select(StageRecord)
+        .where(StageRecord.run_id.in_(ids), StageRecord.stage.in_(("check", "render")))
+        .order_by(StageRecord.id)
+    )
+    for rec in s.scalars(query):  # the newest record of a stage wins
+        rows = out.setdefault(rec.run_id, _StageRows())
+        if rec.stage == "check":
+            rows.check = rec
+        else:
+            rows.render = rec
+    return out

@@ -1,0 +1,300 @@
+"""The one writer of evaluations, and its reader.
+
+:func:`append_evaluations` stores what :func:`judges.evaluate` decided — the evaluation row with
+the versions of everything it used, every verdict (raw judge replies kept as artifacts), every
+judge failure, every criterion outcome and the grown measurement memo — and moves the run's
+current-outcome pointer to it. The first pass, re-scoring and review all write through it.
+Nothing is overwritten: the new evaluation names the one it supersedes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from sqlalchemy import insert, select
+from sqlalchemy.orm import Session
+
+import judges
+from service.storage import (
+    Artifact,
+    CriterionOutcomeRow,
+    Evaluation,
+    JudgeFailureRow,
+    Run,
+    VerdictRow,
+)
+from service.storage.blobs import BlobStore, NewArtifact, record_artifact
+
+MEASUREMENTS_KIND = "measurements"
+"""Artifact kind of a stored measurement memo (``judges.MeasurementMemo.to_doc()`` as JSON)."""
+
+EvaluationKind = Literal["initial", "rescore", "review"]
+
+
+@dataclass(frozen=True)
+class EvaluationVersions:
+    """The versions an evaluation records: what exactly was judged, and how."""
+
+    task_ref: str
+    """The task version (rubric) the work was judged under."""
+    rubric_hash: str
+    """Content hash of that task version."""
+    checker_version: str
+    """The static checker that produced the check report."""
+    render_profile_id: str | None
+    """The render profile of the frames judged (None when nothing was rendered)."""
+    render_record_id: int | None
+    """The stored render those frames come from."""
+
+
+@dataclass(frozen=True)
+class NewEvaluation:
+    """One evaluation to append: the panel's result and everything it is recorded with."""
+
+    run_id: str
+    kind: EvaluationKind
+    result: judges.PanelResult
+    versions: EvaluationVersions
+    artifact_names: Mapping[str, str] = field(default_factory=dict)
+    """File name → sha256 of the run's artifacts: evidence naming ``checks.json`` or
+    ``frame-0.png`` is stored with the artifact's address instead (the name is kept)."""
+    measurements: judges.MeasurementMemo | None = None
+    """The memo judging read and filled; stored when judging added to it."""
+
+
+def _evidence(verdict: judges.Verdict, names: Mapping[str, str]) -> list[dict[str, object]]:
+    doc: dict[str, object] = dict(verdict.evidence.to_dict())
+    ref = verdict.evidence.artifact_ref
+    if ref is not None and ref in names:
+        doc["artifact_ref"], doc["artifact_name"] = names[ref], ref
+    return [doc]
+
+
+RECORD_KEY = "record_sha256"
+"""A verdict whose ``details`` name an artifact of the run by this key (a review's label) is
+linked to that artifact instead of storing a raw reply."""
+
+
+def _raw_artifact(
+    s: Session, blobs: BlobStore, new: NewEvaluation, verdict: judges.Verdict
+) -> int | None:
+    record = verdict.details.get(RECORD_KEY)
+    if isinstance(record, str):
+        return s.scalar(
+            select(Artifact.id)
+            .where(Artifact.run_id == new.run_id, Artifact.sha256 == record)
+            .order_by(Artifact.id)
+            .limit(1)
+        )
+    if verdict.raw_reply is None:
+        return None
+    art = record_artifact(
+        s,
+        blobs,
+        new.run_id,
+        NewArtifact(
+            kind="judge_raw",
+            data=verdict.raw_reply.encode("utf-8"),
+            name=f"judge-{verdict.criterion}-{verdict.judge_profile_id}.json",
+            procedure_id="judge",
+            procedure_version=verdict.judge_profile_id,
+        ),
+    )
+    return art.id
+
+
+def _store_measurements(s: Session, blobs: BlobStore, new: NewEvaluation) -> None:
+    memo = new.measurements
+    if memo is None or not memo.added:
+        return
+    doc = memo.to_doc()
+    data = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    record_artifact(
+        s,
+        blobs,
+        new.run_id,
+        NewArtifact(
+            kind=MEASUREMENTS_KIND,
+            data=data,
+            name="measurements.json",
+            procedure_id="judge-measurements",
+            procedure_version=str(doc.get("version", "")),
+        ),
+    )
+
+
+def _evaluation_row(new: NewEvaluation, supersedes: int | None) -> Evaluation:
+    v, outcome = new.versions, new.result.outcome
+    return Evaluation(
+        run_id=new.run_id,
+        kind=new.kind,
+        supersedes_id=supersedes,
+        task_ref=v.task_ref,
+        rubric_hash=v.rubric_hash,
+        checker_version=v.checker_version,
+        render_profile_id=v.render_profile_id,
+        render_record_id=v.render_record_id,
+        judge_panel=new.result.panel.to_dict(),
+        outcome=outcome.status,
+        cause=outcome.cause,
+        reasons=list(outcome.reasons),
+    )
+
+
+def append_evaluations(
+    s: Session, blobs: BlobStore, items: Sequence[NewEvaluation]
+) -> list[Evaluation]:
+    """Append one evaluation per item and point each run's current outcome at it.
+
+    One statement per table covers all of the items. Returns the rows, in ``items`` order.
+    """
+    if not items:
+        return []
+    ids = [n.run_id for n in items]
+    runs = {r.id: r for r in s.scalars(select(Run).where(Run.id.in_(ids)).with_for_update())}
+    rows = [_evaluation_row(n, runs[n.run_id].current_evaluation_id) for n in items]
+    s.add_all(rows)
+    s.flush()
+    verdicts: list[dict[str, object]] = []
+    failures: list[dict[str, object]] = []
+    outcomes: list[dict[str, object]] = []
+    for new, ev in zip(items, rows, strict=True):
+        for v in new.result.verdicts:
+            verdicts.append(_verdict_row(s, blobs, new, ev.id, v))
+        failures += [_failure_row(ev.id, f) for f in new.result.failures]
+        outcomes += [_outcome_row(ev.id, c) for c in new.result.criteria]
+        _store_measurements(s, blobs, new)
+        run = runs[new.run_id]
+        run.outcome, run.outcome_cause = ev.outcome, ev.cause
+        run.current_evaluation_id = ev.id
+    for model, batch in (
+        (VerdictRow, verdicts),
+        (JudgeFailureRow, failures),
+        (CriterionOutcomeRow, outcomes),
+    ):
+        if batch:
+            s.execute(insert(model), batch)
+    s.flush()
+    return rows
+
+
+def append_evaluation(s: Session, blobs: BlobStore, new: NewEvaluation) -> Evaluation:
+    """Append one evaluation (see :func:`append_evaluations`)."""
+    return append_evaluations(s, blobs, [new])[0]
+
+
+def _verdict_row(
+    s: Session, blobs: BlobStore, new: NewEvaluation, evaluation_id: int, v: judges.Verdict
+) -> dict[str, object]:
+    return {
+        "evaluation_id": evaluation_id,
+        "criterion": v.criterion,
+        "judge_profile_id": v.judge_profile_id,
+        "status": v.status.value,
+        "evidence": _evidence(v, new.artifact_names),
+        "raw_artifact_id": _raw_artifact(s, blobs, new, v),
+        "latency_ms": v.latency_ms,
+        "usage": v.to_dict()["usage"],
+        "cost_usd": v.cost_usd,
+        "details": v.to_dict()["details"],
+    }
+
+
+def _failure_row(evaluation_id: int, f: judges.JudgeFailure) -> dict[str, object]:
+    return {
+        "evaluation_id": evaluation_id,
+        "criterion": f.criterion,
+        "judge_profile_id": f.judge_profile_id,
+        "cause": f.cause,
+        "detail": f.detail,
+    }
+
+
+def _outcome_row(evaluation_id: int, c: judges.CriterionOutcome) -> dict[str, object]:
+    doc = c.to_dict()
+    return {"evaluation_id": evaluation_id, **doc}
+
+
+@dataclass(frozen=True)
+class StoredEvaluation:
+    """An evaluation read back: its panel, the judges' answers and the jury's decisions."""
+
+    evaluation: Evaluation
+    panel: judges.PanelRecord
+    answers: judges.JudgeAnswers
+    """Machine verdicts (raw replies read back) and judge failures; human verdicts left out."""
+    criteria: tuple[judges.CriterionOutcome, ...]
+
+
+def read_evaluation(s: Session, blobs: BlobStore, evaluation_id: int) -> StoredEvaluation:
+    """What :func:`append_evaluations` stored for one evaluation."""
+    ev = s.get(Evaluation, evaluation_id)
+    if ev is None:
+        raise LookupError(f"no evaluation {evaluation_id}")
+    raw: dict[int, str] = {}
+    verdicts: list[judges.Verdict] = []
+    for row in s.scalars(
+        select(VerdictRow).where(VerdictRow.evaluation_id == ev.id).order_by(VerdictRow.id)
+    ):
+        if row.judge_profile_id.startswith(judges.HUMAN_PROFILE_ID.partition("@")[0]):
+            continue
+        verdicts.append(_stored_verdict(s, blobs, row, raw))
+    failures = tuple(
+        judges.JudgeFailure(f.criterion, f.judge_profile_id, f.cause, f.detail)
+        for f in s.scalars(
+            select(JudgeFailureRow)
+            .where(JudgeFailureRow.evaluation_id == ev.id)
+            .order_by(JudgeFailureRow.id)
+        )
+    )
+    criteria = tuple(
+        judges.CriterionOutcome.from_dict(
+            {
+                "criterion": c.criterion,
+                "kind": c.kind,
+                "status": c.status,
+                "review_required": c.review_required,
+                "review_reason": c.review_reason,
+                "votes": c.votes or [],
+                "disagreement": c.disagreement,
+                "cause": c.cause,
+            }
+        )
+        for c in s.scalars(
+            select(CriterionOutcomeRow)
+            .where(CriterionOutcomeRow.evaluation_id == ev.id)
+            .order_by(CriterionOutcomeRow.id)
+        )
+    )
+    panel = judges.PanelRecord.from_dict(ev.judge_panel or {})
+    return StoredEvaluation(ev, panel, judges.JudgeAnswers(tuple(verdicts), failures), criteria)
+
+
+def _stored_verdict(
+    s: Session, blobs: BlobStore, row: VerdictRow, raw: dict[int, str]
+) -> judges.Verdict:
+    reply: str | None = None
+    if row.raw_artifact_id is not None:
+        if row.raw_artifact_id not in raw:
+            art = s.get(Artifact, row.raw_artifact_id)
+            raw[row.raw_artifact_id] = blobs.get(art.sha256).decode("utf-8") if art else ""
+        reply = raw[row.raw_artifact_id] or None
+    evidence = (row.evidence or [{}])[0]
+    ref = evidence.get("artifact_name") or evidence.get("artifact_ref")
+    t = evidence.get("time_s")
+    return judges.Verdict(
+        criterion=row.criterion,
+        status=judges.VerdictStatus(row.status),
+        evidence=judges.Evidence(
+            ref, float(t) if t is not None else None, str(evidence.get("description") or "")
+        ),
+        judge_profile_id=row.judge_profile_id,
+        latency_ms=row.latency_ms or 0.0,
+        usage=row.usage,
+        cost_usd=row.cost_usd,
+        details=row.details or {},
+        raw_reply=reply,
+    )

@@ -1,0 +1,137 @@
+"""Stage 1, check: extract the SVG from the stored raw reply and run the static checks."""
+
+from __future__ import annotations
+
+import json
+
+from sqlalchemy.orm import Session
+
+import checks
+from service.pipeline.runner import StageContext, Writer, Written
+from service.storage import Artifact, CheckResultRow, Run
+from service.storage.blobs import NewArtifact, record_artifact
+from service.storage.details import CheckDetail
+
+CHECKER_VERSION = f"checks@{checks.CHECKER_VERSION}"
+PARSE_CHECK = "parse"
+"""The check whose failure means the SVG did not parse (then nothing is rendered)."""
+
+
+def raw_artifact(ctx: StageContext) -> Artifact:
+    """The run's stored raw reply."""
+    with ctx.db.read() as s:
+        run = s.get(Run, ctx.run_id)
+        assert run is not None and run.raw_artifact_id is not None
+        art = s.get(Artifact, run.raw_artifact_id)
+        assert art is not None
+        return art
+
+
+def check_version(ctx: StageContext) -> str:
+    """The check stage changes with the checker."""
+    return ctx.machinery.checker_version
+
+
+def _report_bytes(report: checks.CheckReport) -> bytes:
+    return json.dumps(report.to_dict(), sort_keys=True, indent=1).encode("utf-8")
+
+
+def check_compute(ctx: StageContext) -> Writer:
+    """Extract and check the stored raw reply.
+
+    The writer stores the extracted SVG, the report (``checks.json``) and one row per check
+    result.
+    """
+    raw = raw_artifact(ctx)
+    report = checks.check_reply(ctx.blobs.get(raw.sha256), ctx.task)
+    extraction = report.extraction
+    svg_text = extraction.svg_text if extraction is not None else None
+    if svg_text is not None:  # bytes first, outside the writer's transaction (fsync)
+        ctx.blobs.put(svg_text.encode("utf-8"))
+    version = ctx.machinery.checker_version
+
+    def write(s: Session) -> Written:
+        extracted = _record_extracted(s, ctx, raw, report, svg_text)
+        stored = record_artifact(
+            s,
+            ctx.blobs,
+            ctx.run_id,
+            NewArtifact(
+                kind="check_report",
+                data=_report_bytes(report),
+                name="checks.json",
+                procedure_id="checks",
+                procedure_version=version,
+                parent_id=(extracted or raw).id,
+            ),
+        )
+        _record_results(s, ctx.run_id, stored.id, report, version)
+        parsed = report.result(PARSE_CHECK)
+        render = svg_text is not None and (parsed is None or parsed.status != "fail")
+        reason = "extracted SVG parsed" if render else "no SVG parsed; nothing to render"
+        return "done", CheckDetail(
+            checker_version=version,
+            checks_status=report.status,
+            extraction_status=extraction.status if extraction is not None else "no_svg",
+            extracted_artifact_id=extracted.id if extracted else None,
+            report_artifact_id=stored.id,
+            render=render,
+            render_reason=reason,
+        )
+
+    return write
+
+
+def _record_extracted(
+    s: Session, ctx: StageContext, raw: Artifact, report: checks.CheckReport, svg: str | None
+) -> Artifact | None:
+    ex = report.extraction
+    if svg is None or ex is None:
+        return None
+    return record_artifact(
+        s,
+        ctx.blobs,
+        ctx.run_id,
+        NewArtifact(
+            kind="extracted",
+            data=svg.encode("utf-8"),
+            name="extracted.svg",
+            procedure_id=ex.procedure_id,
+            procedure_version=ex.procedure_version,
+            parent_id=raw.id,
+            meta={
+                "method": ex.method,
+                "candidates": ex.candidates,
+                "chosen_index": ex.chosen_index,
+                "policy": ex.policy,
+            },
+        ),
+    )
+
+
+def _record_results(
+    s: Session, run_id: str, report_id: int, report: checks.CheckReport, version: str
+) -> None:
+    """One row for the extraction, then one per check with its evidence."""
+    ex = report.extraction
+    s.add(
+        CheckResultRow(
+            run_id=run_id,
+            report_artifact_id=report_id,
+            check_id="extract",
+            version=ex.procedure_version if ex is not None else version,
+            status="pass" if ex is not None and ex.status == "found" else "fail",
+            evidence=[ex.to_dict()] if ex is not None else [],
+        )
+    )
+    for result in report.results:
+        s.add(
+            CheckResultRow(
+                run_id=run_id,
+                report_artifact_id=report_id,
+                check_id=result.id,
+                version=result.version,
+                status=result.status,
+                evidence=[e.to_dict() for e in result.evidence],
+            )
+        )

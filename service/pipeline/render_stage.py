@@ -1,0 +1,87 @@
+"""Stage 2, render: render the extracted SVG in the sandbox; keep frames, masks and the log."""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from service.pipeline.render_client import RenderOutput
+from service.pipeline.runner import StageContext, Writer, Written
+from service.storage import Artifact, RenderRecord
+from service.storage.blobs import NewArtifact, record_artifact
+from service.storage.details import CheckDetail, RenderDetail
+
+
+def render_version(ctx: StageContext) -> str:
+    """The render stage changes with the task's render profile and the renderer."""
+    return f"{ctx.task.render.id}|{ctx.machinery.renderer.version}"
+
+
+def render_compute(ctx: StageContext) -> Writer:
+    """Render the extracted SVG unless the check stage said there is nothing to render."""
+    status, check = ctx.detail("check", CheckDetail)
+    if status != "done" or not check.render or check.extracted_artifact_id is None:
+        reason = check.render_reason or "checks did not finish"
+
+        def skip(_s: Session) -> Written:
+            return "skipped", RenderDetail(reason=reason)
+
+        return skip
+    with ctx.db.read() as s:
+        extracted = s.get(Artifact, check.extracted_artifact_id)
+        assert extracted is not None
+    svg_text = ctx.blobs.get(extracted.sha256).decode("utf-8")
+    out = ctx.machinery.renderer.render(svg_text, ctx.task)
+    for data in out.files.values():  # bytes first, outside the writer's transaction (fsync)
+        ctx.blobs.put(data)
+
+    def write(s: Session) -> Written:
+        return record_render(s, ctx, out, extracted.id)
+
+    return write
+
+
+def _new(
+    ctx: StageContext,
+    kind: str,
+    data: bytes,
+    name: str,
+    parent: int,
+    meta: dict[str, object] | None = None,
+) -> NewArtifact:
+    version = ctx.machinery.renderer.version
+    return NewArtifact(kind, data, "render", version, name, None, parent, meta or {})
+
+
+def record_render(s: Session, ctx: StageContext, out: RenderOutput, extracted_id: int) -> Written:
+    """Store the render log, its record, and (when it finished) every frame and mask."""
+    new_log = _new(ctx, "render_log", out.log.to_json(), "render.json", extracted_id)
+    log = record_artifact(s, ctx.blobs, ctx.run_id, new_log)
+    rec = RenderRecord(
+        run_id=ctx.run_id,
+        status=out.status,
+        cause=out.cause,
+        detail=out.detail[:4000] or None,
+        render_profile_id=out.log.render_profile_id or ctx.task.render.id,
+        browser_version=out.log.browser_version,
+        sandbox=out.sandbox,
+        attempts=out.attempts,
+        elapsed_ms=out.elapsed_ms,
+        log_artifact_id=log.id,
+    )
+    s.add(rec)
+    s.flush()
+    if out.status == "ok":
+        frame_ids: dict[float, int] = {}
+        for f in out.log.frames:
+            new = _new(ctx, "frame", out.files[f.name], f.name, extracted_id, {"time_s": f.time_s})
+            art = record_artifact(s, ctx.blobs, ctx.run_id, new)
+            frame_ids[f.time_s] = art.id
+        for m in out.log.masks:
+            if m.name not in out.files:
+                continue
+            meta = {"time_s": m.time_s, "part": m.part, "kind": m.kind, "pixels": m.pixels}
+            parent = frame_ids.get(m.time_s, extracted_id)
+            new = _new(ctx, "mask", out.files[m.name], m.name, parent, meta)
+            record_artifact(s, ctx.blobs, ctx.run_id, new)
+    detail = RenderDetail(render_record_id=rec.id, log_artifact_id=log.id, cause=out.cause)
+    return ("done" if out.status == "ok" else "incomplete"), detail

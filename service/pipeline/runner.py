@@ -1,0 +1,204 @@
+"""The per-run pipeline as a data-driven list of small, idempotent stages.
+
+Each stage is keyed by (run, stage, version). A stage computes outside any transaction (rendering
+can take seconds), then writes its artifacts, its rows and its :class:`StageRecord` in one
+transaction; a crash before that commit leaves nothing behind but content-addressed blobs, so the
+stage simply runs again. A finished stage is never run twice for the same version.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from pydantic import BaseModel
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from service.evaluation.evaluator import Evaluator
+from service.pipeline.render_client import RenderOutput
+from service.storage import Database, Run, StageAttempt, StageRecord, TaskRow
+from service.storage.blobs import BlobStore
+from service.storage.details import DetailT, StageDetail, StageStatus, read_detail, stage_status
+from tasks import TaskSpec
+
+log = logging.getLogger("regua.pipeline")
+
+MAX_STAGE_ATTEMPTS = 3
+
+
+class Renderer(Protocol):
+    """The host-side render client a pipeline renders through (``RenderClient``)."""
+
+    version: str
+
+    def render(self, svg_text: str, task: TaskSpec) -> RenderOutput:
+        """Render frames and masks; never raises for a machinery failure (``incomplete``)."""
+        ...
+
+    def close(self) -> None:
+        """Release the render workers."""
+        ...
+
+
+@dataclass
+class Machinery:
+    """What the stages run on: the checker's version, the render client, the evaluator."""
+
+    checker_version: str
+    renderer: Renderer
+    evaluator: Evaluator
+
+
+@dataclass
+class StageContext:
+    """What a stage needs: storage, machinery, the run and its frozen task."""
+
+    db: Database
+    blobs: BlobStore
+    machinery: Machinery
+    run_id: str
+    task: TaskSpec
+
+    def record(self, stage: str) -> StageRecord | None:
+        """The newest record of an earlier stage (any version)."""
+        with self.db.read() as s:
+            return s.scalars(
+                select(StageRecord)
+                .where(StageRecord.run_id == self.run_id, StageRecord.stage == stage)
+                .order_by(StageRecord.id.desc())
+            ).first()
+
+    def detail(self, stage: str, model: type[DetailT]) -> tuple[StageStatus | None, DetailT]:
+        """The status and typed detail of an earlier stage (``None`` when it has no record)."""
+        rec = self.record(stage)
+        return (stage_status(rec.status) if rec else None), read_detail(rec, model)
+
+
+Written = tuple[StageStatus, BaseModel]
+#: A stage's write step: called inside the stage's transaction; returns (status, detail).
+Writer = Callable[[Session], Written]
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One step of the pipeline: a version function and a compute function returning a writer."""
+
+    name: str
+    version: Callable[[StageContext], str]
+    compute: Callable[[StageContext], Writer]
+
+
+def load_task(session: Session, run: Run) -> TaskSpec:
+    """The frozen task version a run was submitted for (from the database, not the registry)."""
+    row = session.get(TaskRow, run.task_pk)
+    assert row is not None
+    return TaskSpec.model_validate(row.spec)
+
+
+def finished(session: Session, run_id: str, stage: str, version: str) -> bool:
+    """Whether (run, stage, version) already has a record."""
+    query = select(StageRecord.id).where(
+        StageRecord.run_id == run_id, StageRecord.stage == stage, StageRecord.version == version
+    )
+    return session.scalar(query) is not None
+
+
+def _attempts(ctx: StageContext, stage: str, version: str) -> int:
+    with ctx.db.read() as s:
+        count = s.scalar(
+            select(func.count(StageAttempt.id)).where(
+                StageAttempt.run_id == ctx.run_id,
+                StageAttempt.stage == stage,
+                StageAttempt.version == version,
+            )
+        )
+    return int(count or 0)
+
+
+def run_stage(ctx: StageContext, stage: Stage) -> bool:
+    """Run one stage unless already finished; returns True when a record exists afterwards.
+
+    An exception counts as a failed attempt; after :data:`MAX_STAGE_ATTEMPTS` the stage is recorded
+    as ``incomplete`` with the error as its cause (machinery failure, never a fail of the work).
+    """
+    version = stage.version(ctx)
+    with ctx.db.read() as s:
+        if finished(s, ctx.run_id, stage.name, version):
+            return True
+    attempts = _attempts(ctx, stage.name, version)
+    if attempts >= MAX_STAGE_ATTEMPTS:
+        _record_given_up(ctx, stage.name, version, attempts)
+        return True
+    try:
+        writer = stage.compute(ctx)
+        with ctx.db.write() as s:
+            if finished(s, ctx.run_id, stage.name, version):
+                return True
+            status, detail = writer(s)
+            s.add(
+                StageRecord(
+                    run_id=ctx.run_id,
+                    stage=stage.name,
+                    version=version,
+                    status=status,
+                    detail=detail.model_dump(mode="json"),
+                    attempts=attempts + 1,
+                )
+            )
+        return True
+    except IntegrityError as exc:
+        with ctx.db.read() as s:
+            if finished(s, ctx.run_id, stage.name, version):
+                log.info("stage %s of %s was recorded concurrently", stage.name, ctx.run_id)
+                return True
+        return _failed_attempt(ctx, stage.name, version, exc)
+    except Exception as exc:
+        return _failed_attempt(ctx, stage.name, version, exc)
+
+
+def _failed_attempt(ctx: StageContext, stage: str, version: str, exc: Exception) -> bool:
+    log.error("stage %s of run %s failed: %s", stage, ctx.run_id, exc, exc_info=exc)
+    with ctx.db.write() as s:
+        error = f"{type(exc).__name__}: {exc}"[:2000]
+        s.add(StageAttempt(run_id=ctx.run_id, stage=stage, version=version, error=error))
+    return False
+
+
+def _record_given_up(ctx: StageContext, stage: str, version: str, attempts: int) -> None:
+    with ctx.db.write() as s:
+        if finished(s, ctx.run_id, stage, version):
+            return
+        last = s.scalars(
+            select(StageAttempt.error)
+            .where(StageAttempt.run_id == ctx.run_id, StageAttempt.stage == stage)
+            .order_by(StageAttempt.id.desc())
+        ).first()
+        detail = StageDetail(cause=f"{stage}_error", error=last, attempts=attempts)
+        s.add(
+            StageRecord(
+                run_id=ctx.run_id,
+                stage=stage,
+                version=version,
+                status="incomplete",
+                detail=detail.model_dump(mode="json"),
+                attempts=attempts,
+            )
+        )
+
+
+def advance(
+    db: Database, blobs: BlobStore, machinery: Machinery, run_id: str, stages: Sequence[Stage]
+) -> bool:
+    """Run every unfinished stage of a run in order; True when all stages are recorded."""
+    with db.read() as s:
+        run = s.get(Run, run_id)
+        if run is None or run.status == "done":
+            return True
+        task = load_task(s, run)
+    ctx = StageContext(db, blobs, machinery, run_id, task)
+    # stop at the first stage that could not be recorded (it is retried on the next claim)
+    return all(run_stage(ctx, stage) for stage in stages)

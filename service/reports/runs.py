@@ -1,0 +1,217 @@
+"""JSON views of stored records (what the API returns); reused by pages and reports."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from service.storage import (
+    Artifact,
+    CheckResultRow,
+    CriterionOutcomeRow,
+    Evaluation,
+    JudgeFailureRow,
+    RenderRecord,
+    Run,
+    StageRecord,
+    VerdictRow,
+    iso,
+)
+
+
+def artifact_view(a: Artifact, parents: dict[int, str]) -> dict[str, Any]:
+    """One artifact with its parent's address and the procedure that made it."""
+    return {
+        "id": a.id,
+        "sha256": a.sha256,
+        "kind": a.kind,
+        "name": a.name,
+        "media_type": a.media_type,
+        "size": a.size,
+        "parent_id": a.parent_id,
+        "parent_sha256": parents.get(a.parent_id) if a.parent_id else None,
+        "procedure": {"id": a.procedure_id, "version": a.procedure_version},
+        "meta": a.meta or {},
+        "url": f"/v1/artifacts/{a.sha256}",
+    }
+
+
+def evaluation_view(s: Session, ev: Evaluation, raw_sha: dict[int, str]) -> dict[str, Any]:
+    """An evaluation with its versions, criteria, verdicts (with evidence) and judge failures."""
+    verdicts = s.scalars(
+        select(VerdictRow).where(VerdictRow.evaluation_id == ev.id).order_by(VerdictRow.id)
+    ).all()
+    outcomes = s.scalars(
+        select(CriterionOutcomeRow)
+        .where(CriterionOutcomeRow.evaluation_id == ev.id)
+        .order_by(CriterionOutcomeRow.id)
+    ).all()
+    failures = s.scalars(
+        select(JudgeFailureRow).where(JudgeFailureRow.evaluation_id == ev.id)
+    ).all()
+    return {
+        "id": ev.id,
+        "kind": ev.kind,
+        "created_at": iso(ev.created_at),
+        "supersedes_id": ev.supersedes_id,
+        "outcome": {"status": ev.outcome, "cause": ev.cause, "reasons": ev.reasons},
+        "versions": {
+            "task": ev.task_ref,
+            "rubric_hash": ev.rubric_hash,
+            "checker": ev.checker_version,
+            "render_profile": ev.render_profile_id,
+            "judge_panel": ev.judge_panel,
+        },
+        "criteria": [_criterion_view(c, verdicts, raw_sha) for c in outcomes],
+        "judge_failures": [
+            {
+                "criterion": f.criterion,
+                "judge_profile_id": f.judge_profile_id,
+                "cause": f.cause,
+                "detail": f.detail,
+            }
+            for f in failures
+        ],
+    }
+
+
+def _criterion_view(
+    c: CriterionOutcomeRow, verdicts: Sequence[VerdictRow], raw_sha: dict[int, str]
+) -> dict[str, Any]:
+    """One criterion's outcome with the verdicts given on it."""
+    return {
+        "criterion": c.criterion,
+        "kind": c.kind,
+        "status": c.status,
+        "review_required": c.review_required,
+        "review_reason": c.review_reason,
+        "disagreement": c.disagreement,
+        "cause": c.cause,
+        "votes": c.votes or [],
+        "verdicts": [
+            {
+                "judge_profile_id": v.judge_profile_id,
+                "status": v.status,
+                "evidence": v.evidence,
+                "latency_ms": v.latency_ms,
+                "cost_usd": v.cost_usd,
+                "raw_artifact": raw_sha.get(v.raw_artifact_id or -1),
+            }
+            for v in verdicts
+            if v.criterion == c.criterion
+        ],
+    }
+
+
+def run_view(s: Session, run: Run, *, include_model: bool) -> dict[str, Any]:
+    """The full record of a run. ``include_model`` is False for anyone who must stay blind."""
+    arts = s.scalars(select(Artifact).where(Artifact.run_id == run.id).order_by(Artifact.id)).all()
+    sha_by_id = _artifact_shas(s, arts)
+    stages = s.scalars(
+        select(StageRecord).where(StageRecord.run_id == run.id).order_by(StageRecord.id)
+    ).all()
+    checks = s.scalars(
+        select(CheckResultRow).where(CheckResultRow.run_id == run.id).order_by(CheckResultRow.id)
+    ).all()
+    render = s.scalars(
+        select(RenderRecord).where(RenderRecord.run_id == run.id).order_by(RenderRecord.id.desc())
+    ).first()
+    evaluations = s.scalars(
+        select(Evaluation).where(Evaluation.run_id == run.id).order_by(Evaluation.id)
+    ).all()
+    current = next((e for e in evaluations if e.id == run.current_evaluation_id), None)
+    check_status = next((st.detail or {} for st in stages if st.stage == "check"), {})
+    view: dict[str, Any] = {
+        "run_id": run.id,
+        "task": run.task_ref,
+        "submitted_at": iso(run.submitted_at),
+        "finished_at": iso(run.finished_at),
+        "status": run.status,
+        "outcome": (
+            {"status": run.outcome, "cause": run.outcome_cause, "reasons": current.reasons}
+            if run.outcome and current
+            else None
+        ),
+        "stages": [
+            {"stage": st.stage, "version": st.version, "status": st.status, "detail": st.detail}
+            for st in stages
+        ],
+        "checks": {
+            "status": check_status.get("checks_status"),
+            "results": [
+                {"id": c.check_id, "version": c.version, "status": c.status, "evidence": c.evidence}
+                for c in checks
+            ],
+        },
+        "render": None if render is None else _render_view(render),
+        "evaluation": evaluation_view(s, current, sha_by_id) if current else None,
+        "evaluations": _evaluation_history(evaluations),
+        "artifacts": [artifact_view(a, sha_by_id) for a in arts],
+    }
+    if include_model:
+        view["model"] = {
+            "label": run.model_label,
+            "provider": run.model_provider,
+            "params": run.model_params,
+        }
+    return view
+
+
+def _artifact_shas(s: Session, arts: Sequence[Artifact]) -> dict[int, str]:
+    """Sha256 by artifact id of ``arts`` and of their parents stored outside the run."""
+    sha_by_id = {a.id: a.sha256 for a in arts}
+    missing_parents = {a.parent_id for a in arts if a.parent_id and a.parent_id not in sha_by_id}
+    for pid in missing_parents:
+        parent = s.get(Artifact, pid)
+        if parent is not None:
+            sha_by_id[pid] = parent.sha256
+    return sha_by_id
+
+
+def _render_view(render: RenderRecord) -> dict[str, Any]:
+    """The newest render record of a run: status, cause, profile, browser and sandbox."""
+    return {
+        "status": render.status,
+        "cause": render.cause,
+        "detail": render.detail,
+        "render_profile_id": render.render_profile_id,
+        "browser_version": render.browser_version,
+        "sandbox": render.sandbox,
+        "attempts": render.attempts,
+        "elapsed_ms": render.elapsed_ms,
+    }
+
+
+def _evaluation_history(evaluations: Sequence[Evaluation]) -> list[dict[str, Any]]:
+    """Every evaluation of a run, oldest first, each marked when a later one superseded it."""
+    superseded = {e.supersedes_id for e in evaluations if e.supersedes_id}
+    return [
+        {
+            "id": e.id,
+            "kind": e.kind,
+            "created_at": iso(e.created_at),
+            "outcome": e.outcome,
+            "cause": e.cause,
+            "supersedes_id": e.supersedes_id,
+            "superseded": e.id in superseded,
+        }
+        for e in evaluations
+    ]
+
+
+def run_summary(run: Run, *, include_model: bool) -> dict[str, Any]:
+    """A short line for run listings."""
+    out: dict[str, Any] = {
+        "run_id": run.id,
+        "task": run.task_ref,
+        "status": run.status,
+        "outcome": run.outcome,
+        "cause": run.outcome_cause,
+        "submitted_at": iso(run.submitted_at),
+    }
+    if include_model:
+        out["model"] = run.model_label
+    return out

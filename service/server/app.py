@@ -1,0 +1,74 @@
+"""Building the FastAPI app around a :class:`ServiceContext`: every router, mounted explicitly."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+import regua
+from service.api.errors import BodyLimitMiddleware, install_error_handlers
+from service.api.routes import (
+    artifacts,
+    calibrations,
+    evaluations,
+    gate,
+    health,
+    reports,
+    reviews,
+    runs,
+    tasks,
+    tokens,
+)
+from service.context import ServiceContext
+from service.web import pages
+
+ROUTERS = (
+    runs.router,
+    artifacts.router,
+    tasks.router,
+    tokens.router,
+    health.router,
+    reviews.router,
+    reports.router,
+    calibrations.router,
+    gate.router,
+    evaluations.router,
+    pages.router,
+)
+"""Every router of the service, in the order the OpenAPI document lists them."""
+
+
+def create_app(ctx: ServiceContext, *, run_executor: bool = False) -> FastAPI:
+    """The web application: the API under ``/v1`` and the web pages.
+
+    OpenAPI is served at ``/v1/openapi.json`` and the API docs at ``/v1/docs``. With
+    ``run_executor`` the in-process executor starts and stops with it.
+    """
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        if run_executor and ctx.executor is None:
+            ctx.start_executor()
+        try:
+            yield
+        finally:
+            if run_executor:
+                ctx.close()
+
+    app = FastAPI(
+        title="regua",
+        version=regua.__version__,
+        description="Sandboxed, evidence-first evaluation of SVG drawings made by language models.",
+        openapi_url="/v1/openapi.json",
+        docs_url="/v1/docs",
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.state.ctx = ctx
+    install_error_handlers(app)
+    for router in ROUTERS:
+        app.include_router(router)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=ctx.settings.max_body_bytes)
+    return app

@@ -1,0 +1,92 @@
+"""Running the embedded service: API + web pages + in-process executor + render pool."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable
+
+import httpx
+import uvicorn
+from fastapi import FastAPI
+
+from regua.errors import ConfigurationError
+from regua.settings import Settings
+from service.access.tokens import ensure_admin_token
+from service.context import ServiceContext
+from service.server.app import create_app
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that was free a moment ago."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def prepare(settings: Settings) -> tuple[ServiceContext, FastAPI]:
+    """Open storage, create the first admin token if needed, and build the app."""
+    ctx = ServiceContext.open(settings)
+    token_file = ensure_admin_token(ctx.db, settings.data_dir)
+    app = create_app(ctx, run_executor=True)
+    app.state.admin_token_file = token_file
+    return ctx, app
+
+
+def serve(settings: Settings, announce: Callable[[str], None]) -> None:
+    """Run the embedded service in the foreground until interrupted."""
+    _ctx, app = prepare(settings)
+    token_file = app.state.admin_token_file
+    if token_file is not None:
+        announce(f"created the first admin token; it is in {token_file} (mode 0600)")
+    else:
+        announce(f"admin token file: {settings.data_dir / 'admin-token'}")
+    announce(f"regua serving on http://{settings.host}:{settings.port}/v1 (docs at /v1/docs)")
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+
+
+class BackgroundServer:
+    """The embedded service on a thread (used by ``regua demo`` and ``regua run``)."""
+
+    def __init__(self, settings: Settings) -> None:
+        """Prepare the service for ``settings`` (nothing listens until :meth:`start`)."""
+        self.settings = settings
+        self.ctx, self.app = prepare(settings)
+        config = uvicorn.Config(
+            self.app, host=settings.host, port=settings.port, log_level="warning", lifespan="on"
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, name="regua-server", daemon=True)
+
+    @property
+    def url(self) -> str:
+        """Base URL of the service."""
+        return f"http://{self.settings.host}:{self.settings.port}"
+
+    def start(self, timeout_s: float = 30.0) -> None:
+        """Start and wait until ``/v1/health`` answers."""
+        self.thread.start()
+        wait_ready(self.url, timeout_s)
+
+    def stop(self) -> None:
+        """Ask uvicorn to exit (the lifespan stops the executor and the render pool)."""
+        self.server.should_exit = True
+        self.thread.join(60)
+
+
+def wait_ready(url: str, timeout_s: float = 30.0) -> None:
+    """Poll ``/v1/health`` until it answers 200."""
+    deadline = time.monotonic() + timeout_s
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/v1/health", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError as exc:
+            last = exc
+        time.sleep(0.1)
+    raise ConfigurationError(f"service at {url} did not become ready: {last}")

@@ -1,0 +1,56 @@
+"""Storage: typed SQLAlchemy models, the engine with migrations on start-up, sessions, blobs."""
+
+from service.storage.access_models import WebSession
+from service.storage.engine import Database, upgrade
+from service.storage.models import (
+    ApiToken,
+    Artifact,
+    Base,
+    CheckResultRow,
+    CriterionOutcomeRow,
+    Evaluation,
+    JudgeFailureRow,
+    RenderRecord,
+    Run,
+    StageAttempt,
+    StageRecord,
+    TaskRow,
+    VerdictRow,
+    iso,
+    utcnow,
+)
+from service.storage.review_models import ReviewItem, ReviewRow, ReviewScan
+from service.storage.scoring_models import (
+    CalibrationRunRow,
+    GateDecisionRow,
+    RescoreBatch,
+    RescoreItem,
+)
+
+__all__ = [
+    "ApiToken",
+    "Artifact",
+    "Base",
+    "CalibrationRunRow",
+    "CheckResultRow",
+    "CriterionOutcomeRow",
+    "Database",
+    "Evaluation",
+    "GateDecisionRow",
+    "JudgeFailureRow",
+    "RenderRecord",
+    "RescoreBatch",
+    "RescoreItem",
+    "ReviewItem",
+    "ReviewRow",
+    "ReviewScan",
+    "Run",
+    "StageAttempt",
+    "StageRecord",
+    "TaskRow",
+    "VerdictRow",
+    "WebSession",
+    "iso",
+    "upgrade",
+    "utcnow",
+]

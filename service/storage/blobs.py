@@ -1,0 +1,164 @@
+"""The content-addressed artifact store (sha256) and the artifact records that link blobs to runs.
+
+Blobs live behind :class:`BlobStore`; :class:`LocalBlobStore` keeps them in a folder
+(``ab/cd/abcdef…``). An S3-compatible store can implement the same four methods later. Blobs are
+written before the database row that names them, so a crash between the two leaves at most an
+unreferenced blob, never a row without its bytes. Nothing is overwritten and nothing is deleted.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from regua.errors import NotFoundError, StorageError
+from regua.hashing import sha256_hex
+from service.storage.files import PRIVATE_DIR, private_dir
+from service.storage.models import Artifact
+
+MEDIA_TYPES = {
+    "raw": "text/plain; charset=utf-8",
+    "extracted": "image/svg+xml",
+    "normalized": "image/svg+xml",
+    "check_report": "application/json",
+    "frame": "image/png",
+    "mask": "image/png",
+    "render_log": "application/json",
+    "judge_raw": "application/json",
+    "review": "application/json",
+    "measurements": "application/json",
+}
+
+
+class BlobStore(Protocol):
+    """Where artifact bytes live, addressed by their sha256."""
+
+    def put(self, data: bytes) -> str:
+        """Store ``data`` (idempotent) and return its sha256."""
+        ...
+
+    def get(self, sha256: str) -> bytes:
+        """The bytes of ``sha256``; raises :class:`NotFoundError`."""
+        ...
+
+    def exists(self, sha256: str) -> bool:
+        """Whether the blob is present."""
+        ...
+
+    def locate(self, sha256: str) -> str:
+        """A human-readable location (path or URL) of the blob."""
+        ...
+
+
+class LocalBlobStore:
+    """Blobs in a local folder, written atomically (temp file + rename), never overwritten.
+
+    Folders are ``0700`` and files ``0600``: artifacts are readable by the service's user only.
+    """
+
+    def __init__(self, root: Path) -> None:
+        """Keep blobs under ``root``, creating the folder (``0700``) when missing."""
+        self.root = private_dir(root)
+
+    def _path(self, sha256: str) -> Path:
+        if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
+            raise NotFoundError(f"not an artifact address: {sha256!r}")
+        return self.root / sha256[:2] / sha256[2:4] / sha256
+
+    def put(self, data: bytes) -> str:
+        """Store ``data`` under its sha256 (no-op when already present)."""
+        digest = sha256_hex(data)
+        path = self._path(digest)
+        if path.exists():
+            return digest
+        try:
+            for folder in (path.parent.parent, path.parent):
+                folder.mkdir(mode=PRIVATE_DIR, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")  # created 0600
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise StorageError(f"cannot write artifact {digest}: {exc}") from exc
+        return digest
+
+    def get(self, sha256: str) -> bytes:
+        """The stored bytes."""
+        path = self._path(sha256)
+        try:
+            return path.read_bytes()
+        except FileNotFoundError as exc:
+            raise NotFoundError(f"artifact {sha256} is not in the store") from exc
+
+    def exists(self, sha256: str) -> bool:
+        """Whether the blob file exists."""
+        return self._path(sha256).exists()
+
+    def locate(self, sha256: str) -> str:
+        """The blob's file path."""
+        return str(self._path(sha256))
+
+
+@dataclass(frozen=True)
+class NewArtifact:
+    """What a stage wants stored: bytes plus their description."""
+
+    kind: str
+    data: bytes
+    procedure_id: str
+    procedure_version: str
+    name: str = ""
+    media_type: str | None = None
+    parent_id: int | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def record_artifact(
+    session: Session,
+    blobs: BlobStore,
+    run_id: str | None,
+    new: NewArtifact,
+    *,
+    fresh_run: bool = False,
+) -> Artifact:
+    """Write the blob, then add (or find, when already recorded) its row in ``session``.
+
+    Idempotent per (run, kind, name, sha256): re-running a stage after a crash finds the row
+    instead of duplicating it. ``fresh_run`` skips that lookup for a run created in this very
+    transaction (nothing can exist yet).
+    """
+    digest = blobs.put(new.data)
+    if not fresh_run:
+        existing = session.scalar(
+            select(Artifact).where(
+                Artifact.run_id == run_id,
+                Artifact.kind == new.kind,
+                Artifact.name == new.name,
+                Artifact.sha256 == digest,
+            )
+        )
+        if existing is not None:
+            return existing
+    row = Artifact(
+        sha256=digest,
+        run_id=run_id,
+        kind=new.kind,
+        name=new.name,
+        media_type=new.media_type or MEDIA_TYPES.get(new.kind, "application/octet-stream"),
+        size=len(new.data),
+        parent_id=new.parent_id,
+        procedure_id=new.procedure_id,
+        procedure_version=new.procedure_version,
+        meta=new.meta or None,
+    )
+    session.add(row)
+    session.flush()
+    return row

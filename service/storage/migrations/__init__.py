@@ -1,0 +1,1 @@
+"""Alembic migrations of the service database: the environment and the revision scripts."""

@@ -1,0 +1,1 @@
+"""Helpers shared by the test areas (launchers, fakes at the HTTP boundary, factories)."""

@@ -1,0 +1,125 @@
+"""The one launcher of a service under test: ``regua serve`` as a subprocess, or an app on a
+uvicorn thread, each on a free loopback port and waited on until ``/v1/health`` answers."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from fastapi import FastAPI
+
+from service.api.client import ReguaClient, read_token
+from service.server.run import free_port, wait_ready
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def real_rendering_available() -> str | None:
+    """None when the real pipeline can run here, else the reason it cannot."""
+    if shutil.which("bwrap") is None:
+        return "bubblewrap (bwrap) is not installed"
+    if not Path("/usr/bin/chromium").exists():
+        return "Debian chromium is not installed at /usr/bin/chromium"
+    return None
+
+
+def require_real_rendering() -> None:
+    """Skip with a clear reason when Chromium or bubblewrap is missing."""
+    reason = real_rendering_available()
+    if reason:
+        pytest.skip(reason)
+
+
+class Served:
+    """``regua serve`` as a subprocess on a free port with its own data folder.
+
+    The service uses the real checker, sandboxed renderer and judges; ``env`` adds settings
+    (``REGUA_*``). One render worker unless the caller asks for more.
+    """
+
+    def __init__(self, data_dir: Path, **env: str) -> None:
+        self.data_dir = data_dir
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        cmd = [sys.executable, "-m", "service.cli", "serve", "--port", str(self.port)]
+        cmd += ["--data-dir", str(data_dir)]
+        full_env = {**os.environ, "PYTHONPATH": str(REPO), "REGUA_RENDER_WORKERS": "1", **env}
+        self.log_path = data_dir.parent / f"serve-{self.port}.log"
+        self.log = self.log_path.open("wb")
+        self.proc = subprocess.Popen(
+            cmd,
+            cwd=REPO,
+            env=full_env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            wait_ready(self.url, 90)
+        except Exception:
+            self.stop()
+            raise
+
+    def client(self, token: str | None = None) -> ReguaClient:
+        """A client with ``token`` (default: the admin token written on first start)."""
+        return ReguaClient(self.url, token or read_token(self.data_dir))
+
+    def output(self) -> str:
+        """What the server printed so far."""
+        return self.log_path.read_text(errors="replace")
+
+    def kill9(self) -> None:
+        """``kill -9`` the server process itself (not its process group)."""
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(30)
+
+    def stop(self) -> None:
+        """Terminate the server and anything left in its process group."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(30)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.log.close()
+
+
+@contextlib.contextmanager
+def serve_in_thread(app: FastAPI) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on a thread of this process; yields its base URL."""
+    port = free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name=f"test-server-{port}", daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(url, 30)
+        yield url
+    finally:
+        server.should_exit = True
+        thread.join(30)
+
+
+@contextlib.contextmanager
+def http_client(app: FastAPI, **headers: str) -> Iterator[httpx.Client]:
+    """An HTTP client of ``app`` served on a uvicorn thread; follows redirects like a browser
+    (pass ``follow_redirects=False`` per request to see one)."""
+    with (
+        serve_in_thread(app) as url,
+        httpx.Client(base_url=url, headers=headers, follow_redirects=True, timeout=60) as client,
+    ):
+        yield client

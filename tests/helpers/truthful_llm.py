@@ -1,0 +1,103 @@
+"""A real local HTTP server imitating an OpenAI-compatible vision model that answers from a
+truth table: for the frames it is shown (known by the sha256 of their PNG bytes) and the
+criterion it is asked about, it replies with the status the table holds, else ``uncertain``.
+
+It only ever sees what the judge sends over HTTP (prompt text and images), like a real model.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+CRITERION = re.compile(r"Criterion (\w+) \(")
+IMAGE = re.compile(r"^data:image/png;base64,(.+)$")
+
+Truth = Mapping[str, Mapping[str, str]]
+"""frame PNG sha256 → criterion id → status."""
+
+
+@dataclass
+class TruthfulModel:
+    """What the server knows and what it was asked."""
+
+    truth: dict[str, dict[str, str]] = field(default_factory=dict)
+    asked: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    """(criterion, frame shas) of every request."""
+    url: str = ""
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def answer(self, body: Any) -> str:
+        """The reply text for one chat-completions request body."""
+        texts: list[str] = []
+        shas: list[str] = []
+        for message in body.get("messages", []):
+            content = message.get("content")
+            parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
+            for part in parts:
+                if part.get("type") == "text":
+                    texts.append(str(part.get("text")))
+                elif part.get("type") == "image_url":
+                    found = IMAGE.match(str(part["image_url"]["url"]))
+                    if found:
+                        png = base64.b64decode(found.group(1))
+                        shas.append(hashlib.sha256(png).hexdigest())
+        match = CRITERION.search("\n".join(texts))
+        criterion = match.group(1) if match else "?"
+        with self.lock:
+            self.asked.append((criterion, tuple(shas)))
+        known = [self.truth[s][criterion] for s in shas if criterion in self.truth.get(s, {})]
+        status = known[0] if known else "uncertain"
+        return json.dumps(
+            {"status": status, "evidence": f"{criterion} looks {status}", "time_s": None}
+        )
+
+
+def _handler(model: TruthfulModel) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            del format, args  # quiet
+
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("content-length", "0")))
+            text = model.answer(json.loads(raw))
+            data = json.dumps(
+                {
+                    "id": "chatcmpl-truthful",
+                    "object": "chat.completion",
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
+                    "usage": {"prompt_tokens": 1000, "completion_tokens": 20},
+                }
+            ).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
+
+
+@contextmanager
+def truthful_model(truth: Truth) -> Iterator[TruthfulModel]:
+    """Serve a :class:`TruthfulModel` on an ephemeral loopback port for the duration."""
+    model = TruthfulModel({k: dict(v) for k, v in truth.items()})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(model))
+    server.daemon_threads = True
+    model.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield model
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
