@@ -99,13 +99,23 @@ def bundled_spec_texts() -> list[tuple[str, str]]:
 
 
 BUNDLED_HASHES = {
-    "pelican-bicycle-animated@1": "f3e938c19cf89152ec0f01bacfcfa8e8e47b584d93bbb989d485e010712bb7bf",
-    "pelican-bicycle-animated@2": "c8002abbfa89910c32d3d2c0aea76372c96624172b04a35d8a2e655766c218ba",
+    "pelican-bicycle-animated@1": (
+        "f3e938c19cf89152ec0f01bacfcfa8e8e47b584d93bbb989d485e010712bb7bf"
+    ),
+    "pelican-bicycle-animated@2": (
+        "c8002abbfa89910c32d3d2c0aea76372c96624172b04a35d8a2e655766c218ba"
+    ),
     "pelican-bicycle-open@1": "5a0059db8567bb1d63fa26475f857086037b9713652b70b68323dd45ad7dd2c4",
-    "pelican-bicycle-restricted@1": "71f623304c1ad5c862a68d3d10720571dc6efdcac23fe45e79f4ede2b93225f6",
+    "pelican-bicycle-restricted@1": (
+        "71f623304c1ad5c862a68d3d10720571dc6efdcac23fe45e79f4ede2b93225f6"
+    ),
     "pelican-bicycle-static@1": "070519c3f5ffb542834315c336e880cb568b6ef0390e67031c6248d0bacb3029",
-    "pelican-bicycle-structured@1": "7e91760194ad92b8ad7d8102e6b11158107cf70a2958a92df8fb0ceae72fe891",
-    "pelican-bicycle-structured@2": "f99f64041e7b94700398acfc0bc08c4dfe09201eee45ac17b45e04aef8a541c3",
+    "pelican-bicycle-structured@1": (
+        "7e91760194ad92b8ad7d8102e6b11158107cf70a2958a92df8fb0ceae72fe891"
+    ),
+    "pelican-bicycle-structured@2": (
+        "f99f64041e7b94700398acfc0bc08c4dfe09201eee45ac17b45e04aef8a541c3"
+    ),
 }
 """Content hashes of the bundled task versions: editing a released spec fails at load."""
 

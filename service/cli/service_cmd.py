@@ -136,12 +136,12 @@ def token_create(
     data_dir: Path | None = typer.Option(None, help="Data folder (REGUA_DATA_DIR)"),
 ) -> None:
     """Create a token directly in the database (printed once; stored hashed)."""
+    from service.access.secret import open_database
     from service.access.tokens import create_token
-    from service.storage import Database
 
     settings = _settings(data_dir)
     try:
-        secret, principal = create_token(Database(settings.resolved_database_url()), role, name)
+        secret, principal = create_token(open_database(settings), role, name)
     except ReguaError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc

@@ -114,9 +114,13 @@ def test_cli_lists_and_shows_tasks() -> None:
 
 
 FROZEN_V1 = {
-    "pelican-bicycle-animated@1": "f3e938c19cf89152ec0f01bacfcfa8e8e47b584d93bbb989d485e010712bb7bf",
+    "pelican-bicycle-animated@1": (
+        "f3e938c19cf89152ec0f01bacfcfa8e8e47b584d93bbb989d485e010712bb7bf"
+    ),
     "pelican-bicycle-static@1": "070519c3f5ffb542834315c336e880cb568b6ef0390e67031c6248d0bacb3029",
-    "pelican-bicycle-structured@1": "7e91760194ad92b8ad7d8102e6b11158107cf70a2958a92df8fb0ceae72fe891",
+    "pelican-bicycle-structured@1": (
+        "7e91760194ad92b8ad7d8102e6b11158107cf70a2958a92df8fb0ceae72fe891"
+    ),
 }
 
 

@@ -11,7 +11,6 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
-
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -57,9 +56,7 @@ def _own_items(session: Session, reviewer: store.Reviewer) -> set[str]:
         session.scalars(
             select(ReviewItem.id)
             .join(Run, Run.id == ReviewItem.run_id)
-            .where(
-                Run.submitted_by == reviewer.id, ReviewItem.state.in_(("open", "disputed"))
-            )
+            .where(Run.submitted_by == reviewer.id, ReviewItem.state.in_(("open", "disputed")))
         )
     )
 

@@ -21,8 +21,11 @@ router = APIRouter(prefix="/v1/tokens", tags=["tokens"])
 
 
 class TokenLine(BaseModel):
-    """One token as an admin may see it: its id, name, role, the secret's first characters and
-    its state (``active``, ``revoked``, ``expired``) — never the secret or its hash."""
+    """One token as an admin may see it, never its secret or the secret's hash.
+
+    Its id, name, role, the secret's first characters and its state (``active``, ``revoked``,
+    ``expired``).
+    """
 
     id: int
     name: str
