@@ -57,7 +57,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     tmp = tmp_path_factory.mktemp("review-accept")
     data = tmp / "data"
     data.mkdir()
-    served = Served(data, REGUA_REVIEW_AUDIT_RATE="1.0", REGUA_RENDER_WORKERS="2")
+    # a generous job budget: these tests are about the pages, and a loaded machine must not turn
+    # the animated render into an `incomplete` run
+    served = Served(
+        data, REGUA_REVIEW_AUDIT_RATE="1.0", REGUA_RENDER_WORKERS="2", REGUA_JOB_TIMEOUT_S="180"
+    )
     try:
         shots = os.environ.get("REGUA_SCREENSHOT_DIR")  # keep them somewhere stable if asked
         admin = (data / "admin-token").read_text().strip()
