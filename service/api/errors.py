@@ -7,7 +7,6 @@ one of our exceptions, request validation, the framework (unknown path, wrong me
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -34,8 +33,6 @@ from regua.errors import (
 from service.api.body_limit import BodyLimitMiddleware
 
 __all__ = ["STATUS_FOR", "BodyLimitMiddleware", "error_response", "install_error_handlers"]
-
-log = logging.getLogger(__name__)
 
 #: Most specific first.
 STATUS_FOR: tuple[tuple[type[ReguaError], int, str], ...] = (
@@ -140,8 +137,8 @@ def install_error_handlers(app: FastAPI) -> None:
             headers=exc.headers,
         )
 
-    async def on_bug(request: Request, exc: Exception) -> JSONResponse:
-        log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    async def on_bug(_request: Request, exc: Exception) -> JSONResponse:
+        # Starlette re-raises after this answer, so the server logs the traceback once
         detail = f"internal error ({type(exc).__name__}); the server log has the details"
         return JSONResponse({"error": "internal_error", "detail": detail}, status_code=500)
 

@@ -9,9 +9,12 @@ with 422 naming the field.
 from __future__ import annotations
 
 import math
+import re
 from typing import Annotated, Any
 
 from pydantic import AfterValidator
+
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def no_lone_surrogates(value: str) -> str:
@@ -58,3 +61,19 @@ def _is_text(key: object) -> bool:
 
 Text = Annotated[str, AfterValidator(no_lone_surrogates)]
 """A string field that must be storable Unicode text."""
+
+
+def displayable(value: Any) -> Any:
+    """``value`` with lone surrogates replaced by U+FFFD and NaN/Infinity by None.
+
+    For JSON stored before such input was refused, so that answering it cannot fail.
+    """
+    if isinstance(value, str):
+        return SURROGATE.sub("\ufffd", value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {displayable(str(k)): displayable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [displayable(v) for v in value]
+    return value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -10,7 +11,7 @@ from pydantic import JsonValue
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from regua.errors import TaskIntegrityError
+from regua.errors import InputError, TaskIntegrityError
 from service.pipeline.admission import Admission
 from service.storage import Database, Run, TaskRow
 from service.storage.blobs import BlobStore, NewArtifact, record_artifact
@@ -69,6 +70,8 @@ def submit(
     is checked again under the writer lock, where a request that lost a race to a concurrent one
     can still be refused after its (content-addressed, idempotent) blobs were written.
     """
+    for index, item in enumerate(items):
+        _check_storable(item, index)
     specs = [registry.get(item.task) for item in items]
     admission.before_writing(len(items), token_id)
     with db.read() as s:
@@ -78,6 +81,27 @@ def submit(
     with db.write() as s:
         admission.check_queue(s, len(items), token_id)
         return _store(s, blobs, items, specs, token_id)
+
+
+def _check_storable(item: Submission, index: int) -> None:
+    """Refuse text that is not Unicode (lone surrogates) and params that are not JSON (NaN).
+
+    The HTTP API refuses these already, naming the field; this guards every other caller.
+    """
+    texts = {"task": item.task, "model.label": item.model_label, "output": item.output}
+    texts["model.provider"] = item.model_provider or ""
+    try:
+        texts["model.params"] = json.dumps(item.model_params, ensure_ascii=False, allow_nan=False)
+    except ValueError as exc:
+        raise InputError(f"run {index}: model.params is not JSON ({exc})") from exc
+    for name, text in texts.items():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InputError(
+                f"run {index}: {name} is not valid Unicode text (lone surrogate at character "
+                f"{exc.start})"
+            ) from exc
 
 
 def _store(

@@ -18,6 +18,7 @@ from service.api.schemas import (
     RunRequest,
     RunView,
 )
+from service.api.text import displayable
 from service.pipeline.submit import Submission
 from service.reports.runs import run_summary, run_view
 from service.storage import Run
@@ -100,4 +101,7 @@ def get_run(run_id: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
     caller.require("submitter")
     with ctx.db.read() as s:
         run = _readable(caller, s.get(Run, run_id), run_id)
-        return run_view(s, run, include_model=True)
+        view = run_view(s, run, include_model=True)
+    if view.get("model"):  # params stored before unstorable text was refused (issue 14)
+        view["model"]["params"] = displayable(view["model"].get("params"))
+    return view

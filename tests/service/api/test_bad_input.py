@@ -9,8 +9,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+import httpx
 import pytest
+from sqlalchemy import update
+from sqlalchemy.exc import DBAPIError
 
+from regua.errors import InputError
+from service.context import ServiceContext
+from service.pipeline.submit import Submission
+from service.server import create_app
+from service.storage import Run
+from tests.helpers.server import serve_in_thread
 from tests.service.api.store_counts import GOOD, TASK, stored
 from tests.service.conftest import Api
 
@@ -121,3 +130,49 @@ def test_framework_errors_have_the_documented_shape(api: Api) -> None:
         headers={**h, **JSON},
     )
     assert ok.status_code == 202
+
+
+def test_params_stored_before_the_fix_are_answered_not_500(api: Api) -> None:
+    """A run whose stored params hold a lone surrogate and NaN (accepted by the old code)."""
+    h = api.h("submitter")
+    run_id = api.client.post("/v1/runs", content=_doc(), headers={**h, **JSON}).json()["run_id"]
+    legacy = {"seed": "x\udc00", "t": float("nan")}
+    if api.ctx.db.is_sqlite:  # SQLite kept such JSON (escaped); PostgreSQL refuses to store it
+        with api.ctx.db.write() as s:
+            s.execute(update(Run).where(Run.id == run_id).values(model_params=legacy))
+        got = api.client.get(f"/v1/runs/{run_id}", headers=h)
+        assert got.status_code == 200, got.text  # was 500 on every GET
+        assert got.json()["model"]["params"] == {"seed": "x\ufffd", "t": None}
+    else:
+        with pytest.raises(DBAPIError), api.ctx.db.write() as s:
+            s.execute(update(Run).where(Run.id == run_id).values(model_params=legacy))
+
+
+def test_other_callers_of_submit_are_refused_too(api: Api) -> None:
+    """``ServiceContext.submit`` (CLI, jobs) refuses what the API refuses: InputError, no row."""
+    before = stored(api.ctx)
+    for bad in (
+        Submission(TASK, "m", "a \ud800"),
+        Submission(TASK, "m", GOOD, model_params={"x": "\udc01"}),
+        Submission(TASK, "m", GOOD, model_params={"t": float("inf")}),
+    ):
+        with pytest.raises(InputError, match=r"run 0: (output|model\.params)"):
+            api.ctx.submit([bad], None)
+    assert stored(api.ctx) == before
+
+
+def test_an_unhandled_error_is_500_with_the_documented_shape(ctx: ServiceContext) -> None:
+    """A bug in a handler answers ``{error: internal_error, detail}``, not Starlette's text."""
+    app = create_app(ctx)
+
+    def broken() -> None:
+        raise RuntimeError("a bug")
+
+    app.add_api_route("/v1/broken", broken)  # a route of the test: the handler is under test
+    with serve_in_thread(app) as url, httpx.Client(base_url=url) as http:
+        got = http.get("/v1/broken")
+    assert got.status_code == 500
+    assert got.json() == {
+        "error": "internal_error",
+        "detail": "internal error (RuntimeError); the server log has the details",
+    }
