@@ -20,12 +20,15 @@ def web_pages(url: str, run_id: str | None = None) -> list[tuple[str, str]]:
     return pages
 
 
-def come_back_hint(data_dir: Path, run_id: str | None = None) -> list[str]:
-    """How to look at a finished demo's runs again once its service has stopped."""
+def come_back_hint(data_dir: Path, serve_url: str, run_id: str | None = None) -> list[str]:
+    """How to look at a finished demo's runs again once its service has stopped.
+
+    ``serve_url`` is where ``regua serve`` will listen (``REGUA_HOST`` / ``REGUA_PORT``).
+    """
     example = run_id or "RUN_ID"
     return [
         "the demo's service has stopped, so its URLs no longer answer. To look at these runs:",
-        f"  regua serve --data-dir {data_dir}      (then open http://127.0.0.1:8000/runs)",
+        f"  regua serve --data-dir {data_dir}      (then open {serve_url}/runs)",
         f"  regua status {example} --data-dir {data_dir}",
         "or run the demo with --keep to leave its service up until Ctrl-C.",
     ]

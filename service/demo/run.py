@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from regua.settings import Settings
+from regua.settings import Settings, load_settings
 from service.api.client import ReguaClient, read_token
 from service.demo.pages import come_back_hint, web_pages
 from service.server.run import BackgroundServer, free_port
@@ -129,7 +129,8 @@ def run_demo(
         if keep:
             _stay_up(console, server.url, first)
         else:
-            for line in come_back_hint(data, first):
+            serving = load_settings()
+            for line in come_back_hint(data, f"http://{serving.host}:{serving.port}", first):
                 console.print(line, highlight=False)
         return 0 if len(views) == len(pairs) else 1
     finally:
