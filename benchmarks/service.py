@@ -63,6 +63,9 @@ def _start(data: Path, workers: int, capacity: int) -> tuple[subprocess.Popen[by
     cmd += ["--data-dir", str(data)]
     env = {**os.environ, "PYTHONPATH": str(REPO), "REGUA_RENDER_WORKERS": str(workers)}
     env["REGUA_QUEUE_CAPACITY"] = str(max(1000, capacity))
+    # one token submits everything: measure the service, not the per-token fairness limits
+    env["REGUA_SUBMITTER_QUEUE_SHARE"] = "1"
+    env["REGUA_SUBMIT_RATE_PER_MINUTE"] = "0"
     with (data / "serve.log").open("wb") as log:
         proc = subprocess.Popen(
             cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True

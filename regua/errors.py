@@ -104,3 +104,15 @@ class BackpressureError(ReguaError):
         """Carry the number of seconds the caller should wait before retrying."""
         self.retry_after_s = retry_after_s
         super().__init__(message)
+
+
+class QueueShareError(BackpressureError):
+    """One submitter's unfinished runs already fill its share of the queue; retry later."""
+
+
+class RateLimitedError(BackpressureError):
+    """A token sent more submissions than its rate allows; retry later."""
+
+
+class BatchTooLargeError(InputError):
+    """A batch larger than the queue (or a submitter's share of it) can never be accepted."""

@@ -48,6 +48,18 @@ class Settings(BaseSettings):
 
     queue_capacity: int = 1000
     max_body_bytes: int = 2_000_000
+    submitter_queue_share: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="Fraction of queue_capacity one token's unfinished runs may occupy",
+    )
+    submit_rate_per_minute: float = Field(
+        default=120.0, ge=0, description="Submission requests per token per minute (0: no limit)"
+    )
+    submit_burst: int = Field(
+        default=20, ge=1, description="Submission requests a token may send in a row"
+    )
 
     review_audit_rate: float = 0.05
     reviews_per_item: int = 1

@@ -16,6 +16,7 @@ from sandbox import WorkerPool
 from service.access.secret import bind_secret, installation_secret
 from service.evaluation.evaluator import Evaluator
 from service.evaluation.gate import StoredEligibility
+from service.pipeline.admission import Admission, Limits
 from service.pipeline.check_stage import CHECKER_VERSION
 from service.pipeline.executor import Executor
 from service.pipeline.jobs import JobRunner
@@ -44,6 +45,13 @@ class ServiceContext:
     secret: bytes = field(default=b"", repr=False)
     """The installation secret (``service.access.secret``): keys tokens, sessions, blinding."""
     _jobs_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    admission: Admission = field(init=False, repr=False)
+    """Batch size, per-token rate, queue capacity and per-submitter share (a test may replace it
+    with one on its own clock)."""
+
+    def __post_init__(self) -> None:
+        """Admit submissions by the limits of the settings."""
+        self.admission = Admission(Limits.from_settings(self.settings))
 
     @classmethod
     def open(cls, settings: Settings, *, render_pool: WorkerPool | None = None) -> ServiceContext:
@@ -94,7 +102,7 @@ class ServiceContext:
             items,
             token_id,
             registry=self.registry,
-            capacity=self.settings.queue_capacity,
+            admission=self.admission,
         )
         self.wake()
         return ids

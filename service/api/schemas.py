@@ -2,29 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from judges import CriterionStatus, OutcomeStatus
+from service.api.text import Text, strict_json
+
+JsonParams = Annotated[dict[str, Any], AfterValidator(strict_json)]
 
 
 class ModelInfo(BaseModel):
     """Which model produced the output (never shown to judges or reviewers)."""
 
     model_config = ConfigDict(extra="forbid")
-    label: str = Field(min_length=1, max_length=200, description="Model label, e.g. 'gpt-x-2026'")
-    provider: str | None = Field(default=None, max_length=200)
-    params: dict[str, Any] | None = Field(default=None, description="Request parameters")
+    label: Text = Field(min_length=1, max_length=200, description="Model label, e.g. 'gpt-x-2026'")
+    provider: Text | None = Field(default=None, max_length=200)
+    params: JsonParams | None = Field(
+        default=None, description="Request parameters (JSON; NaN and Infinity are refused)"
+    )
 
 
 class RunRequest(BaseModel):
     """One model output to evaluate against a task version."""
 
     model_config = ConfigDict(extra="forbid")
-    task: str = Field(min_length=3, max_length=200, description="Task reference ID@VERSION")
+    task: Text = Field(min_length=3, max_length=200, description="Task reference ID@VERSION")
     model: ModelInfo
-    output: str = Field(description="The model's raw reply text (may contain prose around SVG)")
+    output: Text = Field(description="The model's raw reply text (may contain prose around SVG)")
 
 
 class BatchRequest(BaseModel):
@@ -53,7 +58,7 @@ class TokenRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     role: Literal["submitter", "reviewer", "admin"]
-    name: str = Field(default="", max_length=200)
+    name: Text = Field(default="", max_length=200)
     expires_in: str | None = Field(
         default=None, max_length=20, description="lifetime, e.g. 7d, 12h, 30m (default: none)"
     )

@@ -152,15 +152,17 @@ def token_create(
 def demo(
     samples: Path | None = typer.Option(None, help="Samples folder with manifest.json"),
     data_dir: Path | None = typer.Option(None, help="Data folder (default: a fresh temp folder)"),
+    keep: bool = typer.Option(False, "--keep", help="Keep the service up until Ctrl-C"),
 ) -> None:
     """Run the bundled samples through a freshly started embedded service.
 
     Starts the service on a free port with a fresh data folder, submits the samples over HTTP,
-    waits and prints a summary per sample.
+    waits and prints a summary per sample. The service then stops (the summary says how to
+    serve the data folder again) unless ``--keep`` leaves it up, printing its web pages.
     """
     from service.demo.run import run_demo
 
-    raise typer.Exit(run_demo(samples, data_dir))
+    raise typer.Exit(run_demo(samples, data_dir, keep=keep))
 
 
 def run(
@@ -184,11 +186,28 @@ def _friendly(func: Callable[..., None]) -> Callable[..., None]:
         except ReguaError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from exc
+        except httpx.ConnectError as exc:
+            typer.echo(_no_service(exc), err=True)
+            raise typer.Exit(1) from exc
         except httpx.HTTPError as exc:
             typer.echo(f"error: cannot reach the service: {exc}", err=True)
             raise typer.Exit(1) from exc
 
     return wrapper
+
+
+def _no_service(exc: httpx.ConnectError) -> str:
+    """What to do when nothing answers (e.g. after ``regua demo``, whose service has stopped)."""
+    try:
+        where = str(exc.request.url.copy_with(path="/", query=None))
+    except RuntimeError:  # no request attached
+        where = "the service URL"
+    return (
+        f"error: no regua service answers at {where} ({exc}).\n"
+        "Start one with `regua serve` (add --data-dir DIR for a demo's data folder), or run "
+        "`regua demo --keep` to leave the demo's service up; point --url or REGUA_URL at a "
+        "running service."
+    )
 
 
 def register(app: typer.Typer) -> None:

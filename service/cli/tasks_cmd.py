@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from regua.errors import UnknownTaskError
-from tasks import bundled_registry
+from tasks import TaskSpec, bundled_registry
 
 tasks_app = typer.Typer(help="List and show the bundled task specs.", no_args_is_help=True)
 
@@ -30,11 +32,27 @@ def list_tasks(as_json: bool = typer.Option(False, "--json", help="Print JSON li
             }
             typer.echo(json.dumps(line))
         return
-    table = Table("task", "family", "pool", "mode", "criteria", "title")
-    for spec in registry.all():
+    Console().print(tasks_table(registry.all()))
+
+
+def tasks_table(specs: Sequence[TaskSpec]) -> Table:
+    """One line per task version; refs are never cut (they are what users copy into commands).
+
+    The ref column is as wide as the longest ref and never wraps; criteria and title wrap (a
+    narrow terminal makes the table taller, it never loses characters). The family is the ref's
+    prefix, so it is left to ``--json`` and ``tasks show``.
+    """
+    widest = max((len(spec.ref) for spec in specs), default=4)
+    table = Table(box=box.SIMPLE_HEAD)
+    table.add_column("task", no_wrap=True, min_width=widest, overflow="ignore")
+    table.add_column("pool", no_wrap=True)
+    table.add_column("mode", no_wrap=True)
+    table.add_column("criteria", ratio=1, min_width=8, overflow="fold")
+    table.add_column("title", ratio=2, min_width=10, overflow="fold")
+    for spec in specs:
         criteria = " ".join(c.id for c in spec.criteria)
-        table.add_row(spec.ref, spec.family, spec.pool.value, spec.mode.value, criteria, spec.title)
-    Console().print(table)
+        table.add_row(spec.ref, spec.pool.value, spec.mode.value, criteria, spec.title)
+    return table
 
 
 @tasks_app.command("show")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,8 +14,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from regua.settings import Settings
+from regua.settings import Settings, load_settings
 from service.api.client import ReguaClient, read_token
+from service.demo.pages import come_back_hint, web_pages
 from service.server.run import BackgroundServer, free_port
 
 SYMBOL = {"pass": "✓", "fail": "✗", "uncertain": "?", "not_applicable": "-"}
@@ -74,7 +77,7 @@ def wait_with_progress(
 def summary_table(pairs: list[tuple[Sample, str]], views: dict[str, dict[str, Any]]) -> Table:
     """One line per sample: outcome, cause and per-criterion statuses."""
     table = Table("sample", "task", "outcome", "criteria", "cause / first reason", "run")
-    for column in table.columns[:4]:
+    for column in (*table.columns[:4], table.columns[5]):
         column.no_wrap = True
     for sample, run_id in pairs:
         view = views[run_id]
@@ -87,7 +90,7 @@ def summary_table(pairs: list[tuple[Sample, str]], views: dict[str, dict[str, An
         reasons = outcome.get("reasons") or []
         why = outcome.get("cause") or (reasons[0] if reasons else "")
         task = sample.task.removeprefix("pelican-bicycle-")
-        table.add_row(sample.file, task, str(outcome.get("status")), crit, why, run_id[:8])
+        table.add_row(sample.file, task, str(outcome.get("status")), crit, why, run_id)
     return table
 
 
@@ -95,11 +98,15 @@ def run_demo(
     samples: Path | None = None,
     data_dir: Path | None = None,
     console: Console | None = None,
+    *,
+    keep: bool = False,
 ) -> int:
     """Run the samples through a freshly started embedded service; return the exit code.
 
     Starts the service on a free port with a fresh data folder, submits the samples over HTTP,
-    waits and prints the summary. The exit code is 0 when every run finished.
+    waits and prints the summary. With ``keep`` the service stays up (printing its web pages)
+    until Ctrl-C; otherwise it stops and the summary says how to come back to the runs. The exit
+    code is 0 when every run finished.
     """
     console = console or Console(width=160)
     folder = samples or default_samples_dir()
@@ -113,27 +120,50 @@ def run_demo(
     server.start()
     console.print(f"demo: service at {server.url}/v1 (admin token in {data / 'admin-token'})")
     try:
-        client = ReguaClient(server.url, read_token(data))
-        pairs = submit_samples(client, folder)
-        console.print(f"demo: submitted {len(pairs)} samples from {folder}")
-        views = wait_with_progress(client, [run_id for _, run_id in pairs], console)
-        console.print(summary_table(pairs, views))
-        counts: dict[str, int] = {}
-        for view in views.values():
-            status = (view.get("outcome") or {}).get("status", "none")
-            counts[status] = counts.get(status, 0) + 1
-        console.print("outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-        console.print(f"artifacts: {settings.resolved_artifact_dir()} (content-addressed, sha256)")
-        console.print(f"database:  {settings.resolved_database_url()}")
-        console.print(
-            f"each run:  {server.url}/v1/runs/<run_id>  (artifacts at /v1/artifacts/<sha256>)"
-        )
-        client.close()
-        for path in write_demo_report(settings, data / "report"):
-            console.print(f"report:    {path}")
+        with ReguaClient(server.url, read_token(data)) as client:
+            pairs = submit_samples(client, folder)
+            console.print(f"demo: submitted {len(pairs)} samples from {folder}")
+            views = wait_with_progress(client, [run_id for _, run_id in pairs], console)
+        _print_summary(console, settings, pairs, views)
+        first = pairs[0][1] if pairs else None
+        if keep:
+            _stay_up(console, server.url, first)
+        else:
+            serving = load_settings()
+            for line in come_back_hint(data, f"http://{serving.host}:{serving.port}", first):
+                console.print(line, highlight=False)
         return 0 if len(views) == len(pairs) else 1
     finally:
         server.stop()
+
+
+def _print_summary(
+    console: Console,
+    settings: Settings,
+    pairs: list[tuple[Sample, str]],
+    views: dict[str, dict[str, Any]],
+) -> None:
+    console.print(summary_table(pairs, views))
+    counts: dict[str, int] = {}
+    for view in views.values():
+        status = (view.get("outcome") or {}).get("status", "none")
+        counts[status] = counts.get(status, 0) + 1
+    console.print("outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    console.print(f"artifacts: {settings.resolved_artifact_dir()} (content-addressed, sha256)")
+    console.print(f"database:  {settings.resolved_database_url()}")
+    for path in write_demo_report(settings, settings.data_dir / "report"):
+        console.print(f"report:    {path}")
+
+
+def _stay_up(console: Console, url: str, run_id: str | None) -> None:
+    """Keep the demo's service serving until Ctrl-C, after printing where to look."""
+    console.print(f"demo: the service stays up at {url} (--keep):", highlight=False)
+    for what, address in web_pages(url, run_id):
+        console.print(f"  {what:<9} {address}", highlight=False, soft_wrap=True)
+    console.print(f"  status    regua status RUN_ID --url {url}", highlight=False)
+    console.print("press Ctrl-C to stop", highlight=False)
+    with contextlib.suppress(KeyboardInterrupt):
+        threading.Event().wait()
 
 
 def write_demo_report(settings: Settings, out_dir: Path) -> list[Path]:

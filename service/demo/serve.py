@@ -8,6 +8,7 @@ from rich.console import Console
 
 from regua.settings import Settings
 from service.api.client import ReguaClient, read_token
+from service.demo.pages import web_pages
 from service.demo.run import default_samples_dir, submit_samples
 from service.server.run import BackgroundServer
 
@@ -27,9 +28,10 @@ def serve_with_demo(settings: Settings) -> None:
         client.close()
         marker.write_text("\n".join(run_id for _, run_id in pairs) + "\n")
         console.print(f"loaded {len(pairs)} demo samples (runs listed in {marker})")
-    console.print(
-        f"regua is running at [bold]{server.url}/v1[/bold]  (API docs: {server.url}/v1/docs)"
-    )
+    loaded = marker.read_text().split() if marker.exists() else []
+    console.print(f"regua is running at [bold]{server.url}[/bold]; web pages:")
+    for what, address in web_pages(server.url, loaded[0] if loaded else None):
+        console.print(f"  {what:<9} {address}", highlight=False, soft_wrap=True)
     console.print(
         f"admin token: [bold]{token}[/bold]  (also in {settings.data_dir / 'admin-token'})"
     )

@@ -1,16 +1,18 @@
-"""Accepting submissions: validate, check capacity, store run + raw artifact in one transaction."""
+"""Accepting submissions: admit (size, rate, capacity, share), then store runs + raw artifacts."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pydantic import JsonValue
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from regua.errors import BackpressureError, TaskIntegrityError
+from regua.errors import InputError, TaskIntegrityError
+from service.pipeline.admission import Admission
 from service.storage import Database, Run, TaskRow
 from service.storage.blobs import BlobStore, NewArtifact, record_artifact
 from tasks import TaskRegistry, TaskSpec
@@ -58,56 +60,91 @@ def submit(
     token_id: int | None,
     *,
     registry: TaskRegistry,
-    capacity: int,
+    admission: Admission,
 ) -> list[str]:
     """Store every submission (all or none) and return their run ids.
 
-    Raises :class:`UnknownTaskError` (404) before anything is stored, and
-    :class:`BackpressureError` (429) when the queue cannot hold the whole batch.
+    Everything that can refuse the request is checked before a byte is written:
+    :class:`UnknownTaskError` (404), :class:`BatchTooLargeError` (422), then the token's rate,
+    the queue's capacity and the submitter's share (:class:`BackpressureError`, 429). The queue
+    is checked again under the writer lock, where a request that lost a race to a concurrent one
+    can still be refused after its (content-addressed, idempotent) blobs were written.
     """
+    for index, item in enumerate(items):
+        _check_storable(item, index)
     specs = [registry.get(item.task) for item in items]
-    for item in items:  # bytes first, outside the writer lock (content-addressed, idempotent)
+    admission.before_writing(len(items), token_id)
+    with db.read() as s:
+        admission.check_queue(s, len(items), token_id)
+    for item in items:  # bytes first, outside the writer lock
         blobs.put(item.output.encode("utf-8"))
+    with db.write() as s:
+        admission.check_queue(s, len(items), token_id)
+        return _store(s, blobs, items, specs, token_id)
+
+
+def _check_storable(item: Submission, index: int) -> None:
+    """Refuse text that is not Unicode (lone surrogates) and params that are not JSON (NaN).
+
+    The HTTP API refuses these already, naming the field; this guards every other caller.
+    """
+    texts = {"task": item.task, "model.label": item.model_label, "output": item.output}
+    texts["model.provider"] = item.model_provider or ""
+    try:
+        texts["model.params"] = json.dumps(item.model_params, ensure_ascii=False, allow_nan=False)
+    except ValueError as exc:
+        raise InputError(f"run {index}: model.params is not JSON ({exc})") from exc
+    for name, text in texts.items():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InputError(
+                f"run {index}: {name} is not valid Unicode text (lone surrogate at character "
+                f"{exc.start})"
+            ) from exc
+
+
+def _store(
+    s: Session,
+    blobs: BlobStore,
+    items: Sequence[Submission],
+    specs: Sequence[TaskSpec],
+    token_id: int | None,
+) -> list[str]:
+    """Add the runs and their raw artifacts in ``s``; their ids in order."""
     batch_id = uuid.uuid4().hex if len(items) > 1 else None
     run_ids: list[str] = []
-    with db.write() as s:
-        depth = int(s.scalar(select(func.count(Run.id)).where(Run.status != "done")) or 0)
-        if depth + len(items) > capacity:
-            raise BackpressureError(
-                f"queue full ({depth} of {capacity} runs waiting); retry later",
-                retry_after_s=max(1, min(60, (depth + len(items) - capacity) // 4 + 1)),
-            )
-        tasks: dict[str, TaskRow] = {}
-        for item, spec in zip(items, specs, strict=True):
-            task_row = tasks.get(spec.ref) or ensure_task_row(s, spec)
-            tasks[spec.ref] = task_row
-            run = Run(
-                id=uuid.uuid4().hex,
-                task_ref=spec.ref,
-                task_pk=task_row.id,
-                model_label=item.model_label,
-                model_provider=item.model_provider,
-                model_params=item.model_params,
-                submitted_by=token_id,
-                batch_id=batch_id,
-                status="queued",
-                claims=0,
-            )
-            s.add(run)
-            s.flush()
-            raw = record_artifact(
-                s,
-                blobs,
-                run.id,
-                NewArtifact(
-                    kind="raw",
-                    data=item.output.encode("utf-8"),
-                    name="reply.txt",
-                    procedure_id=RAW_PROCEDURE[0],
-                    procedure_version=RAW_PROCEDURE[1],
-                ),
-                fresh_run=True,
-            )
-            run.raw_artifact_id = raw.id
-            run_ids.append(run.id)
+    tasks: dict[str, TaskRow] = {}
+    for item, spec in zip(items, specs, strict=True):
+        task_row = tasks.get(spec.ref) or ensure_task_row(s, spec)
+        tasks[spec.ref] = task_row
+        run = Run(
+            id=uuid.uuid4().hex,
+            task_ref=spec.ref,
+            task_pk=task_row.id,
+            model_label=item.model_label,
+            model_provider=item.model_provider,
+            model_params=item.model_params,
+            submitted_by=token_id,
+            batch_id=batch_id,
+            status="queued",
+            claims=0,
+        )
+        s.add(run)
+        s.flush()
+        raw = record_artifact(
+            s,
+            blobs,
+            run.id,
+            NewArtifact(
+                kind="raw",
+                data=item.output.encode("utf-8"),
+                name="reply.txt",
+                procedure_id=RAW_PROCEDURE[0],
+                procedure_version=RAW_PROCEDURE[1],
+            ),
+            fresh_run=True,
+        )
+        run.raw_artifact_id = raw.id
+        run_ids.append(run.id)
     return run_ids

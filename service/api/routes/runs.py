@@ -18,6 +18,7 @@ from service.api.schemas import (
     RunRequest,
     RunView,
 )
+from service.api.text import displayable
 from service.pipeline.submit import Submission
 from service.reports.runs import run_summary, run_view
 from service.storage import Run
@@ -49,8 +50,10 @@ def _readable(principal: Principal, run: Run | None, run_id: str) -> Run:
 def create_run(body: RunRequest, ctx: Ctx, caller: Caller) -> RunAccepted:
     """Store a model's raw reply for a task version and queue it (202).
 
-    404 for an unknown task (listing known ones), 422 naming a malformed field, 413 for a too
-    large body, 429 with ``Retry-After`` when the queue is full. Nothing is stored on error.
+    404 for an unknown task (listing known ones), 422 naming a malformed field (text that is
+    not Unicode, NaN in params) or the position of malformed JSON, 413 for a too large body,
+    429 with ``Retry-After`` when the queue or the submitter's share of it is full or the token
+    is over its rate. Nothing is stored on error.
     """
     caller.require("submitter")
     (run_id,) = ctx.submit([_submission(body)], caller.token_id)
@@ -59,7 +62,10 @@ def create_run(body: RunRequest, ctx: Ctx, caller: Caller) -> RunAccepted:
 
 @router.post("/batch", status_code=202, response_model=BatchAccepted)
 def create_runs(body: BatchRequest, ctx: Ctx, caller: Caller) -> BatchAccepted:
-    """Store and queue many runs at once: all of them, or none on any error."""
+    """Store and queue many runs at once: all of them, or none on any error.
+
+    A batch larger than the queue or than one submitter's share answers 422: it can never fit.
+    """
     caller.require("submitter")
     ids = ctx.submit([_submission(r) for r in body.runs], caller.token_id)
     return BatchAccepted(
@@ -100,4 +106,7 @@ def get_run(run_id: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
     caller.require("submitter")
     with ctx.db.read() as s:
         run = _readable(caller, s.get(Run, run_id), run_id)
-        return run_view(s, run, include_model=True)
+        view = run_view(s, run, include_model=True)
+    if view.get("model"):  # params stored before unstorable text was refused (issue 14)
+        view["model"]["params"] = displayable(view["model"].get("params"))
+    return view

@@ -1,0 +1,79 @@
+"""Validation of text and JSON values in request bodies: what cannot be stored and shown back.
+
+A lone surrogate (a JSON escape such as ``ud800`` with its backslash) is a valid Python string
+but not Unicode text: it cannot be encoded as UTF-8, so storing or answering it fails. ``NaN`` and
+``Infinity`` are not JSON at all (RFC 8259), however lenient parsers accept them. Both are refused
+with 422 naming the field.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
+
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def no_lone_surrogates(value: str) -> str:
+    """``value`` when it is encodable Unicode text; raises ``ValueError`` naming the position."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"not valid Unicode text: lone surrogate {value[exc.start]!r} at character {exc.start}"
+        ) from exc
+    return value
+
+
+def strict_json(value: Any, path: str = "") -> Any:
+    """``value`` when every key and string in it is text and every number finite.
+
+    Raises ``ValueError`` naming the offending key path (``a.b[2]``).
+    """
+    where = f" at {path!r}" if path else ""
+    if isinstance(value, str):
+        try:
+            no_lone_surrogates(value)
+        except ValueError as exc:
+            raise ValueError(f"{exc}{where}") from None
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{value} is not a JSON number{where} (NaN and Infinity are refused)")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            strict_json(key, f"{path}.{key}".lstrip(".") if _is_text(key) else path)
+            strict_json(item, f"{path}.{key}".lstrip("."))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            strict_json(item, f"{path}[{index}]")
+    return value
+
+
+def _is_text(key: object) -> bool:
+    try:
+        str(key).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+Text = Annotated[str, AfterValidator(no_lone_surrogates)]
+"""A string field that must be storable Unicode text."""
+
+
+def displayable(value: Any) -> Any:
+    """``value`` with lone surrogates replaced by U+FFFD and NaN/Infinity by None.
+
+    For JSON stored before such input was refused, so that answering it cannot fail.
+    """
+    if isinstance(value, str):
+        return SURROGATE.sub("\ufffd", value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {displayable(str(k)): displayable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [displayable(v) for v in value]
+    return value
