@@ -25,6 +25,13 @@ class RunRequest(BaseModel):
     task: str = Field(min_length=3, max_length=200, description="Task reference ID@VERSION")
     model: ModelInfo
     output: str = Field(description="The model's raw reply text (may contain prose around SVG)")
+    panel: str | None = Field(
+        default=None,
+        min_length=3,
+        max_length=200,
+        description="Judge panel ID@VERSION (GET /v1/panels); default: the service's panel "
+        "(REGUA_PANEL), else the task version's default",
+    )
 
 
 class BatchRequest(BaseModel):

@@ -27,6 +27,8 @@ class Submission:
     output: str
     model_provider: str | None = None
     model_params: dict[str, JsonValue] | None = field(default=None)
+    panel: str | None = None
+    """The judge panel asked for (checked by the service context); None: the default."""
 
 
 def ensure_task_row(s: Session, spec: TaskSpec) -> TaskRow:
@@ -79,8 +81,7 @@ def submit(
             )
         tasks: dict[str, TaskRow] = {}
         for item, spec in zip(items, specs, strict=True):
-            task_row = tasks.get(spec.ref) or ensure_task_row(s, spec)
-            tasks[spec.ref] = task_row
+            task_row = tasks[spec.ref] = tasks.get(spec.ref) or ensure_task_row(s, spec)
             run = Run(
                 id=uuid.uuid4().hex,
                 task_ref=spec.ref,
@@ -88,6 +89,7 @@ def submit(
                 model_label=item.model_label,
                 model_provider=item.model_provider,
                 model_params=item.model_params,
+                panel_id=item.panel,
                 submitted_by=token_id,
                 batch_id=batch_id,
                 status="queued",
