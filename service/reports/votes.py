@@ -2,9 +2,10 @@
 
 A vote counts when its judge is eligible: static rules and people always are; any other judge
 only by a gate decision for the very id and content hash it voted under, on that criterion of
-that task family. The view shows, beside each stored vote, the judge's identity (id, hash, kind)
-and the gate decision that was in force when the evaluation was written — the latest decision
-stored by then — or why there was none.
+that task family. On a criterion that asks for something recognisable, a pass counts only from
+a recognising judge (the jury's ``note`` on the vote says so). Beside each stored vote the view
+shows the judge's identity (id, hash, kind) and the gate decision that was in force when the
+evaluation was written (the latest one stored by then), or why there was none.
 """
 
 from __future__ import annotations
@@ -96,6 +97,8 @@ def vote_views(s: Session, ev: Evaluation, votes: Mapping[str, Sequence[Any]]) -
             seat = seats.get(pid)
             kind = seat.kind if seat else ("human" if pid.startswith("human") else None)
             basis, gate = _basis(kind, seat, decisions.get((pid, criterion), []))
+            if vote.get("note"):  # the jury's own reason not to count it (recognition)
+                basis = f"{vote['note']} ({basis})"
             lines.append(
                 {
                     **vote,

@@ -1,0 +1,111 @@
+"""Acceptance (issue 13): a drawing of labelled rectangles with every required id is not passed
+on the structured task without a recognising judge's vote.
+
+Through the real pipeline — static checks, sandboxed Chromium render with part masks, the
+service's evaluator and the stored gate — with the geometry judges calibrated (eligible) on every
+criterion they answer. Geometry on the masks measures the relations as met (the drawing is built
+so); recognition (P1, and "recognisable" in B1) stays open with a reason, and the run view says
+why each vote did or did not count.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import judges
+from judges.calibration import GateDecision
+from service.context import ServiceContext
+from service.evaluation.gate import store_decisions
+from service.pipeline.submit import Submission
+from service.reports.runs import run_view
+from service.storage import Run
+from tests.helpers.rectangles import labelled_rectangles
+from tests.service.conftest import drain
+
+pytestmark = [pytest.mark.browser, pytest.mark.sandbox]
+TASK = "pelican-bicycle-structured@2"
+RELATIONS = ("B2", "R1", "R2", "R3")
+
+
+def grant_geometry(ctx: ServiceContext) -> None:
+    """Passing gate decisions for both geometry profiles on every criterion of the family."""
+    criteria = {c.id for c in ctx.registry.get(TASK).criteria}
+    decisions = [
+        GateDecision(
+            pid,
+            c,
+            "pelican-bicycle",
+            True,
+            ("granted by the test",),
+            {},
+            {},
+            "test",
+            "test-synthetic",
+            None,
+            "2026-01-01T00:00:00+00:00",
+            profile_hash=judges.get_profile(pid).content_hash(),
+        )
+        for pid in ("geometry@1", "geometry@2")
+        for c in sorted(criteria)
+    ]
+    with ctx.db.write() as s:
+        store_decisions(s, decisions)
+
+
+def judged(ctx: ServiceContext, panel: str | None = None) -> dict[str, Any]:
+    """Submit the drawing (asking for ``panel`` when given), run the pipeline, return the view."""
+    (run_id,) = ctx.submit([Submission(TASK, "m", labelled_rectangles(), panel=panel)], None)
+    drain(ctx)
+    with ctx.db.read() as s:
+        run = s.get(Run, run_id)
+        assert run is not None
+        return run_view(s, run, include_model=False)
+
+
+def criteria_of(view: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["criterion"]: c for c in view["evaluation"]["criteria"]}
+
+
+def test_labelled_rectangles_wait_for_a_recognising_judge(ctx: ServiceContext) -> None:
+    grant_geometry(ctx)
+    view = judged(ctx)
+    evaluation = view["evaluation"]
+    assert evaluation["versions"]["judge_panel"]["id"] == "pelican-bicycle-default@2"
+    assert view["checks"]["status"] == "pass"  # every required id is there
+    got = criteria_of(view)
+    # what the user sees: pending, never pass; P1 and B1 open with the reason
+    assert view["outcome"]["status"] == "pending"
+    for cid in ("P1", "B1"):
+        assert got[cid]["status"] == "uncertain"
+        assert got[cid]["review_required"] is True
+        assert got[cid]["review_reason"] == "no_recognising_judge"
+        assert f"{cid}: no_recognising_judge" in view["outcome"]["reasons"]
+    # geometry, calibrated and eligible, measures every relation as met
+    for cid in RELATIONS:
+        assert got[cid]["status"] == "pass", got[cid]
+        (vote,) = [v for v in got[cid]["votes"] if v["judge_profile_id"] == "geometry@2"]
+        assert vote["eligible"] is True
+        assert vote["gate"]["passed"] is True and vote["gate"]["set_id"] == "test-synthetic"
+        assert vote["basis"] == "the gate passed its calibration"
+    assert got["B1"]["votes"] == []  # geometry@2 never confirms recognition: it abstained
+    (static,) = got["F1"]["votes"]
+    assert static["judge_profile_id"] == "static@1" and static["gate"] is None
+    assert static["basis"] == "static rules need no calibration"
+
+
+def test_geometry_that_would_pass_b1_is_recorded_but_not_counted(ctx: ServiceContext) -> None:
+    """geometry@1 (no veto list) measures B1 as met on the rectangles; on the new task version
+    its pass is kept as evidence but cannot make a recognisable bicycle."""
+    grant_geometry(ctx)
+    view = judged(ctx, panel="pelican-bicycle-default@1")
+    assert view["evaluation"]["versions"]["judge_panel"]["id"] == "pelican-bicycle-default@1"
+    b1 = criteria_of(view)["B1"]
+    assert [v["status"] for v in b1["verdicts"]] == ["pass"]  # the masks do look like a bike
+    (vote,) = b1["votes"]
+    assert vote["judge_profile_id"] == "geometry@1" and vote["eligible"] is False
+    assert vote["note"].startswith("not a recognising judge")
+    assert vote["gate"]["passed"] is True  # calibrated, yet its pass does not count here
+    assert b1["status"] == "uncertain" and b1["review_reason"] == "no_recognising_judge"
+    assert view["outcome"]["status"] == "pending"
