@@ -67,13 +67,14 @@ class ServiceContext:
             render_pool: a running pool of render workers to use (it stays the caller's);
                 by default the context starts its own on the first render.
         """
+        panel_id = service_panel(settings)  # a bad judge file or panel stops here, first
         private_dir(settings.data_dir)  # 0700: the database, artifacts and secrets are inside
         secret = installation_secret(settings)
         db = Database(settings.resolved_database_url())
         bind_secret(db, secret)
         blobs = LocalBlobStore(settings.resolved_artifact_dir())
         gate = StoredEligibility(db)
-        evaluator = Evaluator(gate.current, settings, panel_id=service_panel(settings))
+        evaluator = Evaluator(gate.current, settings, panel_id=panel_id)
         renderer = RenderClient(settings, render_pool)
         context = cls(settings, db, blobs, bundled_registry(), renderer, gate, evaluator)
         context.secret = secret
