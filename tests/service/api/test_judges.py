@@ -141,6 +141,20 @@ def test_post_runs_with_an_unknown_panel_is_404_and_stores_nothing(world: World)
     assert _runs(api) == 0
 
 
+def test_post_runs_with_another_familys_panel_is_422(world: World) -> None:
+    api = world.api
+    other = judges.register_panel(
+        judges.JudgePanel(f"{world.tag}-other@1", "other-family", {"*": ("static@1",)})
+    )
+    r = api.client.post("/v1/runs", json=_body(other.id), headers=api.h("submitter"))
+    assert r.status_code == 422
+    assert (
+        f"judge panel {other.id} is for task family other-family, not pelican-bicycle"
+        in (r.json()["detail"])
+    )
+    assert _runs(api) == 0
+
+
 @pytest.mark.browser
 @pytest.mark.sandbox
 def test_the_panel_asked_for_judges_and_a_judge_skips_its_own_provider(world: World) -> None:
