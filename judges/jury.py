@@ -16,10 +16,10 @@ Per criterion:
   ``uncertain`` with review reason ``judge_failure`` unless an eligible judge says ``fail``;
 - a judge's ``not_applicable`` on a criterion the task declares applicable counts as
   ``uncertain``;
-- a criterion that asks for something *recognisable* (P1, B1 of the task versions of issue 13)
-  is passed only by a recognising judge: the ``pass`` of a judge that measures but does not
-  recognise (kinds ``static`` and ``geometry``, or ``params.recognises: false``) is recorded and
-  not counted (its ``fail`` still counts); without a recognising judge's answer the criterion is
+- a criterion that asks whether there is *a recognisable* thing (P1; B1 of the task versions of
+  issue 13) is passed only by a recognising judge: the ``pass`` of a judge that measures but does
+  not recognise (kinds ``static`` and ``geometry``, or ``params.recognises: false``) is recorded
+  and not counted (its ``fail`` still counts); when that leaves no vote the criterion is
   ``uncertain`` with review reason ``no_recognising_judge``.
 
 Per run (:func:`decide_outcome`): a declared rule that broke (the static checks failed) or a
@@ -30,6 +30,7 @@ with its reasons; else ``pass``. Optional criteria never decide.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias, cast
@@ -70,7 +71,10 @@ REVIEWERS_DISAGREE = "reviewers_disagree"
 REVIEWER_UNCERTAIN = "reviewer_uncertain"
 NO_RECOGNISING_JUDGE = "no_recognising_judge"
 
-RECOGNITION_WORDS = ("recognisable", "recognizable")
+RECOGNITION = re.compile(r"\b(?:a|an) recogni[sz]able\b", re.IGNORECASE)
+"""A question that asks whether there *is* a recognisable thing ("Is there a recognisable
+pelican?"); "parts, each recognisable" (B1 of the first task versions) asks about parts that
+mask geometry can see, and keeps its frozen meaning."""
 NON_RECOGNISING_KINDS = frozenset({"static", "geometry"})
 """Judge kinds that measure or check but never recognise what a drawing shows."""
 NOT_RECOGNISING = "not a recognising judge: its pass cannot confirm that something is recognisable"
@@ -78,8 +82,7 @@ NOT_RECOGNISING = "not a recognising judge: its pass cannot confirm that somethi
 
 def needs_recognition(criterion: Criterion) -> bool:
     """Whether the criterion asks for something recognisable (a recognising judge's to pass)."""
-    question = criterion.question.lower()
-    return any(word in question for word in RECOGNITION_WORDS)
+    return RECOGNITION.search(criterion.question) is not None
 
 
 def recognises(profile: JudgeProfile) -> bool:
@@ -171,10 +174,8 @@ def decide_criterion(
     counted = [v for v in votes if v.eligible]
     broken = [f for f in failures if eligible(f.judge_profile_id)]
     if not counted and not broken:
-        answered = [v.judge_profile_id for v in verdicts] + [f.judge_profile_id for f in failures]
-        if recognising is not None and not any(recognising(p) for p in answered):
-            return _open(criterion, NO_RECOGNISING_JUDGE, votes)
-        return _open(criterion, NO_RELIABLE_JUDGE, votes)
+        set_aside = any(v.note == NOT_RECOGNISING for v in votes)
+        return _open(criterion, NO_RECOGNISING_JUDGE if set_aside else NO_RELIABLE_JUDGE, votes)
     # applicability is the task's call: on an applicable criterion a judge's "not_applicable"
     # counts as "uncertain", so no judge can wave a necessary condition away
     tally = Counter(_counted_status(v.status) for v in counted)

@@ -77,11 +77,11 @@ def test_labelled_rectangles_wait_for_a_recognising_judge(ctx: ServiceContext) -
     got = criteria_of(view)
     # what the user sees: pending, never pass; P1 and B1 open with the reason
     assert view["outcome"]["status"] == "pending"
-    for cid in ("P1", "B1"):
+    for cid in ("P1", "B1"):  # no recognising judge sits on the panel: nobody may pass them
         assert got[cid]["status"] == "uncertain"
         assert got[cid]["review_required"] is True
-        assert got[cid]["review_reason"] == "no_recognising_judge"
-        assert f"{cid}: no_recognising_judge" in view["outcome"]["reasons"]
+        assert got[cid]["review_reason"] == "no_reliable_judge"
+        assert f"{cid}: no_reliable_judge" in view["outcome"]["reasons"]
     # geometry, calibrated and eligible, measures every relation as met
     for cid in RELATIONS:
         assert got[cid]["status"] == "pass", got[cid]
