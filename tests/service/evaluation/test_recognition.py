@@ -10,17 +10,21 @@ why each vote did or did not count.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 import judges
 from judges.calibration import GateDecision
+from regua.settings import Settings
+from sandbox import WorkerPool
 from service.context import ServiceContext
 from service.evaluation.gate import store_decisions
 from service.pipeline.submit import Submission
 from service.reports.runs import run_view
 from service.storage import Run
+from tests.helpers.llm_server import Reply, fake_llm_server
 from tests.helpers.rectangles import labelled_rectangles
 from tests.service.conftest import drain
 
@@ -29,12 +33,14 @@ TASK = "pelican-bicycle-structured@2"
 RELATIONS = ("B2", "R1", "R2", "R3")
 
 
-def grant_geometry(ctx: ServiceContext) -> None:
-    """Passing gate decisions for both geometry profiles on every criterion of the family."""
+def grant_geometry(ctx: ServiceContext, *profiles: judges.JudgeProfile) -> None:
+    """Passing gate decisions for both geometry profiles (and ``profiles``, as they vote) on
+    every criterion of the family."""
     criteria = {c.id for c in ctx.registry.get(TASK).criteria}
+    voters = [judges.get_profile(p) for p in ("geometry@1", "geometry@2")] + list(profiles)
     decisions = [
         GateDecision(
-            pid,
+            voter.id,
             c,
             "pelican-bicycle",
             True,
@@ -45,9 +51,9 @@ def grant_geometry(ctx: ServiceContext) -> None:
             "test-synthetic",
             None,
             "2026-01-01T00:00:00+00:00",
-            profile_hash=judges.get_profile(pid).content_hash(),
+            profile_hash=voter.content_hash(),
         )
-        for pid in ("geometry@1", "geometry@2")
+        for voter in voters
         for c in sorted(criteria)
     ]
     with ctx.db.write() as s:
@@ -109,3 +115,25 @@ def test_geometry_that_would_pass_b1_is_recorded_but_not_counted(ctx: ServiceCon
     assert vote["gate"]["passed"] is True  # calibrated, yet its pass does not count here
     assert b1["status"] == "uncertain" and b1["review_reason"] == "no_recognising_judge"
     assert view["outcome"]["status"] == "pending"
+
+
+def test_a_recognising_judges_vote_decides(settings: Settings, render_pool: WorkerPool) -> None:
+    """The same drawing on the vision panel: a calibrated vision model (a real local HTTP server
+    imitating it) sees labelled boxes, no pelican and no bicycle, and its votes fail the work."""
+    seen = json.dumps({"status": "fail", "evidence": "labelled boxes, no pelican", "time_s": 0})
+    with fake_llm_server() as llm:
+        llm.script = [Reply(seen) for _ in range(20)]
+        conf = settings.model_copy(update={"judge_base_url": llm.url, "judge_model": "looker"})
+        ctx = ServiceContext.open(conf, render_pool=render_pool)
+        try:
+            vision = judges.create_judge("vision-llm-openai@1", conf).profile
+            grant_geometry(ctx, vision)
+            view = judged(ctx, panel="pelican-bicycle-vision@1")
+        finally:
+            ctx.close()
+    got = criteria_of(view)
+    for cid in ("P1", "B1"):
+        assert got[cid]["status"] == "fail"
+        votes = {v["judge_profile_id"]: v for v in got[cid]["votes"]}
+        assert votes["vision-llm-openai+looker@1"]["eligible"] is True
+    assert view["outcome"]["status"] == "fail"
