@@ -10,6 +10,7 @@ the field).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import typer
@@ -68,9 +69,16 @@ def list_command(as_json: bool = typer.Option(False, "--json", help="Print JSON"
 
 
 def load_judges_folder() -> None:
-    """Register ``REGUA_JUDGES_DIR``'s judge files before any command runs (exit 2 if bad)."""
+    """Register ``REGUA_JUDGES_DIR``'s judge files before any command runs (exit 2 if bad).
+
+    Only that variable is read here, so a command that never needs settings is not stopped by
+    another malformed ``REGUA_*`` value.
+    """
+    folder = os.environ.get("REGUA_JUDGES_DIR")
+    if not folder:
+        return
     try:
-        judges.load_configured(load_settings())
+        judges.load_judges_dir(Path(folder))
     except ReguaError as exc:
         typer.echo(f"error: REGUA_JUDGES_DIR: {exc}", err=True)
         raise typer.Exit(2) from exc

@@ -225,3 +225,14 @@ def test_a_bad_judges_folder_stops_every_command_with_its_message(tmp_path: Path
     result = CliRunner().invoke(app, ["tasks", "list", "--json"], env=env)
     assert result.exit_code == 2
     assert "REGUA_JUDGES_DIR:" in result.output and "kind 'telepathy'" in result.output
+
+
+def test_settings_read_regua_judges_dir_and_regua_panel(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from regua.settings import Settings
+
+    monkeypatch.setenv("REGUA_JUDGES_DIR", str(tmp_path))
+    monkeypatch.setenv("REGUA_PANEL", "pelican-bicycle-vision@1")
+    conf = Settings()
+    assert conf.judges_dir == tmp_path and conf.panel == "pelican-bicycle-vision@1"
