@@ -29,6 +29,13 @@ from judges.inputs import (
     RenderSummary,
     mask_kind,
 )
+from judges.judge_files import (
+    add_judge_file,
+    load_configured,
+    load_judges_dir,
+    require_panel,
+    source_of,
+)
 from judges.jury import (
     JUDGE_FAILURE,
     NO_RELIABLE_JUDGE,
@@ -60,8 +67,10 @@ from judges.panel import (
     get_panel,
     list_panels,
     panel_for_family,
+    panel_for_task,
     register_panel,
 )
+from judges.profiles import parse_judge_text
 
 __all__ = [
     "HUMAN_PROFILE_ID",
@@ -99,6 +108,7 @@ __all__ = [
     "Verdict",
     "VerdictStatus",
     "Vote",
+    "add_judge_file",
     "ask_judges",
     "create_judge",
     "decide_criterion",
@@ -110,12 +120,18 @@ __all__ = [
     "is_eligible",
     "list_panels",
     "list_profiles",
+    "load_configured",
+    "load_judges_dir",
     "mask_kind",
     "panel_for_family",
+    "panel_for_task",
     "panel_record",
+    "parse_judge_text",
     "register_judge_kind",
     "register_panel",
     "register_profile",
     "registry",
+    "require_panel",
     "seat_panel",
+    "source_of",
 ]

@@ -14,7 +14,14 @@ from collections.abc import Mapping, Sequence
 from judges.base import Judge, JudgeRegistry
 from judges.default_registry import registry
 from judges.inputs import EvalInput
-from judges.jury import Eligibility, decide_criterion, decide_outcome, is_eligible
+from judges.jury import (
+    Eligibility,
+    decide_criterion,
+    decide_outcome,
+    is_eligible,
+    needs_recognition,
+    recognises,
+)
 from judges.model import (
     CriterionOutcome,
     JudgeAnswers,
@@ -207,10 +214,14 @@ def _decide(
     def eligible(pid: str) -> bool:
         return is_eligible(eligibility, profiles[pid], criterion.id, inp.task.family)
 
+    def recognising(pid: str) -> bool:
+        return recognises(profiles[pid])
+
     return decide_criterion(
         criterion,
         [v for v in answers.verdicts if v.criterion == criterion.id],
         [f for f in answers.failures if f.criterion == criterion.id],
         eligible,
         humans=[h for h in humans if h.criterion == criterion.id],
+        recognising=recognising if needs_recognition(criterion) else None,
     )

@@ -15,7 +15,12 @@ Per criterion:
 - an eligible judge that could not answer (a recorded judge failure) leaves the criterion
   ``uncertain`` with review reason ``judge_failure`` unless an eligible judge says ``fail``;
 - a judge's ``not_applicable`` on a criterion the task declares applicable counts as
-  ``uncertain``.
+  ``uncertain``;
+- a criterion that asks whether there is *a recognisable* thing (P1; B1 of the task versions of
+  issue 13) is passed only by a recognising judge: the ``pass`` of a judge that measures but does
+  not recognise (kinds ``static`` and ``geometry``, or ``params.recognises: false``) is recorded
+  and not counted (its ``fail`` still counts); when that leaves no vote the criterion is
+  ``uncertain`` with review reason ``no_recognising_judge``.
 
 Per run (:func:`decide_outcome`): a declared rule that broke (the static checks failed) or a
 necessary criterion that failed → ``fail``; else a failure of the machinery (checks or render)
@@ -25,6 +30,7 @@ with its reasons; else ``pass``. Optional criteria never decide.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias, cast
@@ -63,6 +69,28 @@ JUDGES_DISAGREE = "judges_disagree"
 JUDGE_UNCERTAIN = "judge_uncertain"
 REVIEWERS_DISAGREE = "reviewers_disagree"
 REVIEWER_UNCERTAIN = "reviewer_uncertain"
+NO_RECOGNISING_JUDGE = "no_recognising_judge"
+
+RECOGNITION = re.compile(r"\b(?:a|an) recogni[sz]able\b", re.IGNORECASE)
+"""A question that asks whether there *is* a recognisable thing ("Is there a recognisable
+pelican?"); "parts, each recognisable" (B1 of the first task versions) asks about parts that
+mask geometry can see, and keeps its frozen meaning."""
+NON_RECOGNISING_KINDS = frozenset({"static", "geometry"})
+"""Judge kinds that measure or check but never recognise what a drawing shows."""
+NOT_RECOGNISING = "not a recognising judge: its pass cannot confirm that something is recognisable"
+
+
+def needs_recognition(criterion: Criterion) -> bool:
+    """Whether the criterion asks for something recognisable (a recognising judge's to pass)."""
+    return RECOGNITION.search(criterion.question) is not None
+
+
+def recognises(profile: JudgeProfile) -> bool:
+    """Whether a judge recognises what it sees (``params.recognises`` wins over its kind)."""
+    value = profile.params.get("recognises")
+    if isinstance(value, bool):
+        return value
+    return profile.kind not in NON_RECOGNISING_KINDS
 
 
 def is_eligible(
@@ -130,20 +158,24 @@ def decide_criterion(
     eligible: Callable[[str], bool],
     *,
     humans: Sequence[Verdict] = (),
+    recognising: Callable[[str], bool] | None = None,
 ) -> CriterionOutcome:
-    """Decide one criterion. ``eligible(profile_id)`` says who votes (for this criterion)."""
+    """Decide one criterion. ``eligible(profile_id)`` says who votes (for this criterion).
+
+    ``recognising(profile_id)``, given for a criterion that asks for something recognisable,
+    says whose ``pass`` may count there.
+    """
     kind = criterion.kind.value
     if not criterion.applicable:
         return CriterionOutcome(criterion.id, kind, "not_applicable")
     if humans:
         return _human_decision(criterion, humans)
-    votes = tuple(
-        Vote(v.judge_profile_id, v.status, eligible(v.judge_profile_id)) for v in verdicts
-    )
+    votes = tuple(_vote(v, eligible, recognising) for v in verdicts)
     counted = [v for v in votes if v.eligible]
     broken = [f for f in failures if eligible(f.judge_profile_id)]
     if not counted and not broken:
-        return _open(criterion, NO_RELIABLE_JUDGE, votes)
+        set_aside = any(v.note == NOT_RECOGNISING for v in votes)
+        return _open(criterion, NO_RECOGNISING_JUDGE if set_aside else NO_RELIABLE_JUDGE, votes)
     # applicability is the task's call: on an applicable criterion a judge's "not_applicable"
     # counts as "uncertain", so no judge can wave a necessary condition away
     tally = Counter(_counted_status(v.status) for v in counted)
@@ -151,6 +183,18 @@ def decide_criterion(
         cause = "; ".join(f"{f.judge_profile_id}: {f.cause}" for f in broken)
         return _open(criterion, JUDGE_FAILURE, votes, cause=cause)
     return _majority(criterion, votes, tally)
+
+
+def _vote(
+    verdict: Verdict,
+    eligible: Callable[[str], bool],
+    recognising: Callable[[str], bool] | None,
+) -> Vote:
+    pid = verdict.judge_profile_id
+    vote = Vote(pid, verdict.status, eligible(pid))
+    if recognising is not None and verdict.status is VerdictStatus.PASS and not recognising(pid):
+        return Vote(pid, verdict.status, False, NOT_RECOGNISING)  # recorded, not counted
+    return vote
 
 
 def _majority(

@@ -31,25 +31,37 @@ OutcomeStatus = Literal["pass", "fail", "pending", "incomplete"]
 
 @dataclass(frozen=True)
 class Vote:
-    """A verdict as counted by the jury: eligible or kept for inspection only."""
+    """A verdict as counted by the jury: eligible or kept for inspection only.
+
+    ``note`` says why a verdict did not count although its judge may vote on the criterion
+    (a non-recognising judge's ``pass`` on a criterion that asks for something recognisable).
+    """
 
     judge_profile_id: str
     status: VerdictStatus
     eligible: bool
+    note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able form."""
-        return {
+        """JSON-able form (``note`` only when set)."""
+        out: dict[str, Any] = {
             "judge_profile_id": self.judge_profile_id,
             "status": self.status.value,
             "eligible": self.eligible,
         }
+        if self.note is not None:
+            out["note"] = self.note
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Vote:
         """Inverse of :meth:`to_dict`."""
+        note = data.get("note")
         return cls(
-            str(data["judge_profile_id"]), VerdictStatus(data["status"]), bool(data["eligible"])
+            str(data["judge_profile_id"]),
+            VerdictStatus(data["status"]),
+            bool(data["eligible"]),
+            str(note) if note is not None else None,
         )
 
 

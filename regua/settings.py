@@ -86,6 +86,16 @@ class Settings(BaseSettings):
     judge_api_key: str | None = Field(default=None, repr=False)
     judge_model: str | None = None
     judge_timeout_s: float = 60.0
+    judges_dir: Path | None = Field(
+        default=None,
+        description="Folder of judge files (YAML profiles and panels) loaded at start; "
+        "`regua judges add FILE` copies files there",
+    )
+    panel: str | None = Field(
+        default=None,
+        description="The judge panel of the service (ID@VERSION); default: each task "
+        "version's own default panel",
+    )
 
     def resolved_database_url(self) -> str:
         """The database URL in force: the configured one, or SQLite inside ``data_dir``."""

@@ -11,10 +11,11 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import judges
 from regua.settings import Settings
 from sandbox import WorkerPool
 from service.access.secret import bind_secret, installation_secret
-from service.evaluation.evaluator import Evaluator
+from service.evaluation.evaluator import Evaluator, check_panel
 from service.evaluation.gate import StoredEligibility
 from service.pipeline.admission import Admission, Limits
 from service.pipeline.check_stage import CHECKER_VERSION
@@ -27,6 +28,18 @@ from service.storage import Database
 from service.storage.blobs import BlobStore, LocalBlobStore
 from service.storage.files import private_dir
 from tasks import TaskRegistry, bundled_registry
+
+
+def service_panel(settings: Settings) -> str | None:
+    """Register the judge files of ``REGUA_JUDGES_DIR`` and check ``REGUA_PANEL``.
+
+    Returns the service's panel id (None: each task version's default panel). A bad judge file
+    or an unknown panel stops the start with the file, field or known panels named.
+    """
+    judges.load_configured(settings)
+    if settings.panel is None:
+        return None
+    return judges.require_panel(settings.panel).id
 
 
 @dataclass
@@ -62,13 +75,14 @@ class ServiceContext:
             render_pool: a running pool of render workers to use (it stays the caller's);
                 by default the context starts its own on the first render.
         """
+        panel_id = service_panel(settings)  # a bad judge file or panel stops here, first
         private_dir(settings.data_dir)  # 0700: the database, artifacts and secrets are inside
         secret = installation_secret(settings)
         db = Database(settings.resolved_database_url())
         bind_secret(db, secret)
         blobs = LocalBlobStore(settings.resolved_artifact_dir())
         gate = StoredEligibility(db)
-        evaluator = Evaluator(gate.current, settings)
+        evaluator = Evaluator(gate.current, settings, panel_id=panel_id)
         renderer = RenderClient(settings, render_pool)
         context = cls(settings, db, blobs, bundled_registry(), renderer, gate, evaluator)
         context.secret = secret
@@ -95,7 +109,14 @@ class ServiceContext:
         return self.executor
 
     def submit(self, items: Sequence[Submission], token_id: int | None) -> list[str]:
-        """Store and queue submissions (all or none) and wake the executor; the run ids."""
+        """Store and queue submissions (all or none) and wake the executor; the run ids.
+
+        A submission's ``panel`` must be a registered panel of its task's family (404 for an
+        unknown one, 422 for another family's), checked before anything is stored.
+        """
+        for item in items:
+            if item.panel is not None:
+                check_panel(item.panel, self.registry.get(item.task))
         ids = submit(
             self.db,
             self.blobs,

@@ -30,6 +30,13 @@ class RunRequest(BaseModel):
     task: Text = Field(min_length=3, max_length=200, description="Task reference ID@VERSION")
     model: ModelInfo
     output: Text = Field(description="The model's raw reply text (may contain prose around SVG)")
+    panel: Text | None = Field(
+        default=None,
+        min_length=3,
+        max_length=200,
+        description="Judge panel ID@VERSION (GET /v1/panels); default: the service's panel "
+        "(REGUA_PANEL), else the task version's default",
+    )
 
 
 class BatchRequest(BaseModel):

@@ -9,6 +9,7 @@ from service.cli import (
     check_cmd,
     doctor_cmd,
     judge_cmd,
+    judges_cmd,
     render_cmd,
     report_cmd,
     rescore_cmd,
@@ -24,12 +25,14 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+app.callback()(judges_cmd.load_judges_folder)
 
 for _module in (
     tasks_cmd,
     check_cmd,
     render_cmd,
     judge_cmd,
+    judges_cmd,
     service_cmd,
     calibrate_cmd,
     rescore_cmd,

@@ -103,6 +103,7 @@ def summary_lines(run: CalibrationRun) -> list[str]:
     h = run.human.to_dict()
     lines = [
         f"run {run.run_id}: {run.profile_id} on {run.set_id} ({run.split}, seed {run.split_seed})",
+        f"judge {run.profile_id} hash {run.profile_hash or 'unknown'} (the id it votes under)",
         f"items {m['n_items']}, scored {m['n_scored']}, disputed {m['n_disputed']}, "
         f"judge errors {m['n_judge_errors']}",
         f"  macro-F1 {est(m['macro_f1'])}  kappa {est(m['kappa'])}  accuracy {est(m['accuracy'])}",

@@ -77,6 +77,7 @@ def submit(
     task: str = typer.Option(..., "--task", help="Task reference ID@VERSION"),
     model: str = typer.Option(..., "--model", help="Model label"),
     provider: str | None = typer.Option(None, help="Model provider"),
+    panel: str | None = typer.Option(None, "--panel", help="Judge panel ID@VERSION"),
     no_wait: bool = typer.Option(False, "--no-wait", help="Print run ids and exit"),
     url: str | None = typer.Option(None, help="Service URL (REGUA_URL)"),
     token: str | None = typer.Option(None, help="Bearer token (REGUA_TOKEN)"),
@@ -91,6 +92,7 @@ def submit(
             "task": task,
             "model": {"label": model, "provider": provider},
             "output": f.read_text(encoding="utf-8"),
+            **({"panel": panel} if panel else {}),
         }
         for f in files
     ]

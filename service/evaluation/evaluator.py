@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 
 import judges
+from regua.errors import InputError
 from regua.settings import Settings
 from service.evaluation.gate import GateTable, StoredEligibility
 from service.evaluation.inputs import StoredRun
@@ -74,15 +75,25 @@ class Evaluator:
         self.judged = 0
         self.memo_hits = 0
 
-    def panel_for(self, task: TaskSpec) -> judges.JudgePanel:
-        """The panel this evaluator judges ``task`` with."""
-        if self.panel_id is not None:
-            return judges.get_panel(self.panel_id)
-        return judges.panel_for_family(task.family)
+    def panel_for(self, task: TaskSpec, requested: str | None = None) -> judges.JudgePanel:
+        """The panel this evaluator judges ``task`` with.
 
-    def version_for(self, task: TaskSpec) -> str:
+        The panel a submission asked for (``requested``) wins; then the evaluator's own
+        (``REGUA_PANEL``) when it fits the task's family; else the task version's default
+        (:func:`judges.panel_for_task`: ``pelican-bicycle-default@2`` for the versions of issue
+        13, whose geometry never confirms recognition).
+        """
+        if requested is not None:
+            return check_panel(requested, task)
+        if self.panel_id is not None:
+            panel = judges.require_panel(self.panel_id)
+            if panel.fits(task.family):
+                return panel
+        return judges.panel_for_task(task)
+
+    def version_for(self, task: TaskSpec, requested: str | None = None) -> str:
         """``panel-id#hash`` of the panel used for the task (the evaluate stage's version)."""
-        panel = self.panel_for(task)
+        panel = self.panel_for(task, requested)
         return f"{panel.id}#{panel.content_hash()[:12]}"
 
     def seated(self, panel: judges.JudgePanel) -> dict[str, judges.Judge]:
@@ -114,7 +125,7 @@ class Evaluator:
         pool: Executor | None = None,
     ) -> list[judges.PanelResult]:
         """Judge a chunk of stored runs (on ``pool`` when given); identical inputs once."""
-        panels = [panel or self.panel_for(s.inp.task) for s, _ in items]
+        panels = [panel or self.panel_for(s.inp.task, s.panel_id) for s, _ in items]
         keys = [
             content_key(s.inp, h, p) if self._reusable(p) else None
             for (s, h), p in zip(items, panels, strict=True)
@@ -215,10 +226,30 @@ def _judge_in_worker(stored: StoredRun, humans: Humans) -> Judged:
     return evaluator._compute(stored, humans, panel), stored.inp.measurements
 
 
+def check_panel(panel_id: str, task: TaskSpec) -> judges.JudgePanel:
+    """The registered panel ``panel_id`` when it may judge ``task``.
+
+    Raises :class:`NotFoundError` (unknown panel, listing the known ones) or
+    :class:`InputError` (a panel of another task family).
+    """
+    panel = judges.require_panel(panel_id)
+    if not panel.fits(task.family):
+        raise InputError(
+            f"judge panel {panel.id} is for task family {panel.family}, not {task.family} "
+            f"({task.ref})"
+        )
+    return panel
+
+
 def content_key(inp: judges.EvalInput, humans: Humans, panel: judges.JudgePanel) -> str:
-    """Content key of one evaluation input (artifact hashes, task hash, human verdicts)."""
+    """Content key of one evaluation input (artifact hashes, task hash, human verdicts).
+
+    The work's provider is part of it only when the panel keeps judges off their own
+    provider's work.
+    """
     doc = (
         panel.id,
+        inp.provider if panel.exclude_own_provider else None,
         panel.content_hash(),
         inp.task.content_hash(),
         inp.checks,

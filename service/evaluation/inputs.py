@@ -8,6 +8,7 @@ stored, the newest stored measurement memo) plus what writing an evaluation of i
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from sqlalchemy.orm import Session
 
 import judges
 from service.evaluation.record import MEASUREMENTS_KIND, EvaluationVersions
-from service.storage import Artifact, Database, RenderRecord, StageRecord
+from service.storage import Artifact, Database, RenderRecord, Run, StageRecord
 from service.storage.blobs import BlobStore
 from service.storage.details import CheckDetail, RenderDetail, read_detail
 from tasks import TaskSpec
@@ -48,6 +49,8 @@ class StoredRun:
     """File name → sha256 of the run's artifacts (evidence may name ``checks.json`` …)."""
     render_profile_id: str | None = None
     """The render profile of the stored render (None when nothing was rendered)."""
+    panel_id: str | None = None
+    """The judge panel the submission asked for (None: the service's or the task's default)."""
 
 
 @dataclass
@@ -214,6 +217,10 @@ def read_eval_inputs(
             )
         ).all()
     )
+    submitted = {
+        str(r[0]): (r[1], r[2])
+        for r in s.execute(select(Run.id, Run.model_provider, Run.panel_id).where(Run.id.in_(ids)))
+    }
     present = {a.id for rows in arts.values() for a in rows}
     wanted = _referenced(stages.values()) - present
     elsewhere: dict[int, StoredArtifact] = {}
@@ -229,6 +236,7 @@ def read_eval_inputs(
             blobs,
             elsewhere,
             profiles,
+            submitted.get(run_id, (None, None)),
         )
         for run_id in ids
     ]
@@ -242,8 +250,12 @@ def _stored_run(
     blobs: BlobStore,
     elsewhere: Mapping[int, StoredArtifact],
     profiles: Mapping[int, str],
+    submitted: tuple[str | None, str | None],
 ) -> StoredRun:
+    provider, panel_id = submitted
     inp = assemble_eval_input(task, rows, artifacts, blobs, elsewhere)
+    if provider:  # only to keep a same-provider judge off a panel that says so; never shown
+        inp = dataclasses.replace(inp, provider=provider)
     record_id = read_detail(rows.render, RenderDetail).render_record_id
     versions = EvaluationVersions(
         task_ref=task.ref,
@@ -254,7 +266,7 @@ def _stored_run(
     )
     names = {a.name: a.sha256 for a in artifacts if a.name}
     profile = profiles.get(record_id) if record_id is not None else None
-    return StoredRun(run_id, inp, versions, names, profile)
+    return StoredRun(run_id, inp, versions, names, profile, panel_id)
 
 
 def _stage_rows(s: Session, ids: Sequence[str]) -> dict[str, _StageRows]:

@@ -13,9 +13,15 @@ from service.storage import Run, StageRecord, utcnow
 from service.storage.details import EvaluateDetail, FinalizeDetail, read_detail
 
 
+def requested_panel(ctx: StageContext) -> str | None:
+    """The judge panel the run's submission asked for (None: the default one)."""
+    with ctx.db.read() as s:
+        return s.scalar(select(Run.panel_id).where(Run.id == ctx.run_id))
+
+
 def evaluate_version(ctx: StageContext) -> str:
-    """The evaluate stage changes with the panel (id and content) used for the task."""
-    return ctx.machinery.evaluator.version_for(ctx.task)
+    """The evaluate stage changes with the panel (id and content) used for the run."""
+    return ctx.machinery.evaluator.version_for(ctx.task, requested_panel(ctx))
 
 
 def evaluate_compute(ctx: StageContext) -> Writer:
@@ -74,7 +80,8 @@ def _unevaluated(s: Session, ctx: StageContext) -> NewEvaluation:
     broken = next((r for r in records if r.status == "incomplete"), None)
     cause = (read_detail(broken, EvaluateDetail).cause if broken else None) or "no_evaluation"
     inp = judges.EvalInput(ctx.task, None, machinery_error=cause)
-    panel = ctx.machinery.evaluator.panel_for(ctx.task)
+    asked = s.scalar(select(Run.panel_id).where(Run.id == ctx.run_id))
+    panel = ctx.machinery.evaluator.panel_for(ctx.task, asked)
     result = judges.evaluate(inp, panel, None, answers=judges.JudgeAnswers(), seated={})
     check = next((r for r in records if r.stage == "check"), None)
     versions = EvaluationVersions(

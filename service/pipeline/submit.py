@@ -29,6 +29,8 @@ class Submission:
     output: str
     model_provider: str | None = None
     model_params: dict[str, JsonValue] | None = field(default=None)
+    panel: str | None = None
+    """The judge panel asked for (checked by the service context); None: the default."""
 
 
 def ensure_task_row(s: Session, spec: TaskSpec) -> TaskRow:
@@ -125,6 +127,7 @@ def _store(
             model_label=item.model_label,
             model_provider=item.model_provider,
             model_params=item.model_params,
+            panel_id=item.panel,
             submitted_by=token_id,
             batch_id=batch_id,
             status="queued",

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from service.reports.votes import vote_views
 from service.storage import (
     Artifact,
     CheckResultRow,
@@ -52,6 +53,7 @@ def evaluation_view(s: Session, ev: Evaluation, raw_sha: dict[int, str]) -> dict
     failures = s.scalars(
         select(JudgeFailureRow).where(JudgeFailureRow.evaluation_id == ev.id)
     ).all()
+    votes = vote_views(s, ev, {c.criterion: c.votes or [] for c in outcomes})
     return {
         "id": ev.id,
         "kind": ev.kind,
@@ -65,7 +67,7 @@ def evaluation_view(s: Session, ev: Evaluation, raw_sha: dict[int, str]) -> dict
             "render_profile": ev.render_profile_id,
             "judge_panel": ev.judge_panel,
         },
-        "criteria": [_criterion_view(c, verdicts, raw_sha) for c in outcomes],
+        "criteria": [_criterion_view(c, verdicts, raw_sha, votes[c.criterion]) for c in outcomes],
         "judge_failures": [
             {
                 "criterion": f.criterion,
@@ -79,9 +81,16 @@ def evaluation_view(s: Session, ev: Evaluation, raw_sha: dict[int, str]) -> dict
 
 
 def _criterion_view(
-    c: CriterionOutcomeRow, verdicts: Sequence[VerdictRow], raw_sha: dict[int, str]
+    c: CriterionOutcomeRow,
+    verdicts: Sequence[VerdictRow],
+    raw_sha: dict[int, str],
+    votes: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    """One criterion's outcome with the verdicts given on it."""
+    """One criterion's outcome with the verdicts given on it.
+
+    Each vote carries whether it was eligible and the gate decision behind that
+    (:mod:`service.reports.votes`).
+    """
     return {
         "criterion": c.criterion,
         "kind": c.kind,
@@ -90,7 +99,7 @@ def _criterion_view(
         "review_reason": c.review_reason,
         "disagreement": c.disagreement,
         "cause": c.cause,
-        "votes": c.votes or [],
+        "votes": votes,
         "verdicts": [
             {
                 "judge_profile_id": v.judge_profile_id,

@@ -15,6 +15,7 @@ from service.api.routes import (
     evaluations,
     gate,
     health,
+    judges,
     reports,
     reviews,
     runs,
@@ -35,6 +36,7 @@ ROUTERS = (
     calibrations.router,
     gate.router,
     evaluations.router,
+    judges.router,
     pages.router,
 )
 """Every router of the service, in the order the OpenAPI document lists them."""

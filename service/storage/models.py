@@ -104,6 +104,7 @@ class Run(Base):
     submitted_by: Mapped[int | None] = mapped_column(ForeignKey("api_tokens.id"), index=True)
     batch_id: Mapped[str | None] = mapped_column(String(32))
     raw_artifact_id: Mapped[int | None] = mapped_column(Integer)
+    panel_id: Mapped[str | None] = mapped_column(String(200))  # asked for at submission
     # progress (mutable)
     status: Mapped[str] = mapped_column(String(16), default="queued")
     outcome: Mapped[str | None] = mapped_column(String(16))

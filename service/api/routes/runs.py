@@ -33,6 +33,7 @@ def _submission(req: RunRequest) -> Submission:
         output=req.output,
         model_provider=req.model.provider,
         model_params=req.model.params,
+        panel=req.panel,
     )
 
 

@@ -27,8 +27,8 @@ from service.context import ServiceContext
 from service.evaluation.gate import gate_table
 from service.pipeline.local import evidence_of
 from service.pipeline.submit import Submission
-from service.storage import Artifact, CriterionOutcomeRow, Database, Run
-from tests.helpers.runs import machinery
+from service.reports.runs import run_view
+from service.storage import Artifact, CalibrationRunRow, CriterionOutcomeRow, Database, Run
 from tests.helpers.truthful_llm import truthful_model
 from tests.service.conftest import Calibrated, drain
 
@@ -69,12 +69,18 @@ def test_settings_model_is_calibrated_and_votes_under_one_id(
         args = ["calibrate", "--judge", "vision-llm-openai@1", "--data-dir", str(data)]
         result = CliRunner().invoke(app, args, env={**env, "COLUMNS": "200"})
         assert result.exit_code == 0, result.output
-        assert EFFECTIVE in result.output
         settings = Settings(
-            data_dir=data, judge_base_url=model.url + "/v1", judge_model=MODEL, render_workers=2
+            data_dir=data,
+            judge_base_url=model.url + "/v1",
+            judge_model=MODEL,
+            render_workers=2,
+            panel=PANEL,  # REGUA_PANEL: the service seats the vision judge on every run
         )
         effective = judges.create_judge("vision-llm-openai@1", settings).profile
         assert effective.id == EFFECTIVE
+        # the full id and its hash are printed, and recorded on the stored calibration run
+        assert f"judge {EFFECTIVE} hash {effective.content_hash()}" in result.output
+        _calibration_run_records_the_identity(data, effective)
         ctx = ServiceContext.open(settings, render_pool=render_pool)
         try:
             _gate_holds_the_effective_identity(ctx, effective)
@@ -103,8 +109,7 @@ def _its_vote_counts(
     rendered = evidence_of(svg, task, ctx.renderer)
     for frame in rendered.inp.frames:
         truth[frame.artifact_ref] = {c.id: "pass" for c in task.criteria}
-    machine = machinery(ctx, ctx.renderer, PANEL)
-    ctx.evaluator = machine.evaluator
+    assert ctx.evaluator.panel_for(task).id == PANEL
     (run_id,) = ctx.submit([Submission(TASK, "m", svg)], None)
     drain(ctx)
     with ctx.db.read() as s:
@@ -128,3 +133,48 @@ def _its_vote_counts(
         if c.applicable and c.id != "F1" and table(effective, c.id, task.family)
     }
     assert expected and counted == expected
+    _the_run_view_shows_each_vote_and_its_gate_decision(ctx, run_id, effective, expected)
+
+
+def _calibration_run_records_the_identity(data: Path, effective: judges.JudgeProfile) -> None:
+    db = Database(f"sqlite:///{data / 'regua.sqlite3'}")
+    try:
+        with db.read() as s:
+            rows = s.execute(
+                select(CalibrationRunRow.profile_id, CalibrationRunRow.profile_hash)
+            ).all()
+    finally:
+        db.dispose()
+    assert (EFFECTIVE, effective.content_hash()) in rows
+    assert not any(pid == "vision-llm-openai@1" for pid, _ in rows)
+
+
+def _the_run_view_shows_each_vote_and_its_gate_decision(
+    ctx: ServiceContext, run_id: str, effective: judges.JudgeProfile, voted: set[str]
+) -> None:
+    with ctx.db.read() as s:
+        run = s.get(Run, run_id)
+        assert run is not None
+        view = run_view(s, run, include_model=False)
+    shown: set[str] = set()
+    for c in view["evaluation"]["criteria"]:
+        for vote in c["votes"]:
+            if vote["judge_profile_id"] != EFFECTIVE:
+                continue
+            assert vote["profile_hash"] == effective.content_hash()
+            assert vote["kind"] == "vision-llm"
+            gate = vote["gate"]
+            if gate is None:  # a criterion the calibration set has no labels for
+                assert vote["eligible"] is False and c["criterion"] not in voted
+                assert vote["basis"].startswith("never calibrated")
+                continue
+            shown.add(c["criterion"])
+            assert gate["profile_hash"] == effective.content_hash()
+            assert vote["eligible"] is (c["criterion"] in voted) is gate["passed"]
+            assert vote["basis"] == (
+                "the gate passed its calibration"
+                if gate["passed"]
+                else "the gate rejected its calibration: no vote"
+            )
+            assert gate["calibration_run_id"]
+    assert voted <= shown

@@ -1,0 +1,205 @@
+"""Judge files on disk: the ``REGUA_JUDGES_DIR`` folder, ``regua judges add`` and freezing.
+
+Profiles and panels declared in files are frozen and versioned like tasks: an id, once
+registered, keeps its content (the registries refuse another content under it), and the folder
+keeps a lock, ``judges.lock.json``, with the content hash of every id ``regua judges add`` put
+there. Editing a file after adding it makes the next load fail with the id and both hashes —
+a changed profile or panel is a new version, with a new id.
+
+This module reads and writes the given folder only; the service and the CLI decide which
+folder (``Settings.judges_dir``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from judges.default_registry import list_profiles, register_profile
+from judges.model import JudgeProfile
+from judges.panel import JudgePanel, get_panel, list_panels, register_panel
+from judges.profiles import JudgeFile, build_panel, parse_judge_text
+from regua.errors import ConfigurationError, NotFoundError
+from regua.settings import Settings
+
+LOCK_NAME = "judges.lock.json"
+SUFFIXES = (".yaml", ".yml")
+_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What one load registered: profiles and panels with the file each came from."""
+
+    profiles: tuple[tuple[JudgeProfile, str], ...] = ()
+    panels: tuple[tuple[JudgePanel, str], ...] = ()
+
+    def sources(self) -> dict[str, str]:
+        """Profile or panel id → the file that declared it."""
+        out = {p.id: src for p, src in self.profiles}
+        out.update({p.id: src for p, src in self.panels})
+        return out
+
+
+_SOURCES: dict[str, str] = {}
+"""Id → file of every profile or panel registered from a file in this process."""
+
+
+def source_of(any_id: str) -> str:
+    """Where a profile or panel came from: a file path, or ``builtin``."""
+    return _SOURCES.get(any_id, "builtin")
+
+
+def judge_files(folder: Path) -> list[Path]:
+    """The judge files of a folder, sorted by name."""
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in SUFFIXES)
+
+
+def read_lock(folder: Path) -> dict[str, dict[str, str]]:
+    """The folder's lock: ``{"profiles": {id: hash}, "panels": {id: hash}}``."""
+    path = folder / LOCK_NAME
+    if not path.exists():
+        return {"profiles": {}, "panels": {}}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(f"{path}: not valid JSON: {exc}") from exc
+    return {
+        k: {str(i): str(h) for i, h in (data.get(k) or {}).items()} for k in ("profiles", "panels")
+    }
+
+
+def _check_lock(what: str, any_id: str, digest: str, locked: dict[str, str], src: str) -> None:
+    pinned = locked.get(any_id)
+    if pinned is not None and pinned != digest:
+        raise ConfigurationError(
+            f"{src}: {what} {any_id} changed since it was added (content hash {digest[:12]}, "
+            f"added as {pinned[:12]}); a changed {what} is a new version: give it a new id"
+        )
+
+
+def _check_registered(profiles: tuple[JudgeProfile, ...], src: str) -> None:
+    known = {p.id: p for p in list_profiles()}
+    for p in profiles:
+        old = known.get(p.id)
+        if old is not None and old.content_hash() != p.content_hash():
+            raise ConfigurationError(
+                f"{src}: profile {p.id} is already registered with other content (hash "
+                f"{old.content_hash()[:12]}, file {p.content_hash()[:12]}); a changed profile "
+                "needs a new id"
+            )
+
+
+def _check_panel_registered(panel: JudgePanel, src: str) -> None:
+    try:
+        old = get_panel(panel.id)
+    except NotFoundError:
+        return
+    if old.content_hash() != panel.content_hash():
+        raise ConfigurationError(
+            f"{src}: panel {panel.id} is already registered with other content (hash "
+            f"{old.content_hash()[:12]}, file {panel.content_hash()[:12]}); a changed panel "
+            "needs a new id"
+        )
+
+
+def _panels_of(
+    files: list[JudgeFile], lock: dict[str, dict[str, str]]
+) -> list[tuple[JudgePanel, str]]:
+    known = {p.id for p in list_profiles()} | {p.id for f in files for p in f.profiles}
+    out: list[tuple[JudgePanel, str]] = []
+    for f in files:
+        for doc in f.panels:
+            panel = build_panel(doc, f"{f.source}: panel {doc.id}", known)
+            _check_lock("panel", panel.id, panel.content_hash(), lock["panels"], f.source)
+            _check_panel_registered(panel, f.source)
+            out.append((panel, f.source))
+    return out
+
+
+def register_files(files: list[JudgeFile], lock: dict[str, dict[str, str]] | None = None) -> Loaded:
+    """Register parsed judge files: their profiles, then their panels (which may name them).
+
+    Everything is checked before anything is registered: a conflict with the lock or with a
+    registered id raises :class:`ConfigurationError` and registers nothing.
+    """
+    lock = lock or {"profiles": {}, "panels": {}}
+    with _LOCK:
+        profiles = [(p, f.source) for f in files for p in f.profiles]
+        for p, src in profiles:
+            _check_lock("profile", p.id, p.content_hash(), lock["profiles"], src)
+        for f in files:
+            _check_registered(f.profiles, f.source)
+        panels = _panels_of(files, lock)
+        for p, src in profiles:
+            register_profile(p)
+            _SOURCES[p.id] = src
+        for panel, src in panels:
+            register_panel(panel)
+            _SOURCES[panel.id] = src
+    return Loaded(tuple(profiles), tuple(panels))
+
+
+def parse_file(path: Path) -> JudgeFile:
+    """Read and parse one judge file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigurationError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    return parse_judge_text(text, str(path))
+
+
+def load_judges_dir(folder: Path) -> Loaded:
+    """Register every judge file of ``folder`` (checked against its lock).
+
+    A missing folder is a configuration error (``REGUA_JUDGES_DIR`` names one that must exist).
+    """
+    if not folder.is_dir():
+        raise ConfigurationError(f"judges folder {folder} does not exist (REGUA_JUDGES_DIR)")
+    return register_files([parse_file(p) for p in judge_files(folder)], read_lock(folder))
+
+
+def add_judge_file(path: Path, folder: Path) -> Loaded:
+    """``regua judges add``: check a file against the folder and copy it there, locked.
+
+    The folder's files are loaded first (the new file may name their profiles); an id already
+    registered or locked with other content, or another file of the same name, is refused and
+    nothing is written. Adding the same file again changes nothing.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    load_judges_dir(folder)
+    new = parse_file(path)
+    dest = folder / path.name
+    text = path.read_text(encoding="utf-8")
+    if dest.exists() and dest.read_text(encoding="utf-8") != text:
+        raise ConfigurationError(
+            f"{dest} already exists with other content; a changed judge file is a new file "
+            "with new ids"
+        )
+    lock = read_lock(folder)
+    loaded = register_files([new], lock)
+    dest.write_text(text, encoding="utf-8")
+    for p, _src in loaded.profiles:
+        lock["profiles"][p.id] = p.content_hash()
+    for panel, _src in loaded.panels:
+        lock["panels"][panel.id] = panel.content_hash()
+    (folder / LOCK_NAME).write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n", "utf-8")
+    return loaded
+
+
+def require_panel(panel_id: str) -> JudgePanel:
+    """A registered panel, or a :class:`NotFoundError` listing the known ones."""
+    try:
+        return get_panel(panel_id)
+    except NotFoundError:
+        known = ", ".join(p.id for p in list_panels())
+        raise NotFoundError(f"unknown judge panel {panel_id!r}; known: {known}") from None
+
+
+def load_configured(settings: Settings | None) -> Loaded:
+    """Register the judge files of ``settings.judges_dir`` (``REGUA_JUDGES_DIR``), if any."""
+    if settings is None or settings.judges_dir is None:
+        return Loaded()
+    return load_judges_dir(settings.judges_dir)

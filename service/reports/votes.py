@@ -1,0 +1,112 @@
+"""Each vote of an evaluation with the reason it did or did not count (the run view's votes).
+
+A vote counts when its judge is eligible: static rules and people always are; any other judge
+only by a gate decision for the very id and content hash it voted under, on that criterion of
+that task family. On a criterion that asks for something recognisable, a pass counts only from
+a recognising judge (the jury's ``note`` on the vote says so). Beside each stored vote the view
+shows the judge's identity (id, hash, kind) and the gate decision that was in force when the
+evaluation was written (the latest one stored by then), or why there was none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+import judges
+from service.storage import Evaluation, GateDecisionRow, TaskRow, iso
+
+ALWAYS = {"static": "static rules need no calibration", "human": "people decide by review"}
+
+
+def _aware(value: datetime) -> datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _family(s: Session, ev: Evaluation, panel: judges.PanelRecord) -> str:
+    if panel.family and panel.family != "*":
+        return panel.family
+    spec = s.scalar(select(TaskRow.spec).where(TaskRow.ref == ev.task_ref)) or {}
+    return str(spec.get("family") or "")
+
+
+def _decisions_then(
+    s: Session, ev: Evaluation, ids: Iterable[str], family: str
+) -> dict[tuple[str, str], list[GateDecisionRow]]:
+    """(profile id, criterion) → the decisions stored before the evaluation, oldest first."""
+    rows = s.scalars(
+        select(GateDecisionRow)
+        .where(GateDecisionRow.profile_id.in_(sorted(set(ids))))
+        .where(GateDecisionRow.task_family == family)
+        .order_by(GateDecisionRow.id)
+    ).all()
+    then = _aware(ev.created_at)
+    out: dict[tuple[str, str], list[GateDecisionRow]] = {}
+    for row in sorted(
+        (r for r in rows if _aware(r.created_at) <= then), key=lambda r: (r.decided_at, r.id)
+    ):
+        out.setdefault((row.profile_id, row.criterion), []).append(row)
+    return out
+
+
+def _gate(row: GateDecisionRow) -> dict[str, Any]:
+    return {
+        "passed": row.passed,
+        "gate_id": row.gate_id,
+        "set_id": row.set_id,
+        "calibration_run_id": row.calibration_run_id,
+        "profile_hash": row.profile_hash,
+        "decided_at": row.decided_at,
+        "stored_at": iso(row.created_at),
+        "reasons": list(row.reasons or []),
+    }
+
+
+def _basis(
+    kind: str | None, seat: judges.SeatedJudge | None, decisions: Sequence[GateDecisionRow]
+) -> tuple[str, dict[str, Any] | None]:
+    """Why the vote counted or not, and the gate decision behind it."""
+    if kind in ALWAYS:
+        return ALWAYS[kind], None
+    if not decisions:
+        return "never calibrated for this criterion and family: no vote", None
+    latest = decisions[-1]
+    if seat is not None and latest.profile_hash not in (None, seat.content_hash):
+        return "calibrated with other content (another profile hash): no vote", _gate(latest)
+    if latest.passed:
+        return "the gate passed its calibration", _gate(latest)
+    return "the gate rejected its calibration: no vote", _gate(latest)
+
+
+def vote_views(s: Session, ev: Evaluation, votes: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
+    """Criterion → its votes, each with the judge's identity, eligibility and gate decision."""
+    panel = judges.PanelRecord.from_dict(ev.judge_panel or {})
+    seats = {j.id: j for j in panel.judges}
+    family = _family(s, ev, panel)
+    ids = {str(v["judge_profile_id"]) for vs in votes.values() for v in vs}
+    decisions = _decisions_then(s, ev, ids, family)
+    out: dict[str, Any] = {}
+    for criterion, items in votes.items():
+        lines = []
+        for vote in items:
+            pid = str(vote["judge_profile_id"])
+            seat = seats.get(pid)
+            kind = seat.kind if seat else ("human" if pid.startswith("human") else None)
+            basis, gate = _basis(kind, seat, decisions.get((pid, criterion), []))
+            if vote.get("note"):  # the jury's own reason not to count it (recognition)
+                basis = f"{vote['note']} ({basis})"
+            lines.append(
+                {
+                    **vote,
+                    "kind": kind,
+                    "profile_hash": seat.content_hash if seat else None,
+                    "basis": basis,
+                    "gate": gate,
+                }
+            )
+        out[criterion] = lines
+    return out
