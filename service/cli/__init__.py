@@ -9,6 +9,7 @@ from service.cli import (
     check_cmd,
     doctor_cmd,
     judge_cmd,
+    labels_cmd,
     render_cmd,
     report_cmd,
     rescore_cmd,
@@ -34,6 +35,7 @@ for _module in (
     calibrate_cmd,
     rescore_cmd,
     review_cmd,
+    labels_cmd,
     report_cmd,
     doctor_cmd,
 ):
