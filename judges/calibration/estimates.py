@@ -3,9 +3,10 @@
 Rates of counts are ratios of sums with a seeded percentile bootstrap over units, and carry the
 Wilson score interval too. Confusion-matrix statistics (macro-F1, kappa) use a *stratified*
 bootstrap: each resample draws, within every reference status, as many items as that status
-has, so no class appears or vanishes between resamples; macro-F1 averages over the statuses of
-the full sample in every resample. Every interval is widened, if needed, to contain its point
-value. Pure functions; numpy only.
+has, so no class appears or vanishes between resamples. Macro-F1 averages F1 over the statuses
+the reference (the labels) uses: a status only the judge said (one ``uncertain``) is reported
+in the per-class F1 but does not drag the average down as a class of its own. Every interval
+is widened, if needed, to contain its point value. Pure functions; numpy only.
 """
 
 from __future__ import annotations
@@ -106,8 +107,12 @@ def _macro_f1_over(cm: IntArray, classes: npt.NDArray[np.bool_]) -> float | None
     return float(_class_f1(cm)[classes].mean())
 
 
+def _reference_classes(cm: IntArray) -> npt.NDArray[np.bool_]:
+    return np.asarray(cm.sum(axis=1) > 0)
+
+
 def _macro_f1(cm: IntArray) -> float | None:
-    return _macro_f1_over(cm, _present(cm))
+    return _macro_f1_over(cm, _reference_classes(cm))
 
 
 def _kappa(cm: IntArray) -> float | None:
@@ -122,7 +127,7 @@ def _kappa(cm: IntArray) -> float | None:
 
 
 def macro_f1(reference: Sequence[str], predicted: Sequence[str]) -> float | None:
-    """Macro-averaged F1 over the statuses present in either sequence."""
+    """Macro-averaged F1 over the statuses present in the reference (the labels)."""
     return _macro_f1(_cm(encode(reference), encode(predicted)))
 
 
@@ -207,9 +212,9 @@ def bootstrap_pair_stat(
 
 
 def f1_estimate(ref: Sequence[str], pred: Sequence[str], *, seed: int, n_boot: int) -> Estimate:
-    """Macro-F1 with its stratified bootstrap interval, over the full sample's statuses."""
+    """Macro-F1 over the reference's statuses, with its stratified bootstrap interval."""
     r, p = encode(ref), encode(pred)
-    classes = _present(_cm(r, p))
+    classes = _reference_classes(_cm(r, p))
     return bootstrap_pair_stat(
         r, p, lambda cm: _macro_f1_over(cm, classes), seed=seed, n_boot=n_boot
     )

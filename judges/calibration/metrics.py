@@ -10,8 +10,8 @@ Conventions (rows = human reference, columns = judge; statuses in :data:`STATUSE
   base's verdict (same judge, same criterion); *sensitivity*: on a ``must_change`` pair it does;
 - *repeat agreement*: share of items whose repeated runs all gave the same status.
 
-Macro-F1 averages F1 over the statuses present in either the reference or the judge's answers;
-F1 of each status is reported too (``per_class_f1``). Cohen's kappa is None when chance
+Macro-F1 averages F1 over the statuses present in the reference (the labels); F1 of every
+status either side used is reported too (``per_class_f1``). Cohen's kappa is None when chance
 agreement is 1 (a single status everywhere). Every interval is a seeded percentile bootstrap at
 95 % (stratified by reference status for macro-F1 and kappa; see
 :mod:`judges.calibration.estimates`). Accuracy is reported only

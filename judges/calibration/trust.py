@@ -49,7 +49,10 @@ class Need:
             return (
                 f"{self.check}: more '{self.label}' labels at the observed rate would not decide it"
             )
-        return f"{self.check}: about {self.more} more items labelled '{self.label}' would decide it"
+        items = "item" if self.more == 1 else "items"
+        return (
+            f"{self.check}: about {self.more} more {items} labelled '{self.label}' would decide it"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""

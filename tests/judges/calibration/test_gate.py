@@ -114,7 +114,9 @@ def test_upper_bound_option_and_decision_records() -> None:
     assert loose.passed
     back = GateDecision.from_dict(json.loads(json.dumps(loose.to_dict())))
     assert back == loose
-    later = GateDecision(**{**loose.__dict__, "passed": False, "status": "not_trusted", "decided_at": "2026-02-01"})
+    later = GateDecision(
+        **{**loose.__dict__, "passed": False, "status": "not_trusted", "decided_at": "2026-02-01"}
+    )
     table = eligibility_table([later, loose])
     assert table == {("g@1", "R2", "f"): False}
 
