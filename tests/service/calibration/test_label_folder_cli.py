@@ -16,12 +16,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from judges.calibration.gate import GateDecision
 from judges.calibration.metrics import cohen_kappa
 from judges.calibration.runner import CalibrationRun
 from service.cli import app
-from service.evaluation.gate import gate_table
+from service.evaluation.gate import GateTable, gate_table
 from service.storage import Database
 from tests.service.calibration import label_folder, pass_all
+from tests.service.calibration.pass_all_llm import pass_everything_model
 from tests.service.conftest import Calibrated
 
 pytestmark = [pytest.mark.browser, pytest.mark.sandbox]
@@ -36,12 +38,17 @@ class Calibrations:
     data_dir: Path
     geometry: tuple[str, CalibrationRun]
     lax: tuple[str, CalibrationRun]
+    lax_vision: tuple[str, CalibrationRun]
 
 
-def _calibrate(judge: str, folder: Path, data: Path, out: Path) -> tuple[str, CalibrationRun]:
+def _calibrate(
+    judge: str, folder: Path, data: Path, out: Path, env: dict[str, str] | None = None
+) -> tuple[str, CalibrationRun]:
     args = ["calibrate", "--judge", judge, "--set", str(folder), "--split", "all"]
     result = CliRunner().invoke(
-        app, [*args, "--repeats", "1", "--data-dir", str(data), "--out", str(out)], env=ENV
+        app,
+        [*args, "--repeats", "1", "--data-dir", str(data), "--out", str(out)],
+        env={**ENV, **(env or {})},
     )
     assert result.exit_code == 0, result.output
     return result.output, CalibrationRun.from_dict(json.loads(out.read_text()))
@@ -59,7 +66,11 @@ def calibrations(tmp_path_factory: pytest.TempPathFactory) -> Calibrations:
     profile = pass_all.register()
     geometry = _calibrate("geometry@1", folder.path, data, root / "geometry.json")
     lax = _calibrate(profile.id, folder.path, data, root / "lax.json")
-    return Calibrations(folder, data, geometry, lax)
+    with pass_everything_model() as model:
+        env = {"REGUA_JUDGE_BASE_URL": model.url + "/v1", "REGUA_JUDGE_MODEL": "lax-test"}
+        vision = _calibrate("vision-llm-openai@1", folder.path, data, root / "vision.json", env)
+        assert model.asked, "the vision judge never asked the model"
+    return Calibrations(folder, data, geometry, lax, vision)
 
 
 def _expected_kappa(folder: Path) -> float:
@@ -95,8 +106,22 @@ def test_annotator_kappa_is_printed_and_disagreements_are_listed_and_kept_out(
     assert scored == run.metrics.n_scored <= n - len(folder.disputed)
 
 
+def _stored(data: Path, profile_id: str) -> dict[str, GateDecision]:
+    db = Database(f"sqlite:///{data / 'regua.sqlite3'}")
+    try:
+        with db.read() as s:
+            table = gate_table(s)
+    finally:
+        db.dispose()
+    return {k[1]: v for k, v in table.latest.items() if k[0] == profile_id}
+
+
 def test_every_criterion_gets_a_three_way_status(calibrations: Calibrations) -> None:
     output, run = calibrations.geometry
+    stored = _stored(calibrations.data_dir, "geometry@1")
+    assert {c: (d.status, d.needs) for c, d in stored.items()} == {
+        d.criterion: (d.status, d.needs) for d in run.decisions
+    }
     assert {d.criterion for d in run.decisions} == set(label_folder.GEOMETRY)
     for d in run.decisions:
         assert d.status in ("trusted", "not_trusted", "inconclusive")
@@ -110,6 +135,16 @@ def test_every_criterion_gets_a_three_way_status(calibrations: Calibrations) -> 
             )
 
 
+def test_a_vision_model_that_passes_everything_is_refused(calibrations: Calibrations) -> None:
+    output, run = calibrations.lax_vision
+    assert "vision-llm-openai+lax-test@1" in output
+    assert {d.criterion for d in run.decisions} == set(label_folder.GEOMETRY)
+    assert all(d.status == "not_trusted" and not d.passed for d in run.decisions), [
+        (d.criterion, d.status, d.reasons) for d in run.decisions
+    ]
+    assert "TRUSTED —" not in output.replace("NOT TRUSTED —", "")
+
+
 def test_a_judge_that_passes_everything_is_refused_and_gets_no_vote(
     calibrations: Calibrations,
 ) -> None:
@@ -120,17 +155,12 @@ def test_a_judge_that_passes_everything_is_refused_and_gets_no_vote(
     for d in run.decisions:
         assert f"gate {d.criterion}: NOT TRUSTED — " in output
         assert any(r.startswith("missed-critical-error rate 1.000") for r in d.reasons)
-    db = Database(f"sqlite:///{calibrations.data_dir / 'regua.sqlite3'}")
-    try:
-        with db.read() as s:
-            table = gate_table(s)
-    finally:
-        db.dispose()
     profile = pass_all.register()
-    stored = {k: v for k, v in table.latest.items() if k[0] == profile.id}
-    assert {k[1] for k in stored} == set(label_folder.GEOMETRY)
+    stored = _stored(calibrations.data_dir, profile.id)
+    assert set(stored) == set(label_folder.GEOMETRY)
     assert all(v.status == "not_trusted" and not v.passed for v in stored.values())
-    assert not any(table(profile, c, f) for (_p, c, f) in stored)
+    table = GateTable({(profile.id, c, v.task_family): v for c, v in stored.items()})
+    assert not any(table(profile, c, v.task_family) for c, v in stored.items())
 
 
 def test_bundled_labels_are_called_project_written_never_human(
