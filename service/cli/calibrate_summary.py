@@ -7,6 +7,7 @@ project-written labels, never human ones.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,13 +18,21 @@ MAX_LISTED = 50
 """At most this many disputed items are listed (the count is always printed)."""
 
 
+def _down(v: float) -> float:
+    return math.floor(v * 100 + 1e-9) / 100
+
+
+def _up(v: float) -> float:
+    return math.ceil(v * 100 - 1e-9) / 100
+
+
 def est(d: Mapping[str, Any]) -> str:
-    """A point value with its interval and counts, or ``n/a``."""
+    """A point value with its interval (rounded outwards, so it shows containing the point)."""
     v = d.get("value")
     if v is None:
         return "n/a"
     lo, hi = d.get("ci_low"), d.get("ci_high")
-    ci = "" if lo is None else f" [{lo:.2f}, {hi:.2f}]"
+    ci = "" if lo is None or hi is None else f" [{_down(lo):.2f}, {_up(hi):.2f}]"
     num, den = d.get("numerator"), d.get("denominator")
     frac = "" if num is None or den is None else f" ({num}/{den})"
     return f"{v:.3f}{ci}{frac}"
@@ -31,7 +40,7 @@ def est(d: Mapping[str, Any]) -> str:
 
 def _wilson(d: Mapping[str, Any]) -> str:
     lo, hi = d.get("wilson_low"), d.get("wilson_high")
-    return "" if lo is None or hi is None else f" Wilson [{lo:.2f}, {hi:.2f}]"
+    return "" if lo is None or hi is None else f" Wilson [{_down(lo):.2f}, {_up(hi):.2f}]"
 
 
 def judge_lines(run: CalibrationRun) -> list[str]:
@@ -74,7 +83,9 @@ def label_lines(run: CalibrationRun) -> list[str]:
         a, b = p["annotators"]
         lines.append(f"    {a} vs {b} (n={p['n']}): kappa {est(p['kappa'])}")
     if run.disputed:
-        lines.append(f"  {who} disagree on {len(run.disputed)} items (kept out of the gate):")
+        n = len(run.disputed)
+        items = "item" if n == 1 else "items"
+        lines.append(f"  {who} disagree on {n} {items} (kept out of the gate):")
         for d in run.disputed[:MAX_LISTED]:
             said = " ".join(f"{k}={v}" for k, v in d["labels"].items())
             lines.append(f"    {d['item_id']}  {said}")
