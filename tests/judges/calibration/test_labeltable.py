@@ -14,6 +14,8 @@ from judges.calibration.labeltable import (
     read_label_folder,
     set_from_label_table,
 )
+from judges.calibration.runner import SplitName, run_calibration
+from judges.calibration.sets import CalibrationItem
 from regua.errors import CalibrationError
 from tasks import TaskSpec
 
@@ -75,3 +77,26 @@ def test_folder_round_trip_and_no_escape(task: TaskSpec, tmp_path: Path) -> None
     (tmp_path.parent / "x.svg").write_bytes(b"<svg/>")
     with pytest.raises(CalibrationError, match="not in"):
         read_label_folder(tmp_path, task)
+
+
+def test_a_label_folder_calibrates_on_each_split(task: TaskSpec) -> None:
+    table = "file,criterion,status,annotator\n" + "".join(
+        f"d{k}.svg,R2,{'fail' if k % 3 == 0 else 'pass'},alice\n" for k in range(12)
+    )
+    files = {f"d{k}.svg": f"<svg id='{k}'/>".encode() for k in range(12)}
+    s = set_from_label_table(table, files, task, set_id="split").calibration_set
+    asked: dict[str, set[str]] = {}
+    splits: tuple[SplitName, ...] = ("held_out", "tuning", "all")
+    for split in splits:
+        seen: set[str] = set()
+
+        def fn(item: CalibrationItem, _r: int, seen: set[str] = seen) -> str:
+            seen.add(item.item_id)
+            return s.reference(item.item_id).status or "pass"
+
+        run_calibration("g", "g@1", s, fn, split=split, repeats=1, n_boot=100)
+        asked[split] = seen
+    assert s.split is not None
+    assert asked["held_out"] == set(s.split.held_out)
+    assert asked["tuning"] == set(s.split.tuning)
+    assert asked["all"] == asked["held_out"] | asked["tuning"] == {i.item_id for i in s.items}
