@@ -19,6 +19,7 @@ from judges.calibration.gate import (
     eligibility_table,
     latest_decisions,
 )
+from judges.calibration.labeltable import LabelFolder, read_label_folder, set_from_label_table
 from judges.calibration.metrics import Estimate, Metrics, ScoredItem, compute_metrics
 from judges.calibration.perturb import (
     Recipe,
@@ -47,6 +48,7 @@ from judges.calibration.sets import (
     Split,
     make_split,
 )
+from judges.calibration.trust import GateStatus, Need
 
 __all__ = [
     "DEFAULT_GATE",
@@ -59,11 +61,14 @@ __all__ = [
     "Estimate",
     "GateConfig",
     "GateDecision",
+    "GateStatus",
     "GateThresholds",
     "HumanAgreement",
     "ItemResult",
     "Label",
+    "LabelFolder",
     "Metrics",
+    "Need",
     "PerturbationNotApplicableError",
     "PerturbationSpec",
     "Recipe",
@@ -87,6 +92,8 @@ __all__ = [
     "manifest_jsonl",
     "perturb",
     "perturb_many",
+    "read_label_folder",
     "register_perturbation",
     "run_calibration",
+    "set_from_label_table",
 ]

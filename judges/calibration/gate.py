@@ -2,9 +2,12 @@
 
 The rule is configuration (:class:`GateConfig`: default thresholds plus per-criterion overrides)
 and is copied into every :class:`GateDecision`, so a decision can always be re-read with the rule
-that made it. Defaults (issue 6): macro-F1 > 0.5 and missed-critical-error rate <= 5 % on the
-held-out split. A judge measured on no human-failed necessary item cannot show that it catches
-failures, so it does not pass (``min_critical_items``). Plain accuracy never decides.
+that made it. Defaults: macro-F1 > 0.5, judge-label kappa > 0, missed-critical-error rate
+<= 5 %, and the lower 95 % bound of each class's recall >= 0.5, on the held-out split. Each
+criterion ends ``trusted`` (may vote), ``not_trusted`` or ``inconclusive`` (the labels cannot
+tell yet: the decision says how many more labels of which class would decide it); only trusted
+votes. A judge measured on no failed necessary item cannot show that it catches failures, so it
+is at best inconclusive. Plain accuracy never decides.
 """
 
 from __future__ import annotations
@@ -14,6 +17,16 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from judges.calibration.metrics import Metrics
+from judges.calibration.trust import (
+    Check,
+    GateStatus,
+    Need,
+    as_gate_status,
+    combine,
+    rate_check,
+    recall_check,
+)
+from regua.errors import CalibrationError
 
 
 @dataclass(frozen=True)
@@ -33,6 +46,12 @@ class GateThresholds:
     """
     max_invariance_violation_rate: float | None = None
     min_repeat_agreement: float | None = None
+    min_recall_lower: float | None = 0.5
+    """The lower Wilson 95 % bound of each class's recall (TPR on pass, TNR on fail) must
+    reach this for ``trusted``; an upper bound below it means ``not_trusted``."""
+    min_kappa: float | None = 0.0
+    """Judge-to-label Cohen's kappa must be strictly greater (0: better than chance)."""
+    max_false_reject_rate: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
@@ -99,6 +118,18 @@ class GateDecision:
     run_id: str | None = None
     profile_hash: str | None = None
     """Content hash of the profile that was calibrated (``None`` in older records)."""
+    status: GateStatus | None = None
+    """trusted | not_trusted | inconclusive (``None`` given: read from ``passed``)."""
+    needs: tuple[Need, ...] = ()
+    """For an inconclusive decision: how many more labels of which class would decide it."""
+
+    def __post_init__(self) -> None:
+        """Fill the status of records made before it existed, and check it matches ``passed``."""
+        status = as_gate_status(self.status, self.passed)
+        object.__setattr__(self, "status", status)
+        object.__setattr__(self, "needs", tuple(self.needs))
+        if self.passed != (status == "trusted"):
+            raise CalibrationError(f"gate decision: passed={self.passed} but status {status}")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
@@ -108,6 +139,8 @@ class GateDecision:
             "criterion": self.criterion,
             "task_family": self.task_family,
             "passed": self.passed,
+            "status": self.status,
+            "needs": [n.to_dict() for n in self.needs],
             "reasons": list(self.reasons),
             "metrics": dict(self.metrics),
             "thresholds": dict(self.thresholds),
@@ -136,6 +169,8 @@ class GateDecision:
             decided_at=str(data["decided_at"]),
             run_id=data.get("run_id"),
             profile_hash=data.get("profile_hash"),
+            status=as_gate_status(data.get("status"), bool(data["passed"])),
+            needs=tuple(Need.from_dict(n) for n in data.get("needs") or ()),
         )
 
 
@@ -143,38 +178,67 @@ def _fmt(v: float | None) -> str:
     return "undefined" if v is None else f"{v:.3f}"
 
 
-def gate_reasons(metrics: Metrics, t: GateThresholds, *, necessary: bool = True) -> list[str]:
-    """Every reason the metrics fail the thresholds (empty list = passes)."""
-    reasons: list[str] = []
+def _min_check(name: str, value: float | None, limit: float, *, strict: bool = True) -> Check:
+    if value is None:
+        return Check("unsure", f"{name} is undefined (one status everywhere)")
+    ok = value > limit if strict else value >= limit
+    return Check("ok") if ok else Check("bad", f"{name} {_fmt(value)} is not > {limit}")
+
+
+def gate_checks(metrics: Metrics, t: GateThresholds, *, necessary: bool = True) -> list[Check]:
+    """Every check of the rule on one criterion's metrics (see :mod:`~.trust`)."""
+    checks: list[Check] = []
     if metrics.n_scored < t.min_items:
-        reasons.append(f"only {metrics.n_scored} labelled items judged (< {t.min_items})")
-    f1 = metrics.macro_f1.value
-    if f1 is None or not f1 > t.min_macro_f1:
-        reasons.append(f"macro-F1 {_fmt(f1)} is not > {t.min_macro_f1}")
+        more = t.min_items - metrics.n_scored
+        why = f"only {metrics.n_scored} labelled items judged (< {t.min_items})"
+        checks.append(Check("unsure", why, (Need("pass or fail", more, "labelled items"),)))
+    checks.append(_min_check("macro-F1", metrics.macro_f1.value, t.min_macro_f1))
+    if t.min_kappa is not None:
+        checks.append(_min_check("judge-label kappa", metrics.kappa.value, t.min_kappa))
     if necessary:
-        mc = metrics.missed_critical
-        n_crit = mc.denominator or 0
+        n_crit = metrics.missed_critical.denominator or 0
         if n_crit < t.min_critical_items:
-            reasons.append(
-                f"only {n_crit} human-failed necessary items (< {t.min_critical_items}): "
+            more = t.min_critical_items - n_crit
+            why = (
+                f"only {n_crit} necessary items labelled fail (< {t.min_critical_items}): "
                 "missed critical errors cannot be measured"
             )
-        bounds = [b for b in (mc.ci_high, mc.wilson_high) if b is not None]
-        rate = (max(bounds) if bounds else None) if t.use_upper_bound else mc.value
-        if rate is not None and rate > t.max_missed_critical_rate:
-            which = "upper 95% bound of " if t.use_upper_bound else ""
-            reasons.append(
-                f"{which}missed-critical-error rate {_fmt(rate)} ({mc.numerator}/{n_crit}) "
-                f"> {t.max_missed_critical_rate}"
+            checks.append(Check("unsure", why, (Need("fail", more, "missed critical errors"),)))
+        checks.append(
+            rate_check(
+                "missed-critical-error rate",
+                metrics.missed_critical,
+                t.max_missed_critical_rate,
+                use_upper=t.use_upper_bound,
+                label="fail",
             )
+        )
+    if t.max_false_reject_rate is not None:
+        checks.append(
+            rate_check(
+                "false-reject rate",
+                metrics.false_reject,
+                t.max_false_reject_rate,
+                use_upper=t.use_upper_bound,
+                label="pass",
+            )
+        )
+    if t.min_recall_lower is not None:
+        for label in ("fail", "pass"):
+            checks.append(recall_check(metrics.confusion, label, t.min_recall_lower))
     inv = metrics.invariance_violation.value
     limit = t.max_invariance_violation_rate
     if limit is not None and inv is not None and inv > limit:
-        reasons.append(f"invariance violation rate {_fmt(inv)} > {limit}")
+        checks.append(Check("bad", f"invariance violation rate {_fmt(inv)} > {limit}"))
     rep = metrics.repeat_agreement.value
     if t.min_repeat_agreement is not None and rep is not None and rep < t.min_repeat_agreement:
-        reasons.append(f"repeat agreement {_fmt(rep)} < {t.min_repeat_agreement}")
-    return reasons
+        checks.append(Check("bad", f"repeat agreement {_fmt(rep)} < {t.min_repeat_agreement}"))
+    return checks
+
+
+def gate_reasons(metrics: Metrics, t: GateThresholds, *, necessary: bool = True) -> list[str]:
+    """Every reason the metrics do not earn ``trusted`` (empty list = trusted)."""
+    return [c.reason for c in gate_checks(metrics, t, necessary=necessary) if c.state != "ok"]
 
 
 def decide(
@@ -198,13 +262,15 @@ def decide(
     on the same items); they never enter the rule.
     """
     thresholds = config.for_criterion(criterion)
-    reasons = gate_reasons(metrics, thresholds, necessary=necessary)
+    status, reasons, needs = combine(gate_checks(metrics, thresholds, necessary=necessary))
     return GateDecision(
         profile_id=profile_id,
         criterion=criterion,
         task_family=task_family,
-        passed=not reasons,
-        reasons=tuple(reasons) if reasons else ("all thresholds met",),
+        passed=status == "trusted",
+        reasons=reasons,
+        status=status,
+        needs=needs,
         metrics={**metrics.to_dict(), **(context or {})},
         thresholds={"gate_id": config.id, **thresholds.to_dict()},
         gate_id=config.id,

@@ -10,190 +10,55 @@ Conventions (rows = human reference, columns = judge; statuses in :data:`STATUSE
   base's verdict (same judge, same criterion); *sensitivity*: on a ``must_change`` pair it does;
 - *repeat agreement*: share of items whose repeated runs all gave the same status.
 
-Macro-F1 averages F1 over the statuses present in either the reference or the judge's answers.
-Cohen's kappa is None when chance agreement is 1 (a single status everywhere). Every interval is
-a seeded percentile bootstrap (resampling items, or pairs) at 95 %. Accuracy is reported only
+Macro-F1 averages F1 over the statuses present in the reference (the labels); F1 of every
+status either side used is reported too (``per_class_f1``). Cohen's kappa is None when chance
+agreement is 1 (a single status everywhere). Every interval is a seeded percentile bootstrap at
+95 % (stratified by reference status for macro-F1 and kappa; see
+:mod:`judges.calibration.estimates`). Accuracy is reported only
 next to these numbers, never alone. Pure functions; numpy only.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
+from judges.calibration.estimates import (
+    Estimate,
+    IntArray,
+    bootstrap_pair_stat,
+    bootstrap_rate,
+    cohen_kappa,
+    confusion_matrix,
+    encode,
+    f1_estimate,
+    kappa_estimate,
+    macro_f1,
+    per_class_f1,
+    stratified_indices,
+    wilson_interval,
+)
 from judges.calibration.sets import STATUSES
 
-IntArray = npt.NDArray[np.int64]
-_INDEX = {s: i for i, s in enumerate(STATUSES)}
-_K = len(STATUSES)
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A point value with its bootstrap 95 % interval (None when undefined).
-
-    Rates of counts also carry the Wilson score 95 % interval: with few events a percentile
-    bootstrap collapses (0 misses out of 6 resamples to [0, 0]); Wilson does not ([0, 0.39]).
-    """
-
-    value: float | None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    numerator: int | None = None
-    denominator: int | None = None
-    wilson_low: float | None = None
-    wilson_high: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able form."""
-        return {
-            "value": self.value,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
-            "numerator": self.numerator,
-            "denominator": self.denominator,
-            "wilson_low": self.wilson_low,
-            "wilson_high": self.wilson_high,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Estimate:
-        """Inverse of :meth:`to_dict`."""
-
-        def f(key: str) -> float | None:
-            v = data.get(key)
-            return None if v is None else float(v)
-
-        def i(key: str) -> int | None:
-            v = data.get(key)
-            return None if v is None else int(v)
-
-        return cls(
-            f("value"),
-            f("ci_low"),
-            f("ci_high"),
-            i("numerator"),
-            i("denominator"),
-            f("wilson_low"),
-            f("wilson_high"),
-        )
-
-
-def encode(statuses: Sequence[str]) -> IntArray:
-    """Statuses as integer codes (index in :data:`STATUSES`)."""
-    return np.array([_INDEX[s] for s in statuses], dtype=np.int64)
-
-
-def _cm(ref: IntArray, pred: IntArray) -> IntArray:
-    return np.bincount(ref * _K + pred, minlength=_K * _K).reshape(_K, _K)
-
-
-def confusion_matrix(reference: Sequence[str], predicted: Sequence[str]) -> list[list[int]]:
-    """4x4 counts: rows = reference status, columns = predicted status (STATUSES order)."""
-    return [[int(v) for v in row] for row in _cm(encode(reference), encode(predicted))]
-
-
-def _macro_f1(cm: IntArray) -> float | None:
-    present = (cm.sum(axis=0) + cm.sum(axis=1)) > 0
-    if not present.any():
-        return None
-    tp = np.diag(cm).astype(float)
-    denom = cm.sum(axis=0) + cm.sum(axis=1)
-    f1 = np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
-    return float(f1[present].mean())
-
-
-def _kappa(cm: IntArray) -> float | None:
-    n = cm.sum()
-    if n == 0:
-        return None
-    po = np.trace(cm) / n
-    pe = float((cm.sum(axis=0) * cm.sum(axis=1)).sum()) / float(n * n)
-    if pe >= 1.0:
-        return None
-    return float((po - pe) / (1 - pe))
-
-
-def macro_f1(reference: Sequence[str], predicted: Sequence[str]) -> float | None:
-    """Macro-averaged F1 over the statuses present in either sequence."""
-    return _macro_f1(_cm(encode(reference), encode(predicted)))
-
-
-def cohen_kappa(a: Sequence[str], b: Sequence[str]) -> float | None:
-    """Cohen's kappa between two raters (None when undefined)."""
-    return _kappa(_cm(encode(a), encode(b)))
-
-
-def _ci(values: list[float]) -> tuple[float | None, float | None]:
-    if not values:
-        return None, None
-    lo, hi = np.percentile(np.array(values), [2.5, 97.5])
-    return float(lo), float(hi)
-
-
-def wilson_interval(successes: float, n: float, z: float = 1.959964) -> tuple[float, float]:
-    """Wilson score interval of a proportion (95 % by default); ``n`` must be positive."""
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def bootstrap_rate(
-    numerators: Sequence[float], denominators: Sequence[float], *, seed: int, n_boot: int = 1000
-) -> Estimate:
-    """Ratio of sums with a percentile bootstrap over units (None when the denominator is 0)."""
-    num = np.asarray(numerators, dtype=float)
-    den = np.asarray(denominators, dtype=float)
-    total = float(den.sum())
-    if len(num) == 0 or total == 0:
-        return Estimate(None, numerator=int(num.sum()), denominator=int(total))
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(num), size=(n_boot, len(num)))
-    dens = den[idx].sum(axis=1)
-    rates = num[idx].sum(axis=1)[dens > 0] / dens[dens > 0]
-    lo, hi = _ci([float(r) for r in rates])
-    w_lo, w_hi = wilson_interval(float(num.sum()), total)
-    return Estimate(float(num.sum()) / total, lo, hi, int(num.sum()), int(total), w_lo, w_hi)
-
-
-def bootstrap_pair_stat(
-    ref: IntArray,
-    pred: IntArray,
-    stat: Callable[[IntArray], float | None],
-    *,
-    seed: int,
-    n_boot: int = 1000,
-) -> Estimate:
-    """A confusion-matrix statistic (macro-F1, kappa) with a percentile bootstrap over items."""
-    if len(ref) == 0:
-        return Estimate(None, denominator=0)
-    value = stat(_cm(ref, pred))
-    rng = np.random.default_rng(seed)
-    samples: list[float] = []
-    for _ in range(n_boot):
-        idx = rng.integers(0, len(ref), size=len(ref))
-        v = stat(_cm(ref[idx], pred[idx]))
-        if v is not None:
-            samples.append(v)
-    lo, hi = _ci(samples)
-    return Estimate(value, lo, hi, None, len(ref))
-
-
-def f1_estimate(ref: Sequence[str], pred: Sequence[str], *, seed: int, n_boot: int) -> Estimate:
-    """Macro-F1 with its bootstrap interval."""
-    return bootstrap_pair_stat(encode(ref), encode(pred), _macro_f1, seed=seed, n_boot=n_boot)
-
-
-def kappa_estimate(a: Sequence[str], b: Sequence[str], *, seed: int, n_boot: int) -> Estimate:
-    """Cohen's kappa with its bootstrap interval."""
-    return bootstrap_pair_stat(encode(a), encode(b), _kappa, seed=seed, n_boot=n_boot)
+__all__ = [
+    "Estimate",
+    "IntArray",
+    "Metrics",
+    "ScoredItem",
+    "bootstrap_pair_stat",
+    "bootstrap_rate",
+    "cohen_kappa",
+    "compute_metrics",
+    "confusion_matrix",
+    "encode",
+    "f1_estimate",
+    "kappa_estimate",
+    "macro_f1",
+    "per_class_f1",
+    "stratified_indices",
+    "wilson_interval",
+]
 
 
 @dataclass(frozen=True)
@@ -235,6 +100,7 @@ class Metrics:
     sensitivity: Estimate
     repeat_agreement: Estimate
     by_style: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    per_class_f1: Mapping[str, Estimate] = field(default_factory=dict)
 
     _ESTIMATES = (
         "accuracy",
@@ -258,6 +124,7 @@ class Metrics:
             "n_judge_errors": self.n_judge_errors,
             "confusion": {"labels": list(STATUSES), "rows": "human", "matrix": self.confusion},
             "by_style": {k: dict(v) for k, v in self.by_style.items()},
+            "per_class_f1": {k: v.to_dict() for k, v in self.per_class_f1.items()},
         }
         for name in self._ESTIMATES:
             out[name] = getattr(self, name).to_dict()
@@ -274,6 +141,9 @@ class Metrics:
             n_judge_errors=int(data["n_judge_errors"]),
             confusion=[[int(v) for v in row] for row in data["confusion"]["matrix"]],
             by_style={str(k): dict(v) for k, v in (data.get("by_style") or {}).items()},
+            per_class_f1={
+                str(k): Estimate.from_dict(v) for k, v in (data.get("per_class_f1") or {}).items()
+            },
             **estimates,
         )
 
@@ -383,5 +253,11 @@ def compute_metrics(
             n_boot=n_boot,
         ),
         by_style=by_style,
+        per_class_f1=per_class_f1(
+            [s.reference for s in labelled if s.reference is not None],
+            [s.verdict for s in labelled if s.verdict is not None],
+            seed=seed + 10,
+            n_boot=n_boot,
+        ),
         **main,
     )

@@ -69,6 +69,10 @@ class CalibrationRun:
     decisions: tuple[GateDecision, ...]
     gate: Mapping[str, Any] = field(default_factory=dict)
     abstained: tuple[str, ...] = ()
+    label_provenance: str = "human"
+    """``human`` or ``project`` (labels written by regua's authors: never called human)."""
+    disputed: tuple[Mapping[str, Any], ...] = ()
+    """Items the annotators disagree on (kept out of the gate): id, criterion, labels."""
 
     def decision(self, criterion: str) -> GateDecision:
         """The gate decision for one criterion (KeyError when not calibrated)."""
@@ -102,6 +106,8 @@ class CalibrationRun:
             "decisions": [d.to_dict() for d in self.decisions],
             "gate": dict(self.gate),
             "abstained": list(self.abstained),
+            "label_provenance": self.label_provenance,
+            "disputed": [dict(d) for d in self.disputed],
         }
 
     @classmethod
@@ -131,4 +137,6 @@ class CalibrationRun:
             decisions=tuple(GateDecision.from_dict(d) for d in data["decisions"]),
             gate=dict(data.get("gate") or {}),
             abstained=tuple(str(x) for x in data.get("abstained") or ()),
+            label_provenance=str(data.get("label_provenance") or "human"),
+            disputed=tuple(dict(d) for d in data.get("disputed") or ()),
         )

@@ -202,7 +202,10 @@ class _Calibration:
                     decided_at=decided_at,
                     necessary=all(s.necessary for s in subset),
                     run_id=run_id,
-                    context={"human_agreement": self.human(wanted, criterion).to_dict()},
+                    context={
+                        "human_agreement": self.human(wanted, criterion).to_dict(),
+                        "label_provenance": self.calibration_set.label_provenance,
+                    },
                     profile_hash=self.profile_hash,
                 )
             )
@@ -248,6 +251,21 @@ class _Calibration:
             decisions=tuple(decisions),
             gate=self.gate.to_dict(),
             abstained=abstained,
+            label_provenance=self.calibration_set.label_provenance,
+            disputed=self.disputed(wanted),
+        )
+
+    def disputed(self, wanted: Sequence[CalibrationItem]) -> tuple[dict[str, object], ...]:
+        """The wanted items whose annotators disagree (no reference: out of the gate)."""
+        cal_set = self.calibration_set
+        return tuple(
+            {
+                "item_id": i.item_id,
+                "criterion": i.criterion,
+                "labels": dict(sorted(cal_set.annotator_labels(i.item_id).items())),
+            }
+            for i in wanted
+            if cal_set.reference(i.item_id).state == "disputed"
         )
 
 

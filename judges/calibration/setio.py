@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from judges.calibration.sets import CalibrationItem, CalibrationSet, Label, Split
+from judges.calibration.sets import CalibrationItem, CalibrationSet, Label, Split, as_provenance
 from regua.errors import CalibrationError
 
 ITEM_COLUMNS = (
@@ -76,6 +76,7 @@ def set_from_jsonl(text: str) -> CalibrationSet:
         labels=tuple(labels),
         split=None if split is None else Split.from_dict(split),
         description=str(meta.get("description") or ""),
+        label_provenance=as_provenance(meta.get("label_provenance")),
     )
 
 
@@ -180,6 +181,7 @@ def read_set(path: Path) -> CalibrationSet:
             labels=labels_from_csv(_read_exact(path / "labels.csv")),
             split=None if split is None else Split.from_dict(split),
             description=str(meta.get("description") or ""),
+            label_provenance=as_provenance(meta.get("label_provenance")),
         )
     if not path.is_file():
         raise CalibrationError(f"no calibration set at {path}")

@@ -30,6 +30,7 @@ STATUSES: tuple[str, ...] = ("pass", "fail", "uncertain", "not_applicable")
 Relation = Literal["base", "must_change", "must_not_change", "may_change"]
 RELATIONS = ("base", "must_change", "must_not_change", "may_change")
 LabelRole = Literal["annotator", "adjudicator"]
+LabelProvenance = Literal["human", "project"]
 ReferenceState = Literal["single", "consensus", "adjudicated", "disputed", "unlabelled"]
 _RELATION_OF: dict[str, Relation] = {
     "base": "base",
@@ -54,6 +55,11 @@ def as_role(value: str) -> LabelRole:
     if value not in _ROLE_OF:
         raise CalibrationError(f"label role must be annotator|adjudicator: {value!r}")
     return _ROLE_OF[value]
+
+
+def as_provenance(value: object) -> LabelProvenance:
+    """``value`` as a label provenance (missing reads as ``human``, as sets were before)."""
+    return "project" if value == "project" else "human"
 
 
 def _status(value: str) -> str:
@@ -260,6 +266,8 @@ class CalibrationSet:
     labels: tuple[Label, ...] = ()
     split: Split | None = None
     description: str = ""
+    label_provenance: LabelProvenance = "human"
+    """``human`` (people labelled the items) or ``project`` (written by regua's authors)."""
     _index: Mapping[str, CalibrationItem] = field(init=False, repr=False, compare=False)
     _by_item: Mapping[str, tuple[Label, ...]] = field(init=False, repr=False, compare=False)
 
@@ -351,6 +359,7 @@ class CalibrationSet:
             "set_id": self.set_id,
             "task_ref": self.task_ref,
             "description": self.description,
+            "label_provenance": self.label_provenance,
             "split": None if self.split is None else self.split.to_dict(),
         }
 
@@ -373,4 +382,5 @@ class CalibrationSet:
             labels=tuple(Label.from_dict(lb) for lb in data.get("labels", ())),
             split=None if split is None else Split.from_dict(split),
             description=str(data.get("description") or ""),
+            label_provenance=as_provenance(data.get("label_provenance")),
         )

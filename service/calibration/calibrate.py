@@ -16,7 +16,7 @@ from judges.calibration import DEFAULT_GATE, CalibrationRun, GateConfig, run_cal
 from judges.calibration.runner import SPLIT_NAMES
 from regua.errors import InputError
 from regua.settings import Settings
-from service.calibration.sets import load_set
+from service.calibration.sets import LoadedSet, load_set
 from service.calibration.store import store_calibration_run
 from service.calibration.verdicts import PipelineVerdicts, StoredRenders
 from service.pipeline.render_client import RenderClient
@@ -38,6 +38,10 @@ class CalibrationRequest:
     seed: int = 0
     n_boot: int = 1000
     gate: GateConfig | None = None
+    task: str | None = None
+    """The task a label folder is labelled against (default: the structured pelican task)."""
+    uploaded: LoadedSet | None = None
+    """A set given in the request (HTTP upload) instead of by name."""
 
 
 def calibrate(
@@ -63,7 +67,7 @@ def calibrate(
     split = SPLIT_NAMES.get(request.split)
     if split is None:
         raise InputError(f"split must be one of {sorted(SPLIT_NAMES)}, got {request.split!r}")
-    cal_set, artifact = load_set(request.set_name)
+    cal_set, artifact = request.uploaded or load_set(request.set_name, request.task)
     task = bundled_registry().get(cal_set.task_ref)
     judge = judges.create_judge(judges.get_profile(request.judge), settings)
     renders = StoredRenders(db, blobs, task) if db is not None and blobs is not None else None

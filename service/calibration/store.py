@@ -29,6 +29,11 @@ class GateDecisionView(BaseModel):
     criterion: str
     task_family: str
     passed: bool
+    """True only for ``trusted``: the judge may vote."""
+    status: str = "not_trusted"
+    """trusted | not_trusted | inconclusive."""
+    needs: list[dict[str, Any]] = []
+    """For inconclusive: how many more labels of which class would decide it."""
     reasons: list[str]
     gate_id: str
     set_id: str

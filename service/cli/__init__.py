@@ -10,6 +10,7 @@ from service.cli import (
     doctor_cmd,
     judge_cmd,
     judges_cmd,
+    labels_cmd,
     render_cmd,
     report_cmd,
     rescore_cmd,
@@ -37,6 +38,7 @@ for _module in (
     calibrate_cmd,
     rescore_cmd,
     review_cmd,
+    labels_cmd,
     report_cmd,
     doctor_cmd,
 ):

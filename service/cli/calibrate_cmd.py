@@ -2,7 +2,8 @@
 
 ``regua perturb BASE.svg... --task ID@VERSION --out DIR [--seed N]`` writes single-factor
 variants and ``manifest.jsonl``. ``regua calibrate --judge PROFILE --set SET`` runs a judge
-profile over a calibration set (the bundled one by default) through the real pipeline — sandboxed
+profile over a calibration set (the bundled one by default, or a folder of drawings with a
+``labels.csv``) through the real pipeline — sandboxed
 render, then the judge on the frames and masks — computes the metrics on the held-out split and
 prints (and optionally writes) the run with its gate decisions. Storage of runs in the database
 is the service's job; this command writes JSON.
@@ -12,9 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -26,10 +25,11 @@ from judges.calibration.perturb import (
     manifest_jsonl,
     perturb_many,
 )
-from judges.calibration.runner import SPLIT_NAMES, CalibrationRun
+from judges.calibration.runner import SPLIT_NAMES
 from regua.errors import ReguaError
 from regua.settings import load_settings
 from service.calibration.calibrate import CalibrationRequest, calibrate, store_run
+from service.cli.calibrate_summary import summary_lines
 from service.pipeline.render_client import RenderClient
 from service.storage import Database
 from service.storage.blobs import LocalBlobStore
@@ -82,44 +82,6 @@ def perturb_command(
     typer.echo(f"{len(variants)} variants written to {out} (manifest.jsonl)")
 
 
-def summary_lines(run: CalibrationRun) -> list[str]:
-    """Human-readable lines: never accuracy alone; intervals beside every rate."""
-
-    def est(d: Mapping[str, Any]) -> str:
-        v = d.get("value")
-        if v is None:
-            return "n/a"
-        lo, hi = d.get("ci_low"), d.get("ci_high")
-        ci = "" if lo is None else f" [{lo:.2f}, {hi:.2f}]"
-        num, den = d.get("numerator"), d.get("denominator")
-        frac = "" if num is None or den is None else f" ({num}/{den})"
-        return f"{v:.3f}{ci}{frac}"
-
-    def wilson(d: Mapping[str, Any]) -> str:
-        lo, hi = d.get("wilson_low"), d.get("wilson_high")
-        return "" if lo is None or hi is None else f" Wilson [{lo:.2f}, {hi:.2f}]"
-
-    m = run.metrics.to_dict()
-    h = run.human.to_dict()
-    lines = [
-        f"run {run.run_id}: {run.profile_id} on {run.set_id} ({run.split}, seed {run.split_seed})",
-        f"judge {run.profile_id} hash {run.profile_hash or 'unknown'} (the id it votes under)",
-        f"items {m['n_items']}, scored {m['n_scored']}, disputed {m['n_disputed']}, "
-        f"judge errors {m['n_judge_errors']}",
-        f"  macro-F1 {est(m['macro_f1'])}  kappa {est(m['kappa'])}  accuracy {est(m['accuracy'])}",
-        f"  missed critical {est(m['missed_critical'])}{wilson(m['missed_critical'])}  "
-        f"false rejects {est(m['false_reject'])}",
-        f"  uncertain {est(m['uncertain_rate'])}  invariance violations "
-        f"{est(m['invariance_violation'])}  sensitivity {est(m['sensitivity'])}",
-        f"  repeat agreement {est(m['repeat_agreement'])}",
-        f"  humans (n={h['n_items']}): agreement {est(h['agreement'])}  kappa {est(h['kappa'])}",
-    ]
-    for d in run.decisions:
-        verdict = "PASS" if d.passed else "REJECT"
-        lines.append(f"gate {d.criterion}: {verdict} — {'; '.join(d.reasons)}")
-    return lines
-
-
 def should_store(store: bool | None, data_dir: Path | None) -> bool:
     """Whether to store the calibration run in the database.
 
@@ -135,7 +97,15 @@ def should_store(store: bool | None, data_dir: Path | None) -> bool:
 
 def calibrate_command(
     judge: str = typer.Option(..., "--judge", help="Judge profile id (NAME@VERSION)"),
-    set_name: str = typer.Option("bundled", "--set", help="'bundled', a .jsonl set or a CSV dir"),
+    set_name: str = typer.Option(
+        "bundled",
+        "--set",
+        help="'bundled', a .jsonl set, a set folder, or a folder of drawings with labels.csv "
+        "(columns file,criterion,status,annotator[,time,evidence])",
+    ),
+    task: str = typer.Option(
+        None, "--task", help="Task of a labels.csv folder (default pelican-bicycle-structured@1)"
+    ),
     split: str = typer.Option("held_out", "--split", help="held_out (gate) | tuning | all"),
     repeats: int = typer.Option(2, "--repeats", min=1, help="Judge each item this many times"),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed"),
@@ -163,7 +133,7 @@ def calibrate_command(
             if gate_file
             else None
         )
-        request = CalibrationRequest(judge, set_name, split, repeats, seed, n_boot, gate)
+        request = CalibrationRequest(judge, set_name, split, repeats, seed, n_boot, gate, task)
         blobs = LocalBlobStore(settings.resolved_artifact_dir()) if db is not None else None
         run = calibrate(request, settings, renderer, db=db, blobs=blobs)
         if db is not None:  # the run and its gate decisions, for the jury to read

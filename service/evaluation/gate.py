@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 import judges
 from judges.calibration import GateDecision
+from judges.calibration.trust import Need, as_gate_status
 from service.storage import Database, GateDecisionRow
 
 GateKey = tuple[str, str, str]
@@ -35,6 +36,8 @@ def store_decisions(
             criterion=d.criterion,
             task_family=d.task_family,
             passed=d.passed,
+            status=d.status,
+            needs=[n.to_dict() for n in d.needs],
             reasons=list(d.reasons),
             metrics=dict(d.metrics),
             thresholds=dict(d.thresholds),
@@ -58,6 +61,8 @@ def decision_of(row: GateDecisionRow) -> GateDecision:
         criterion=row.criterion,
         task_family=row.task_family,
         passed=row.passed,
+        status=as_gate_status(row.status, row.passed),
+        needs=tuple(Need.from_dict(n) for n in row.needs or ()),
         reasons=tuple(str(r) for r in row.reasons),
         metrics=dict(row.metrics),
         thresholds=dict(row.thresholds),
@@ -107,9 +112,9 @@ class GateTable:
         return found
 
     def __call__(self, profile: judges.JudgeProfile, criterion: str, family: str) -> bool:
-        """Whether the judge may vote on the criterion."""
+        """Whether the judge may vote on the criterion (only a ``trusted`` decision votes)."""
         found = self.decision(profile, criterion, family)
-        return found is not None and found.passed
+        return found is not None and found.passed and found.status == "trusted"
 
     def __len__(self) -> int:
         """How many keys have a decision."""

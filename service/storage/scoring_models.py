@@ -45,6 +45,8 @@ class GateDecisionRow(Base):
     criterion: Mapped[str] = mapped_column(String(50))
     task_family: Mapped[str] = mapped_column(String(200))
     passed: Mapped[bool] = mapped_column(Boolean)
+    status: Mapped[str | None] = mapped_column(String(16))  # trusted|not_trusted|inconclusive
+    needs: Mapped[list[Any] | None] = mapped_column(JSON)  # labels that would decide it
     reasons: Mapped[list[Any]] = mapped_column(JSON)
     metrics: Mapped[dict[str, Any]] = mapped_column(JSON)
     thresholds: Mapped[dict[str, Any]] = mapped_column(JSON)

@@ -1,10 +1,12 @@
 """``/v1/calibrations``: calibrate a judge on a labelled set, or import a computed run (admin).
 
-Calibrating renders every drawing of the set in the sandbox (through the service's render pool,
-reusing renders kept in the artifact store), so it answers ``202 Accepted`` with a job to poll
-(``GET /v1/calibrations/jobs/{id}``, kept in memory: lost on restart; the stored calibration
-run is durable). ``"wait": true`` runs it inside the request and answers 201 with the run. The
-request is checked before it is accepted, so a bad one gets its 4xx at once.
+The set is named (``set``: bundled, or a path on the server) or sent in the request
+(``upload``: a ``labels.csv`` table and its files). Calibrating renders every drawing of the set
+in the sandbox (through the service's render pool, reusing renders kept in the artifact store),
+so it answers ``202 Accepted`` with a job to poll (``GET /v1/calibrations/jobs/{id}``, kept in
+memory: lost on restart; the stored calibration run is durable). ``"wait": true`` runs it
+inside the request and answers 201 with the run. The request is checked before it is
+accepted, so a bad one gets its 4xx at once.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from pydantic import BaseModel, Field
 
 import judges
 from judges.calibration import CalibrationRun, GateConfig
-from regua.errors import InputError, NotFoundError
+from judges.calibration.labeltable import DEFAULT_TASK, set_from_label_table
+from regua.errors import CalibrationError, InputError, NotFoundError
 from service.api.deps import Caller, Ctx
 from service.calibration.calibrate import CalibrationRequest, calibrate, store_run
-from service.calibration.sets import set_exists
+from service.calibration.sets import LoadedSet, files_artifact, set_exists
 from service.calibration.store import (
     CalibrationSummary,
     CalibrationView,
@@ -29,11 +32,25 @@ from service.calibration.store import (
 )
 from service.context import ServiceContext
 from service.pipeline.jobs import JobFields, JobView
+from tasks import bundled_registry
 
 router = APIRouter(prefix="/v1/calibrations", tags=["calibration"])
 
 JOB_URL = "/v1/calibrations/jobs/{}"
 WAIT_DOC = "run inside the request and answer 201 with the result (instead of 202 and a job)"
+
+
+class UploadedSet(BaseModel):
+    """A label set sent in the request: ``labels.csv`` text and the files it names.
+
+    The same format as a folder given to ``regua calibrate --set DIR``: ``labels_csv`` has the
+    columns ``file, criterion, status, annotator`` (optional ``time, evidence``); ``files`` maps
+    each file name to its text (an SVG, or a raw model reply to extract the SVG from).
+    """
+
+    name: str = Field("uploaded", min_length=1, max_length=200, pattern=r"^[\w.@-]+$")
+    labels_csv: str = Field(min_length=1)
+    files: dict[str, str] = Field(min_length=1, max_length=5000)
 
 
 class CalibrationBody(BaseModel):
@@ -51,6 +68,10 @@ class CalibrationBody(BaseModel):
     seed: int = 0
     n_boot: int = Field(1000, ge=100, le=100_000)
     gate: dict[str, Any] | None = None
+    task: str | None = None
+    """The task of a label set (default ``pelican-bicycle-structured@1``)."""
+    upload: UploadedSet | None = None
+    """A label set sent in the request (instead of ``set``)."""
     run: dict[str, Any] | None = None
     wait: bool = Field(False, description=WAIT_DOC)
 
@@ -72,12 +93,33 @@ def _request(body: CalibrationBody) -> CalibrationRequest:
     if not body.judge:
         raise InputError("give 'judge' (a profile id) or a computed 'run'")
     judges.get_profile(body.judge)
-    if not set_exists(body.set):
+    uploaded = _uploaded(body.upload, body.task) if body.upload is not None else None
+    if uploaded is None and not set_exists(body.set):
         raise NotFoundError(f"no calibration set {body.set!r} (bundled, a .jsonl set or a folder)")
     gate = GateConfig.from_dict(body.gate) if body.gate else None
+    name = body.upload.name if body.upload is not None else body.set
     return CalibrationRequest(
-        body.judge, body.set, body.split, body.repeats, body.seed, body.n_boot, gate
+        body.judge,
+        name,
+        body.split,
+        body.repeats,
+        body.seed,
+        body.n_boot,
+        gate,
+        body.task,
+        uploaded,
     )
+
+
+def _uploaded(upload: UploadedSet, task_ref: str | None) -> LoadedSet:
+    """The uploaded label set, checked now (a bad table or a missing file is a 4xx at once)."""
+    task = bundled_registry().get(task_ref or DEFAULT_TASK)
+    files = {k: v.encode("utf-8") for k, v in upload.files.items()}
+    try:
+        folder = set_from_label_table(upload.labels_csv, files, task, set_id=upload.name)
+    except CalibrationError as exc:
+        raise InputError(str(exc)) from exc
+    return folder.calibration_set, files_artifact(folder.files)
 
 
 def _calibrate(ctx: ServiceContext, request: CalibrationRequest, requested_by: int) -> str:

@@ -75,9 +75,8 @@ def test_mostly_pass_judge_passes_f1_but_fails_on_missed_criticals() -> None:
     assert m.accuracy.value is not None and m.accuracy.value > 0.9
     d = run.decision("R2")
     assert not d.passed
-    assert len(d.reasons) == 1 and d.reasons[0].startswith(
-        "missed-critical-error rate 0.636 (7/11)"
-    )
+    assert d.status == "not_trusted"
+    assert d.reasons[0].startswith("missed-critical-error rate 0.636 (7/11)")
 
 
 def test_a_good_judge_passes_and_thresholds_are_configuration() -> None:
@@ -115,7 +114,9 @@ def test_upper_bound_option_and_decision_records() -> None:
     assert loose.passed
     back = GateDecision.from_dict(json.loads(json.dumps(loose.to_dict())))
     assert back == loose
-    later = GateDecision(**{**loose.__dict__, "passed": False, "decided_at": "2026-02-01"})
+    later = GateDecision(
+        **{**loose.__dict__, "passed": False, "status": "not_trusted", "decided_at": "2026-02-01"}
+    )
     table = eligibility_table([later, loose])
     assert table == {("g@1", "R2", "f"): False}
 
