@@ -108,12 +108,21 @@ def _validation_lines(exc: ValidationError) -> str:
     return "\n".join(f"  {_where(e['loc'])}: {e['msg']}" for e in exc.errors())
 
 
+def _secretish(name: object) -> bool:
+    low = str(name).lower()
+    return low != "api_key_env" and ("key" in low or "secret" in low)
+
+
 def _refuse_keys(data: object, source: str) -> None:
-    """A key written into a file is refused before anything else is read."""
+    """A key written into a file (a profile field or a parameter) is refused before anything."""
     if not isinstance(data, dict):
         return
     for i, prof in enumerate(data.get("profiles") or []):
-        if isinstance(prof, dict) and any("key" in k and k != "api_key_env" for k in prof):
+        if not isinstance(prof, dict):
+            continue
+        params = prof.get("params")
+        names = [*prof, *(params if isinstance(params, dict) else ())]
+        if any(_secretish(k) for k in names):
             raise ConfigurationError(
                 f"{source}: profiles[{i}]: an API key never goes in a judge file; name the "
                 "environment variable that holds it with api_key_env"

@@ -101,6 +101,10 @@ BAD_FILES = [
         "profiles[0]: an API key never goes in a judge file",
     ),
     (
+        "profiles:\n  - {id: X@1, kind: vision-llm, params: {secret: sk-123}}\n",
+        "profiles[0]: an API key never goes in a judge file",
+    ),
+    (
         "profiles:\n  - {id: X@1, kind: vision-llm, api_key_env: not-a-name}\n",
         "profiles[0].api_key_env: String should match",
     ),
