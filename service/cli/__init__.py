@@ -15,6 +15,7 @@ from service.cli import (
     review_cmd,
     service_cmd,
     tasks_cmd,
+    token_cmd,
 )
 
 app = typer.Typer(
@@ -31,6 +32,7 @@ for _module in (
     render_cmd,
     judge_cmd,
     service_cmd,
+    token_cmd,
     calibrate_cmd,
     rescore_cmd,
     review_cmd,
