@@ -70,9 +70,11 @@ def sender_origin(request: Request) -> str | None:
 
 def check_origin(request: Request) -> None:
     """Refuse (403) a state-changing request not sent by one of this service's own pages."""
+    if (request.headers.get("origin") or "").strip().lower() == "null":
+        raise CsrfError("form posts from an opaque origin (Origin: null) are refused")
     sender = sender_origin(request)
     if sender is None:
-        raise CsrfError("form posts must come from this service's pages (no Origin or Referer)")
+        raise CsrfError("form posts naming no Origin or Referer are refused")
     if sender not in own_origins(request):
         raise CsrfError(f"form posts from {sender} are refused (cross-origin request)")
 

@@ -7,9 +7,21 @@ form it posts. :func:`web_login` does the same with an :class:`httpx.Client`.
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 import httpx
+from sqlalchemy import update
+
+from regua.settings import Settings
+from service.access.tokens import create_token
+from service.context import ServiceContext
+from service.server.app import create_app
+from service.storage import Run
+from tests.helpers.review_runs import add_run
+from tests.helpers.server import serve_in_thread
 
 CSRF_INPUT = re.compile(r'<input type="hidden" name="csrf" value="([^"]*)">')
 
@@ -44,3 +56,51 @@ def web_login(client: httpx.Client, token: str, *, origin: str | None = None) ->
     page = client.get("/ui")
     assert page.status_code == 200, page.text
     return csrf_in(page.text)
+
+
+@dataclass
+class Site:
+    """A service context over seeded runs, its app on a live HTTP server, and a token per role."""
+
+    ctx: ServiceContext
+    url: str
+    tokens: dict[str, str]
+    ids: dict[str, int]
+    clients: list[httpx.Client] = field(default_factory=list)
+
+    def client(self, token: str | None = None) -> httpx.Client:
+        """A fresh client of the site (with ``token`` as bearer when given)."""
+        headers = {"Authorization": f"Bearer {self.tokens[token]}"} if token else {}
+        http = httpx.Client(base_url=self.url, headers=headers, timeout=60, follow_redirects=True)
+        self.clients.append(http)
+        return http
+
+
+@contextlib.contextmanager
+def seeded_site(settings: Settings) -> Iterator[Site]:
+    """:class:`Site` over ``settings``: tokens admin, reviewer, reviewer2, alice and bob
+    (submitters); run ``runpending`` (R1 uncertain, submitted by alice) and ``runpassed``."""
+    ctx = ServiceContext.open(settings)
+    tokens: dict[str, str] = {}
+    ids: dict[str, int] = {}
+    for name, role in (
+        ("admin", "admin"),
+        ("reviewer", "reviewer"),
+        ("reviewer2", "reviewer"),
+        ("alice", "submitter"),
+        ("bob", "submitter"),
+    ):
+        tokens[name], principal = create_token(ctx.db, role, name)
+        ids[name] = principal.token_id
+    add_run(ctx.db, ctx.blobs, "runpending", {"R1": "uncertain"}, outcome="pending")
+    add_run(ctx.db, ctx.blobs, "runpassed", {}, outcome="pass")
+    with ctx.db.write() as s:
+        s.execute(update(Run).where(Run.id == "runpending").values(submitted_by=ids["alice"]))
+    try:
+        with serve_in_thread(create_app(ctx)) as url:
+            site = Site(ctx, url, tokens, ids)
+            yield site
+            for http in site.clients:
+                http.close()
+    finally:
+        ctx.close()
