@@ -1,9 +1,11 @@
-"""``/v1/docs``: the API documentation page, Swagger UI served from the installed bundle.
+"""``/v1/docs``: the API documentation page, Swagger UI served from an installed package.
 
-Nothing is loaded from another site: the script and stylesheet come from the
-``swagger-ui-bundle`` package (Swagger UI 4.15) under ``/v1/docs/assets/``, the starter script is
-a static file of the service, and the page is sent with the same Content-Security-Policy and
-frame headers as every other page (:data:`service.api.headers.PAGE_HEADERS`). It works offline.
+Nothing is loaded from another site: the script and stylesheet are Swagger UI 5's bundle as the
+``fastapi-swagger`` package ships it (only its files are used, not its routes; Swagger UI 4, as in
+``swagger-ui-bundle``, cannot read the OpenAPI 3.1 document FastAPI writes), served under
+``/v1/docs/assets/``; the starter script is a static file of the service, and the page is sent
+with the same Content-Security-Policy and frame headers as every other page
+(:data:`service.api.headers.PAGE_HEADERS`). It works offline.
 """
 
 from __future__ import annotations
@@ -45,10 +47,8 @@ PAGE = """<!doctype html>
 
 @lru_cache(maxsize=4)
 def _asset(name: str) -> bytes:
-    """A file of the installed bundle (its one ``vendor/swagger-ui-<version>`` folder)."""
-    vendor = resources.files("swagger_ui_bundle") / "vendor"
-    folder = next(f for f in vendor.iterdir() if f.name.startswith("swagger-ui-"))
-    return (folder / name).read_bytes()
+    """A file of the installed Swagger UI bundle."""
+    return (resources.files("fastapi_swagger") / "resources" / name).read_bytes()
 
 
 @router.get("/v1/docs")
