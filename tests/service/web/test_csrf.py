@@ -11,7 +11,7 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from service.storage import ReviewRow, WebSession
+from service.storage import ApiToken, ReviewRow, WebSession
 from tests.helpers.web import Site, csrf_in, own_origin, web_login
 
 FOREIGN = ("http://127.0.0.1:1", "http://evil.localhost", "null")
@@ -160,3 +160,15 @@ def test_logout_checks_origin_and_token_and_ends_the_session_server_side(site: S
     replay.cookies.set("regua_session", sid)
     r = replay.get("/review", follow_redirects=False)
     assert r.status_code == 303 and r.headers["location"].startswith("/login")
+
+
+def test_the_api_never_accepts_the_session_cookie(site: Site) -> None:
+    """``/v1`` reads only the ``Authorization`` header, which no foreign page can make a browser
+    send: a logged-in browser's cookie gives a cross-origin request no access to the API."""
+    browser = site.client()
+    web_login(browser, site.tokens["admin"])
+    made = browser.post("/v1/tokens", json={"role": "admin", "name": "forged"})
+    assert made.status_code == 401
+    assert browser.get("/v1/runs").status_code == 401
+    with site.ctx.db.read() as s:
+        assert s.scalar(select(func.count(ApiToken.id)).where(ApiToken.name == "forged")) == 0
