@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import select
@@ -51,12 +52,14 @@ def test_revoking_a_token_ends_its_web_sessions(site: Site) -> None:
 
 
 def test_token_with_a_lifetime_expires(site: Site) -> None:
-    made = _new_token(site, "submitter", expires_in="2s")
-    assert made["expires_at"] is not None
+    before = datetime.now(UTC)
+    made = _new_token(site, "submitter", expires_in="4s")
+    expires = datetime.fromisoformat(str(made["expires_at"]))
+    assert timedelta(seconds=3) < expires - before < timedelta(seconds=6)
     user = site.client()
     user.headers["Authorization"] = f"Bearer {made['token']}"
     assert user.get("/v1/runs").status_code == 200
-    time.sleep(2.2)
+    time.sleep(max(0.0, (expires - datetime.now(UTC)).total_seconds()) + 0.3)
     r = user.get("/v1/runs")
     assert r.status_code == 401 and "expired" in r.json()["detail"]
     states = {t["id"]: t["state"] for t in site.client("admin").get("/v1/tokens").json()["tokens"]}
