@@ -11,6 +11,11 @@ two checks before anything is read or stored:
   refused too.
 * **token**: the form carries the session's CSRF token; the login form, shown before any session
   exists, carries the keyed hash of a random nonce kept in its own cookie (signed double submit).
+
+Over HTTPS (directly, or behind a proxy uvicorn trusts for ``X-Forwarded-Proto``) the cookies are
+named ``__Host-…`` and marked Secure: browsers then refuse such a cookie set by a sibling
+subdomain or over plain HTTP, so a same-site page cannot plant its own session in the victim's
+browser ("cookie tossing"). Over plain HTTP there is no such guard (see ``docs/security.md``).
 """
 
 from __future__ import annotations
@@ -79,12 +84,22 @@ def check_origin(request: Request) -> None:
         raise CsrfError(f"form posts from {sender} are refused (cross-origin request)")
 
 
+def cookie_name(request: Request, base: str) -> str:
+    """The cookie's name on this request: ``__Host-`` + ``base`` over HTTPS, else ``base``."""
+    return f"__Host-{base}" if request.url.scheme == "https" else base
+
+
+def read_cookie(request: Request, base: str) -> str | None:
+    """The value of cookie ``base`` (under its ``__Host-`` name over HTTPS)."""
+    return request.cookies.get(cookie_name(request, base))
+
+
 def cookie_login(request: Request) -> Login | None:
     """The live session of the request's cookie (None without one); kept on ``request.state``."""
     cached: Login | None = getattr(request.state, "login", None)
     if cached is not None:
         return cached
-    found = session_login(get_ctx(request).db, request.cookies.get(SESSION_COOKIE))
+    found = session_login(get_ctx(request).db, read_cookie(request, SESSION_COOKIE))
     request.state.login = found
     return found
 
@@ -104,7 +119,7 @@ def check_session_form(request: Request, login: Login, csrf: str) -> None:
 
 def login_nonce(request: Request) -> tuple[str, bool]:
     """The login form's nonce from its cookie, or a new one (and whether it is new)."""
-    nonce = request.cookies.get(LOGIN_COOKIE)
+    nonce = read_cookie(request, LOGIN_COOKIE)
     if nonce and 16 <= len(nonce) <= 64:
         return nonce, False
     return new_login_nonce(), True
@@ -121,19 +136,30 @@ def check_login_form(request: Request, csrf: str) -> None:
     Stops login CSRF: a foreign page cannot log the victim's browser in as the attacker.
     """
     check_origin(request)
-    nonce = request.cookies.get(LOGIN_COOKIE)
+    nonce = read_cookie(request, LOGIN_COOKIE)
     if not nonce or not same_token(login_form_token(request, nonce), csrf):
         raise CsrfError("the login form's CSRF token is missing or wrong; reload the page")
 
 
-def set_cookie(request: Request, response: Response, name: str, value: str, ttl: int) -> None:
-    """Set an HttpOnly, SameSite=Strict cookie for this site (Secure over HTTPS)."""
+def set_cookie(request: Request, response: Response, base: str, value: str, ttl: int) -> None:
+    """Set an HttpOnly, SameSite=Strict cookie for this host (``__Host-``, Secure over HTTPS)."""
     response.set_cookie(
-        name,
+        cookie_name(request, base),
         value,
         max_age=ttl,
         httponly=True,
         samesite="strict",
         secure=request.url.scheme == "https",
         path="/",
+    )
+
+
+def clear_cookie(request: Request, response: Response, base: str) -> None:
+    """Tell the browser to forget cookie ``base`` (with the attributes it was set with)."""
+    response.delete_cookie(
+        cookie_name(request, base),
+        path="/",
+        secure=request.url.scheme == "https",
+        httponly=True,
+        samesite="strict",
     )

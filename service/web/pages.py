@@ -46,10 +46,12 @@ from service.web.auth import (
     CsrfError,
     check_login_form,
     check_session_form,
+    clear_cookie,
     cookie_login,
     cookie_principal,
     login_form_token,
     login_nonce,
+    read_cookie,
     set_cookie,
 )
 from service.web.data import report_page, run_page, runs_list
@@ -195,17 +197,17 @@ def login(
     try:
         principal = authenticate(db, f"Bearer {token.strip()}")
     except AuthError:
-        nonce = request.cookies.get(LOGIN_COOKIE, "")
+        nonce = read_cookie(request, LOGIN_COOKIE) or ""
         ctx = {"who": None, "next": next, "flash": "Unknown token.", "flash_kind": "error"}
         ctx["csrf"] = login_form_token(request, nonce)
         return page(request, "login.html", ctx, status=401)
     ttl = get_ctx(request).settings.session_ttl_s
-    close_session(db, request.cookies.get(SESSION_COOKIE))  # a new login replaces the old one
+    close_session(db, read_cookie(request, SESSION_COOKIE))  # a new login replaces the old one
     sid = open_session(db, principal, timedelta(seconds=ttl))
     target = next if _local(next) else "/ui"
     response = RedirectResponse(target, status_code=303)
     set_cookie(request, response, SESSION_COOKIE, sid, ttl)
-    response.delete_cookie(LOGIN_COOKIE, path="/")
+    clear_cookie(request, response, LOGIN_COOKIE)
     return response
 
 
@@ -218,9 +220,9 @@ def logout(request: Request, csrf: str = Form("")) -> Response:
             check_session_form(request, login_state, csrf)
         except CsrfError as exc:
             return _error(request, login_state.principal, exc, 403)
-        close_session(get_ctx(request).db, request.cookies.get(SESSION_COOKIE))
+        close_session(get_ctx(request).db, read_cookie(request, SESSION_COOKIE))
     response = RedirectResponse("/login", status_code=303)
-    response.delete_cookie(SESSION_COOKIE, path="/")
+    clear_cookie(request, response, SESSION_COOKIE)
     return response
 
 

@@ -172,3 +172,31 @@ def test_the_api_never_accepts_the_session_cookie(site: Site) -> None:
     assert browser.get("/v1/runs").status_code == 401
     with site.ctx.db.read() as s:
         assert s.scalar(select(func.count(ApiToken.id)).where(ApiToken.name == "forged")) == 0
+
+
+def test_over_https_the_cookies_are_host_prefixed_so_no_sibling_can_plant_one(site: Site) -> None:
+    """Behind a TLS proxy (``X-Forwarded-Proto: https`` from a trusted address) the cookies are
+    ``__Host-`` cookies: Secure, host-only, ``Path=/``. A browser refuses such a cookie from a
+    sibling subdomain or plain HTTP, and the plain-named cookie a sibling could set is ignored."""
+    https = {"X-Forwarded-Proto": "https", "Origin": "https://" + site.url.split("://")[1]}
+    raw = httpx.Client(base_url=site.url, headers=https, timeout=60)
+    site.clients.append(raw)
+    form = raw.get("/login")
+    nonce_cookie = form.headers["set-cookie"]
+    assert nonce_cookie.startswith("__Host-regua_login=") and "Secure" in nonce_cookie
+    nonce = nonce_cookie.split(";")[0].split("=", 1)[1]
+    r = raw.post(
+        "/login",
+        data={"token": site.tokens["reviewer"], "csrf": csrf_in(form.text)},
+        headers={"Cookie": f"__Host-regua_login={nonce}"},
+        follow_redirects=False,
+    )
+    assert r.status_code == 303, r.text
+    cookie = next(c for c in r.headers.get_list("set-cookie") if "regua_session=" in c)
+    assert cookie.startswith("__Host-regua_session=")
+    assert "Secure" in cookie and "Path=/" in cookie and "Domain" not in cookie
+    sid = cookie.split(";")[0].split("=", 1)[1]
+    good = raw.get("/review", headers={"Cookie": f"__Host-regua_session={sid}"})
+    assert good.status_code == 200 and "reviewer · reviewer" in good.text
+    planted = raw.get("/review", headers={"Cookie": f"regua_session={sid}"}, follow_redirects=False)
+    assert planted.status_code == 303 and planted.headers["location"].startswith("/login")
