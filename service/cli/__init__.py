@@ -17,6 +17,7 @@ from service.cli import (
     review_cmd,
     service_cmd,
     tasks_cmd,
+    token_cmd,
 )
 
 app = typer.Typer(
@@ -35,6 +36,7 @@ for _module in (
     judge_cmd,
     judges_cmd,
     service_cmd,
+    token_cmd,
     calibrate_cmd,
     rescore_cmd,
     review_cmd,

@@ -1,4 +1,4 @@
-"""``regua serve | worker | submit | status | token create | demo | run``."""
+"""``regua serve | worker | submit | status | demo | run`` (tokens: :mod:`.token_cmd`)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,6 @@ from rich.console import Console
 from regua.errors import ReguaError
 from regua.settings import Settings, load_settings
 from service.api.client import ReguaClient, read_token
-
-token_app = typer.Typer(help="Manage API tokens.", no_args_is_help=True)
 
 
 def _settings(data_dir: Path | None, host: str | None = None, port: int | None = None) -> Settings:
@@ -131,26 +129,6 @@ def status(
     typer.echo(f"{len(view.get('artifacts', []))} artifacts")
 
 
-@token_app.command("create")
-def token_create(
-    role: str = typer.Option(..., "--role", help="submitter | reviewer | admin"),
-    name: str = typer.Option("", help="A name to recognise the token by"),
-    data_dir: Path | None = typer.Option(None, help="Data folder (REGUA_DATA_DIR)"),
-) -> None:
-    """Create a token directly in the database (printed once; stored hashed)."""
-    from service.access.secret import open_database
-    from service.access.tokens import create_token
-
-    settings = _settings(data_dir)
-    try:
-        secret, principal = create_token(open_database(settings), role, name)
-    except ReguaError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
-    typer.echo(secret)
-    typer.echo(f"(token id {principal.token_id}, role {principal.role})", err=True)
-
-
 def demo(
     samples: Path | None = typer.Option(None, help="Samples folder with manifest.json"),
     data_dir: Path | None = typer.Option(None, help="Data folder (default: a fresh temp folder)"),
@@ -223,4 +201,3 @@ def register(app: typer.Typer) -> None:
         ("run", run),
     ):
         app.command(name)(_friendly(func))
-    app.add_typer(token_app, name="token")

@@ -23,7 +23,7 @@ from service.api.routes import (
     tokens,
 )
 from service.context import ServiceContext
-from service.web import pages
+from service.web import docs, pages
 
 ROUTERS = (
     runs.router,
@@ -38,6 +38,7 @@ ROUTERS = (
     evaluations.router,
     judges.router,
     pages.router,
+    docs.router,
 )
 """Every router of the service, in the order the OpenAPI document lists them."""
 
@@ -45,7 +46,8 @@ ROUTERS = (
 def create_app(ctx: ServiceContext, *, run_executor: bool = False) -> FastAPI:
     """The web application: the API under ``/v1`` and the web pages.
 
-    OpenAPI is served at ``/v1/openapi.json`` and the API docs at ``/v1/docs``. With
+    OpenAPI is served at ``/v1/openapi.json`` and the API docs at ``/v1/docs``
+    (:mod:`service.web.docs`: Swagger UI from the installed bundle, the pages' headers). With
     ``run_executor`` the in-process executor starts and stops with it.
     """
 
@@ -64,7 +66,7 @@ def create_app(ctx: ServiceContext, *, run_executor: bool = False) -> FastAPI:
         version=regua.__version__,
         description="Sandboxed, evidence-first evaluation of SVG drawings made by language models.",
         openapi_url="/v1/openapi.json",
-        docs_url="/v1/docs",
+        docs_url=None,  # service.web.docs serves it from the installed bundle, no CDN
         redoc_url=None,
         lifespan=lifespan,
     )

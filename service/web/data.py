@@ -174,7 +174,8 @@ def _panel_text(panel: dict[str, Any]) -> str:
 def review_items_of(session: Session, run_id: str, names: bool) -> list[dict[str, Any]]:
     """The run's review items with every label (for submitters and admins, never reviewers).
 
-    Reviewer names are shown to admins only (``names``); submitters see a pseudonym.
+    Reviewer names are shown to admins only (``names``); submitters see a pseudonym. A label
+    given by an admin (who can see model identities) is marked ``unblinded``.
     """
     out: list[dict[str, Any]] = []
     items = session.scalars(
@@ -188,6 +189,7 @@ def review_items_of(session: Session, run_id: str, names: bool) -> list[dict[str
                 "note": r.note,
                 "time_s": r.time_s,
                 "adjudication": r.adjudication,
+                "unblinded": r.unblinded,
             }
             for r in reviews_of(session, item.id)
         ]

@@ -1,9 +1,11 @@
 """Server-rendered pages: login, review queue, runs, run evidence, report.
 
 Mounted by the app factory (``service.server.app.ROUTERS`` lists
-``service.web.pages:router``). Pages authenticate with the same bearer tokens, kept in an
-HttpOnly, SameSite=Strict cookie set by the login form. Every page is sent with a strict
-Content-Security-Policy (no inline script, no inline style); scripts and styles are static files.
+``service.web.pages:router``). Logging in with a bearer token opens a server-side session whose
+random id is kept in an HttpOnly, SameSite=Strict cookie (:mod:`service.web.auth`); every form
+post is checked for its origin and CSRF token before anything is stored. Every page is sent with
+a strict Content-Security-Policy (no inline script, no inline style); scripts and styles are
+static files.
 Drawings are shown only as the sandbox's PNG frames; the untrusted SVG appears as escaped text.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from datetime import timedelta
 from functools import lru_cache
 from importlib import resources
 from itertools import groupby
@@ -28,21 +31,38 @@ from regua.errors import (
     PermissionDeniedError,
     ReguaError,
 )
+from service.access.sessions import close_session, open_session
 from service.access.tokens import Principal, authenticate
 from service.api.deps import Ctx, get_ctx
 from service.api.headers import PAGE_HEADERS
 from service.api.routes.artifacts import get_artifact
-from service.api.routes.reviews import next_payload, reviewer_of
+from service.api.routes.reports import get_report_html
+from service.api.routes.reviews import label_item, next_payload, reviewer_of
 from service.review import store
+from service.web.auth import (
+    LOGIN_COOKIE,
+    LOGIN_NONCE_TTL,
+    SESSION_COOKIE,
+    CsrfError,
+    check_login_form,
+    check_session_form,
+    clear_cookie,
+    cookie_login,
+    cookie_principal,
+    login_form_token,
+    login_nonce,
+    read_cookie,
+    set_cookie,
+)
 from service.web.data import report_page, run_page, runs_list
 
 router = APIRouter(include_in_schema=False)
 
-COOKIE = "regua_token"
 SECURITY_HEADERS = PAGE_HEADERS
 STATIC_FILES = {
     "regua.css": "text/css; charset=utf-8",
     "review.js": "text/javascript; charset=utf-8",
+    "docs.js": "text/javascript; charset=utf-8",
 }
 CHOICES = (
     {"value": "pass", "text": "Pass", "key": "P"},
@@ -75,21 +95,12 @@ templates.env.globals["static"] = static_url
 
 
 def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> HTMLResponse:
-    """Render a template with the security headers."""
+    """Render a template with the security headers (and the session's CSRF token for forms)."""
+    login = getattr(request.state, "login", None)
+    context = {"csrf": login.csrf if login is not None else "", **context}
     response = templates.TemplateResponse(request, name, context, status_code=status)
     response.headers.update(SECURITY_HEADERS)
     return response
-
-
-def cookie_principal(request: Request) -> Principal | None:
-    """The caller from the login cookie (None without a valid one)."""
-    token = request.cookies.get(COOKIE)
-    if not token:
-        return None
-    try:
-        return authenticate(get_ctx(request).db, f"Bearer {token}")
-    except AuthError:
-        return None
 
 
 def _local(target: str) -> bool:
@@ -156,37 +167,62 @@ def home(request: Request) -> Response:
 
 @router.get("/login")
 def login_form(request: Request, next: str = "/ui") -> HTMLResponse:
-    """The token form."""
+    """The token form, with its CSRF token (the keyed hash of a nonce kept in a cookie)."""
     safe_next = next if _local(next) else "/ui"
-    return page(request, "login.html", {"who": None, "next": safe_next})
+    nonce, fresh = login_nonce(request)
+    context = {"who": None, "next": safe_next, "csrf": login_form_token(request, nonce)}
+    response = page(request, "login.html", context)
+    if fresh:
+        set_cookie(request, response, LOGIN_COOKIE, nonce, int(LOGIN_NONCE_TTL.total_seconds()))
+    return response
 
 
 @router.post("/login")
-def login(request: Request, token: str = Form(...), next: str = Form("/ui")) -> Response:
-    """Check the token and keep it in an HttpOnly, SameSite=Strict cookie."""
+def login(
+    request: Request,
+    token: str = Form(...),
+    next: str = Form("/ui"),
+    csrf: str = Form(""),
+) -> Response:
+    """Check the form's origin and CSRF pair, then the token; open a server-side session.
+
+    The session cookie holds a random id (HttpOnly, SameSite=Strict), never the token. A post
+    from another origin or without the pair is refused (403) and sets no cookie.
+    """
     try:
-        authenticate(get_ctx(request).db, f"Bearer {token.strip()}")
+        check_login_form(request, csrf)
+    except CsrfError as exc:
+        return _error(request, None, exc, 403)
+    db = get_ctx(request).db
+    try:
+        principal = authenticate(db, f"Bearer {token.strip()}")
     except AuthError:
+        nonce = read_cookie(request, LOGIN_COOKIE) or ""
         ctx = {"who": None, "next": next, "flash": "Unknown token.", "flash_kind": "error"}
+        ctx["csrf"] = login_form_token(request, nonce)
         return page(request, "login.html", ctx, status=401)
+    ttl = get_ctx(request).settings.session_ttl_s
+    close_session(db, read_cookie(request, SESSION_COOKIE))  # a new login replaces the old one
+    sid = open_session(db, principal, timedelta(seconds=ttl))
     target = next if _local(next) else "/ui"
     response = RedirectResponse(target, status_code=303)
-    response.set_cookie(
-        COOKIE,
-        token.strip(),
-        httponly=True,
-        samesite="strict",
-        secure=request.url.scheme == "https",
-        path="/",
-    )
+    set_cookie(request, response, SESSION_COOKIE, sid, ttl)
+    clear_cookie(request, response, LOGIN_COOKIE)
     return response
 
 
 @router.post("/logout")
-def logout() -> Response:
-    """Forget the login cookie."""
+def logout(request: Request, csrf: str = Form("")) -> Response:
+    """End the session server-side (origin and CSRF checked) and forget its cookie."""
+    login_state = cookie_login(request)
+    if login_state is not None:
+        try:
+            check_session_form(request, login_state, csrf)
+        except CsrfError as exc:
+            return _error(request, login_state.principal, exc, 403)
+        close_session(get_ctx(request).db, read_cookie(request, SESSION_COOKIE))
     response = RedirectResponse("/login", status_code=303)
-    response.delete_cookie(COOKIE, path="/")
+    clear_cookie(request, response, SESSION_COOKIE)
     return response
 
 
@@ -230,11 +266,17 @@ def review_submit(
     status: str = Form(...),
     note: str = Form(""),
     time_s: str = Form(""),
+    csrf: str = Form(""),
 ) -> Response:
-    """Save a label from the review form, then show the next item."""
-    who = cookie_principal(request)
-    if who is None:
+    """Save a label from the review form (origin and CSRF token checked), then the next item."""
+    login_state = cookie_login(request)
+    if login_state is None:
         return _login_redirect(request)
+    who = login_state.principal
+    try:
+        check_session_form(request, login_state, csrf)
+    except CsrfError as exc:
+        return _error(request, who, exc, 403)
     try:
         t = float(time_s) if time_s.strip() else None
     except ValueError:
@@ -244,7 +286,7 @@ def review_submit(
     try:
         reviewer = reviewer_of(who)
         with ctx.db.write() as s:
-            result = store.submit_review(s, ctx.blobs, item_id, reviewer, status, note, t)
+            result = label_item(s, ctx.blobs, item_id, reviewer, status, note, t)
     except PermissionDeniedError as exc:
         return _error(request, who, exc, 403)
     except store.ReviewConflictError as exc:
@@ -323,18 +365,9 @@ def report(request: Request, ctx: Ctx) -> Response:
         "tasks": tasks,
         "audits": audits,
         "agreement": agreement,
-        "full_report": "/report/full" if _full_report() is not None else None,
+        "full_report": "/report/full",
     }
     return page(request, "report.html", context)
-
-
-def _full_report() -> Any:
-    """The reports area's HTML handler, when that package is installed."""
-    try:
-        from service.api.routes.reports import get_report_html
-    except ImportError:
-        return None
-    return get_report_html
 
 
 @router.get("/report/full")
@@ -346,11 +379,8 @@ def full_report(request: Request, ctx: Ctx) -> Response:
     who = cookie_principal(request)
     if who is None:
         return _login_redirect(request)
-    handler = _full_report()
-    if handler is None:
-        return _error(request, who, NotFoundError("the reports package is not installed"), 404)
     try:
-        response: Response = handler(
+        response: Response = get_report_html(
             ctx,
             who,
             task=[],

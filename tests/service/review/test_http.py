@@ -16,6 +16,7 @@ from service.review.blinding import forbidden_keys_in
 from service.server.app import create_app
 from tests.helpers.review_runs import SECRET_MODEL, SECRET_PROVIDER, add_run
 from tests.helpers.server import http_client
+from tests.helpers.web import csrf_in, web_login
 
 
 @pytest.fixture()
@@ -79,14 +80,14 @@ def test_roles(env: tuple[httpx.Client, dict[str, str]]) -> None:
     client, tokens = env
     assert client.get("/v1/reviews/next").status_code == 401
     assert client.get("/v1/reviews/next", headers=bearer(tokens["submitter"])).status_code == 403
-    client.cookies.set("regua_token", tokens["reviewer"])
+    web_login(client, tokens["reviewer"])
     assert client.get("/runs/runpending", follow_redirects=False).status_code == 403
     assert client.get("/report").status_code == 403
 
 
 def test_pages_send_csp_and_never_the_svg(env: tuple[httpx.Client, dict[str, str]]) -> None:
     client, tokens = env
-    client.cookies.set("regua_token", tokens["admin"])
+    web_login(client, tokens["admin"])
     for path in ("/review", "/runs", "/runs/runpending", "/report"):
         r = client.get(path)
         assert r.status_code == 200, path
@@ -112,31 +113,41 @@ def test_review_form_rejects_bad_time_and_unknown_items(
     env: tuple[httpx.Client, dict[str, str]],
 ) -> None:
     client, tokens = env
-    client.cookies.set("regua_token", tokens["reviewer"])
+    csrf = web_login(client, tokens["reviewer"])
     item = client.get("/v1/reviews/next", headers=bearer(tokens["reviewer"])).json()["item"]
-    bad = client.post(f"/review/{item['item_id']}", data={"status": "pass", "time_s": "-3"})
+    url = f"/review/{item['item_id']}"
+    bad = client.post(url, data={"status": "pass", "time_s": "-3", "csrf": csrf})
     assert bad.status_code == 422 and "frame time" in bad.text
-    assert client.post("/review/it_nope", data={"status": "pass"}).status_code == 404
-    ok = client.post(f"/review/{item['item_id']}", data={"status": "pass"}, follow_redirects=False)
+    nope = client.post("/review/it_nope", data={"status": "pass", "csrf": csrf})
+    assert nope.status_code == 404
+    ok = client.post(url, data={"status": "pass", "csrf": csrf}, follow_redirects=False)
     assert ok.status_code == 303 and ok.headers["location"].startswith("/review?saved=")
-    again = client.post(f"/review/{item['item_id']}", data={"status": "fail"})
+    again = client.post(url, data={"status": "fail", "csrf": csrf})
     assert again.status_code == 409
 
 
 def test_login_cookie_is_httponly_and_strict(env: tuple[httpx.Client, dict[str, str]]) -> None:
     client, tokens = env
     assert client.get("/review", follow_redirects=False).status_code == 303
-    bad = client.post("/login", data={"token": "nope", "next": "/review"})
+    client.headers["Origin"] = str(client.base_url).rstrip("/")
+    csrf = csrf_in(client.get("/login").text)
+    bad = client.post("/login", data={"token": "nope", "next": "/review", "csrf": csrf})
     assert bad.status_code == 401
     ok = client.post(
-        "/login", data={"token": tokens["reviewer"], "next": "/review"}, follow_redirects=False
+        "/login",
+        data={"token": tokens["reviewer"], "next": "/review", "csrf": csrf},
+        follow_redirects=False,
     )
     assert ok.status_code == 303 and ok.headers["location"] == "/review"
-    cookie = ok.headers["set-cookie"].lower()
-    assert "httponly" in cookie and "samesite=strict" in cookie
+    cookie = next(c for c in ok.headers.get_list("set-cookie") if c.startswith("regua_session="))
+    assert "httponly" in cookie.lower() and "samesite=strict" in cookie.lower()
+    assert tokens["reviewer"] not in cookie  # the cookie is a session id, not the token
     for evil in ("//evil.example", "/\\evil.example", "https://evil.example"):
+        csrf = csrf_in(client.get("/login").text)
         r = client.post(
-            "/login", data={"token": tokens["reviewer"], "next": evil}, follow_redirects=False
+            "/login",
+            data={"token": tokens["reviewer"], "next": evil, "csrf": csrf},
+            follow_redirects=False,
         )
         assert r.headers["location"] == "/ui", evil
 
@@ -146,7 +157,7 @@ def test_no_response_a_reviewer_can_fetch_contains_a_model_label(
 ) -> None:
     """Blinding: walk every page and API response a reviewer can reach (labelling as we go)."""
     client, tokens = env
-    client.cookies.set("regua_token", tokens["reviewer"])
+    csrf = web_login(client, tokens["reviewer"])
     seen: list[str] = []
 
     def fetch(method: str, url: str, **kw: object) -> str:
@@ -170,7 +181,8 @@ def test_no_response_a_reviewer_can_fetch_contains_a_model_label(
             break
         for f in api["item"]["frames"]:
             fetch("GET", f["url"])
-        fetch("POST", f"/review/{api['item']['item_id']}", data={"status": "fail", "note": "n"})
+        form = {"status": "fail", "note": "n", "csrf": csrf}
+        fetch("POST", f"/review/{api['item']['item_id']}", data=form)
     assert any(u.startswith("/ui/artifacts/") for u in seen)
     assert any(u.startswith("/v1/artifacts/") for u in seen)
     assert client.get("/v1/runs/runpending", headers=bearer(tokens["reviewer"])).status_code == 403
@@ -188,7 +200,7 @@ def test_a_reviewer_never_sees_another_reviewers_label_before_labelling(
         headers=bearer(tokens["reviewer"]),
     )
     assert first.json()["state"] == "open"
-    client.cookies.set("regua_token", tokens["reviewer2"])
+    web_login(client, tokens["reviewer2"])
     page = client.get(f"/review?item={audit['item_id']}").text
     assert f'data-item="{audit["item_id"]}"' in page
     assert "zz-note-from-A" not in page and "reviewer-1" not in page
