@@ -15,8 +15,8 @@ import pytest
 from sqlalchemy import event, func, select
 
 from regua.settings import Settings
-from service.review.intake import CATCH_UP_LIMIT, queue_run
 from service.pipeline.submit import Submission
+from service.review.intake import CATCH_UP_LIMIT, queue_run
 from service.storage import CriterionOutcomeRow, Run
 from service.storage.blobs import LocalBlobStore
 from service.storage.review_models import ReviewItem, ReviewScan
@@ -99,7 +99,6 @@ def test_items_exist_as_soon_as_a_real_run_finishes(api: Api) -> None:
     assert body["progress"] == {"done": 0, "left": len(items)}
     assert count_items(api) == len(items)  # /next created nothing
     assert not [q for q in sql if q.startswith(WRITES)], sql
-
 
 
 def _seed(api: Api, first: int, n: int, *, queued: bool) -> None:
