@@ -146,7 +146,11 @@ class ServiceContext:
             self.executor.request_stop()
         if self.jobs is not None:
             self.jobs.close(wait_s=grace_s)
-        self.renderer.close()
+        # a render worker still starting or rendering holds the pool: release it on a thread
+        # of its own and stop waiting at the deadline (the sandbox dies with this process)
+        closer = threading.Thread(target=self.renderer.close, name="regua-close", daemon=True)
+        closer.start()
+        closer.join(max(0.1, deadline - time.monotonic()))
         if self.executor is not None:
             self.executor.join(max(0.1, deadline - time.monotonic()))
         self.db.dispose()
