@@ -10,6 +10,9 @@ Every evaluation is scanned once (``review_scans``); each (run, criterion) gets 
 
 from __future__ import annotations
 
+import threading
+import time
+import weakref
 from collections import defaultdict
 from dataclasses import replace
 
@@ -24,6 +27,10 @@ from service.storage.review_models import ReviewItem, ReviewScan
 SCAN_LOCK_KEY = 0x7265_7669_6577  # one scanner at a time on PostgreSQL ("review")
 CATCH_UP_LIMIT = 25
 """Evaluations one :func:`catch_up` step scans at most (a short write, never a bulk one)."""
+CATCH_UP_QUIET_S = 2.0
+"""After finding nothing to scan, how long :func:`catch_up` does not look again."""
+_QUIET_UNTIL: weakref.WeakKeyDictionary[Database, float] = weakref.WeakKeyDictionary()
+_QUIET_LOCK = threading.Lock()
 
 
 def _is_human(profile_id: str) -> bool:
@@ -162,11 +169,19 @@ def sync_queue(session: Session, policy: QueuePolicy, limit: int | None = None) 
 def catch_up(db: Database, policy: QueuePolicy, limit: int = CATCH_UP_LIMIT) -> int:
     """Queue at most ``limit`` evaluations left unscanned; no write when none is left.
 
-    Called before handing out work: a cheap read finds nothing in the steady state (runs are
-    queued as they finish); after a re-scoring batch it takes a short write per call.
+    Called before handing out work: in the steady state (runs are queued as they finish) it
+    finds nothing, and then this process does not look again for :data:`CATCH_UP_QUIET_S`
+    seconds; after a re-scoring batch it takes one short write per call until none is left.
     """
-    with db.read() as s:
-        if not unscanned(s, 1):
+    now = time.monotonic()
+    with _QUIET_LOCK:
+        if now < _QUIET_UNTIL.get(db, 0.0):
             return 0
+    with db.read() as s:
+        pending = bool(unscanned(s, 1))
+    if not pending:
+        with _QUIET_LOCK:
+            _QUIET_UNTIL[db] = now + CATCH_UP_QUIET_S
+        return 0
     with db.write() as s:
         return sync_queue(s, policy, limit)
