@@ -8,8 +8,11 @@ so there is one render pool, one gate reader and one evaluator per process.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from sqlalchemy.orm import Session
 
 import judges
 from regua.settings import Settings
@@ -24,10 +27,16 @@ from service.pipeline.jobs import JobRunner
 from service.pipeline.render_client import RenderClient
 from service.pipeline.runner import Machinery
 from service.pipeline.submit import Submission, submit
+from service.review.intake import queue_run
+from service.review.policy import queue_policy
+from service.review.queue import QueuePolicy
 from service.storage import Database
 from service.storage.blobs import BlobStore, LocalBlobStore
 from service.storage.files import private_dir
 from tasks import TaskRegistry, bundled_registry
+
+SHUTDOWN_GRACE_S = 3.0
+"""How long stopping waits for work in progress before leaving it to the next start."""
 
 
 def service_panel(settings: Settings) -> str | None:
@@ -90,8 +99,18 @@ class ServiceContext:
 
     @property
     def machinery(self) -> Machinery:
-        """What the pipeline's stages run on."""
-        return Machinery(CHECKER_VERSION, self.renderer, self.evaluator)
+        """What the pipeline's stages run on (a finished run's review items are queued then)."""
+        return Machinery(
+            CHECKER_VERSION, self.renderer, self.evaluator, on_done=(self.queue_reviews,)
+        )
+
+    def review_policy(self) -> QueuePolicy:
+        """The review queue's policy (settings, keyed by the installation secret)."""
+        return queue_policy(self.settings, self.secret)
+
+    def queue_reviews(self, session: Session, run_id: str) -> None:
+        """Create a finished run's review items (in the transaction that marks it done)."""
+        queue_run(session, run_id, self.review_policy())
 
     def start_executor(self, threads: int | None = None) -> Executor:
         """Start the in-process executor.
@@ -144,15 +163,23 @@ class ServiceContext:
                 self.jobs = JobRunner()
             return self.jobs
 
-    def close(self) -> None:
-        """Shut the context down.
+    def close(self, grace_s: float = SHUTDOWN_GRACE_S) -> None:
+        """Shut the context down within about ``grace_s`` seconds.
 
-        Finishes the running background job, stops the executor, releases the render workers and
-        closes the database.
+        The executor stops taking work and hands the runs it holds back to the queue at once
+        (a later claim resumes them from their last recorded stage); the running background job
+        gets ``grace_s`` to finish; the render workers are released; the database is closed.
         """
-        if self.jobs is not None:
-            self.jobs.close()
+        deadline = time.monotonic() + grace_s
         if self.executor is not None:
-            self.executor.stop()
-        self.renderer.close()
+            self.executor.request_stop()
+        if self.jobs is not None:
+            self.jobs.close(wait_s=grace_s)
+        # a render worker still starting or rendering holds the pool: release it on a thread
+        # of its own and stop waiting at the deadline (the sandbox dies with this process)
+        closer = threading.Thread(target=self.renderer.close, name="regua-close", daemon=True)
+        closer.start()
+        closer.join(max(0.1, deadline - time.monotonic()))
+        if self.executor is not None:
+            self.executor.join(max(0.1, deadline - time.monotonic()))
         self.db.dispose()

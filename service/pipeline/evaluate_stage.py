@@ -48,7 +48,7 @@ def _new(stored: StoredRun, result: judges.PanelResult) -> NewEvaluation:
 
 
 def finalize_compute(ctx: StageContext) -> Writer:
-    """Mark the run done.
+    """Mark the run done (and run the machinery's ``on_done`` hooks in the same transaction).
 
     A run no evaluation could be written for (its evaluate stage gave up) gets an
     ``incomplete`` evaluation with the cause, through the same writer.
@@ -63,6 +63,9 @@ def finalize_compute(ctx: StageContext) -> Writer:
         run.finished_at = utcnow()
         run.lease_owner = None
         run.lease_expires_at = None
+        s.flush()
+        for hook in ctx.machinery.on_done:  # e.g. the run's review items, in this transaction
+            hook(s, ctx.run_id)
         return "done", FinalizeDetail(outcome=run.outcome)
 
     return write

@@ -3,7 +3,9 @@
 A claim is a lease (owner + expiry) on the run row, taken with ``SELECT … FOR UPDATE SKIP LOCKED``
 on PostgreSQL and under the process-wide writer lock on SQLite. A heartbeat renews the leases this
 process holds. On start-up, leases of dead processes on this host are released at once, so a restart
-after ``kill -9`` resumes every unfinished run immediately; leases of other hosts expire.
+after ``kill -9`` resumes every unfinished run immediately; leases of other hosts expire. Stopping
+(SIGTERM) hands the runs in progress back to the queue at once: a stage computing then writes
+nothing (its lease is gone), and another worker resumes the run from its last recorded stage.
 """
 
 from __future__ import annotations
@@ -12,12 +14,23 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
+from collections.abc import Callable
 from datetime import timedelta
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import case, func, or_, select, update
+from sqlalchemy.orm import Session
 
-from service.pipeline.runner import Machinery, Stage, advance
+from service.pipeline.runner import (
+    LeaseLostError,
+    Machinery,
+    Stage,
+    StageContext,
+    Writer,
+    Written,
+    advance,
+)
 from service.pipeline.stages import STAGES
 from service.storage import Database, Run, StageRecord, utcnow
 from service.storage.blobs import BlobStore
@@ -120,12 +133,43 @@ class Executor:
         hb.start()
         self._workers.append(hb)
 
-    def stop(self, timeout: float = 30.0) -> None:
-        """Stop taking work and wait for the threads (a run in progress keeps its lease)."""
+    def stop(self, timeout: float = 3.0) -> None:
+        """Stop taking work, hand the runs in progress back to the queue, wait for the threads."""
+        self.request_stop()
+        self.join(timeout)
+
+    def request_stop(self) -> int:
+        """Stop taking work and hand every run this process holds back to the queue at once.
+
+        The runs become ``queued`` with no lease (the claim they used is given back), so any
+        worker resumes them from their last recorded stage. A stage still computing here
+        finds its lease gone when it comes to write and writes nothing. Returns the count.
+        """
         self._stop.set()
         self.wake()
+        with self.db.write() as s:
+            handed = s.execute(
+                update(Run)
+                .where(Run.lease_owner == self.owner, Run.status != "done")
+                .values(
+                    status="queued",
+                    lease_owner=None,
+                    lease_expires_at=None,
+                    # the claim is given back (a stop is no crash), unless the run was abandoned
+                    claims=case((Run.claims > MAX_CLAIMS, Run.claims), else_=Run.claims - 1),
+                )
+            )
+        count = int(getattr(handed, "rowcount", 0) or 0)
+        if count:
+            log.warning("handed %d unfinished run(s) back to the queue", count)
+        return count
+
+    def join(self, timeout: float = 3.0) -> bool:
+        """Wait up to ``timeout`` seconds in all for the threads; True when every one ended."""
+        deadline = time.monotonic() + timeout
         for t in self._workers:
-            t.join(timeout)
+            t.join(max(0.0, deadline - time.monotonic()))
+        return not any(t.is_alive() for t in self._workers)
 
     def wake(self) -> None:
         """Tell idle workers that new work arrived."""
@@ -174,7 +218,10 @@ class Executor:
             if run is not None and run.claims > MAX_CLAIMS:
                 stages = [st for st in self.stages if st.name == "finalize"]
         try:
-            done = advance(self.db, self.blobs, self.machinery, run_id, stages)
+            done = advance(self.db, self.blobs, self.machinery, run_id, self._leased(stages))
+        except LeaseLostError:
+            log.info("run %s was handed back while in progress", run_id)
+            return False
         except Exception:
             log.exception("run %s could not advance", run_id)
             done = False
@@ -187,6 +234,30 @@ class Executor:
                 )
         self.processed += 1
         return done
+
+    def _leased(self, stages: list[Stage]) -> list[Stage]:
+        """The stages, each refusing to start once stopping and to write without the lease."""
+        return [Stage(st.name, st.version, self._guard(st)) for st in stages]
+
+    def _guard(self, stage: Stage) -> Callable[[StageContext], Writer]:
+        def compute(ctx: StageContext) -> Writer:
+            if self._stop.is_set():
+                raise LeaseLostError(f"stopping before stage {stage.name}")
+            writer = stage.compute(ctx)
+
+            def write(s: Session) -> Written:
+                self._check_lease(s, ctx.run_id)
+                return writer(s)
+
+            return write
+
+        return compute
+
+    def _check_lease(self, s: Session, run_id: str) -> None:
+        """Raise :class:`LeaseLostError` unless this process still holds the run (row locked)."""
+        run = s.get(Run, run_id, with_for_update=not self.db.is_sqlite, populate_existing=True)
+        if run is None or run.lease_owner != self.owner:
+            raise LeaseLostError(f"run {run_id} is no longer leased by {self.owner}")
 
     def run_once(self) -> bool:
         """Claim and process one run; False when the queue was empty (used by tests/workers)."""

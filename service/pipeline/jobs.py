@@ -5,7 +5,8 @@
 recorded and logged; it never reaches the server. The registry lives in memory: it is lost on
 restart (what a job stored, such as a calibration run or a re-scoring batch, is durable).
 The :class:`service.context.ServiceContext` owns one runner (``ctx.job_runner()``) and closes it:
-the running job is finished, queued ones are cancelled (recorded as failed).
+queued jobs are cancelled and the running one gets a few seconds to finish (then it is recorded as
+interrupted), so stopping the service never waits for a long job.
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ import logging
 import threading
 import time
 import uuid
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
@@ -31,6 +31,7 @@ log = logging.getLogger("regua.jobs")
 #: Finished jobs remembered (the oldest are forgotten first; running jobs never are).
 KEEP_FINISHED = 500
 CANCELLED = "cancelled: the service stopped before the job ran"
+INTERRUPTED = "interrupted: the service stopped while the job ran"
 
 JobFields = dict[str, str | int | float | bool | None]
 """What a job records about itself (``info``) and what its work returns (``result``)."""
@@ -100,10 +101,12 @@ class JobRunner:
     def __init__(self, keep_finished: int = KEEP_FINISHED) -> None:
         """Remember at most ``keep_finished`` finished jobs."""
         self.keep_finished = keep_finished
-        self._pool: ThreadPoolExecutor | None = None
+        self._thread: threading.Thread | None = None
+        self._queue: deque[tuple[Job, Work]] = deque()
+        self._current: Job | None = None
         self._jobs: OrderedDict[str, Job] = OrderedDict()
-        self._futures: dict[str, Future[None]] = {}
         self._lock = threading.Lock()
+        self._ready = threading.Condition(self._lock)
         self._closed = False
 
     def submit(
@@ -118,17 +121,20 @@ class JobRunner:
         """Queue ``work`` and return its job, in state ``running`` from the start.
 
         The dict ``work`` returns becomes the job's result. ``on_cancel`` is called when the
-        runner closes before the job ran (the job is then ``failed`` with :data:`CANCELLED`).
+        runner closes before the job ran or while it still runs (the job is then ``failed``
+        with :data:`CANCELLED` or :data:`INTERRUPTED`).
         """
         job = Job(job_id or f"job_{uuid.uuid4().hex[:16]}", kind, dict(info or {}))
         job.on_cancel = on_cancel
         with self._lock:
             if self._closed:
                 raise ReguaError("the job runner is closed")
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="regua-job")
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="regua-job", daemon=True)
+                self._thread.start()
             self._jobs[job.id] = job
-            self._futures[job.id] = self._pool.submit(self._run, job, work)
+            self._queue.append((job, work))
+            self._ready.notify()
             self._forget_old()
         return job
 
@@ -143,36 +149,67 @@ class JobRunner:
             found = [j for j in reversed(self._jobs.values()) if kind is None or j.kind == kind]
         return found[:limit]
 
-    def close(self) -> None:
-        """Finish the running job, cancel queued ones (recorded as failed), stop the thread."""
+    def close(self, wait_s: float = 3.0) -> None:
+        """Cancel queued jobs, give the running one ``wait_s`` seconds, then stop waiting.
+
+        Cancelled jobs are recorded as failed (:data:`CANCELLED`); a job still running after
+        ``wait_s`` is recorded as failed (:data:`INTERRUPTED`) and left to the process's end
+        (its thread is a daemon: stopping the service never waits for a long job).
+        """
         with self._lock:
             self._closed = True
-            pool, self._pool = self._pool, None
-        if pool is None:
-            return
-        pool.shutdown(wait=True, cancel_futures=True)
-        with self._lock:
-            cancelled = [self._jobs[i] for i, f in self._futures.items() if f.cancelled()]
-            self._futures.clear()
+            cancelled = [job for job, _ in self._queue]
+            self._queue.clear()
+            self._ready.notify_all()
+            thread = self._thread
         for job in cancelled:
-            job.finish("failed", None, CANCELLED)
-            if job.on_cancel is not None:
-                try:
-                    job.on_cancel(job)
-                except Exception:  # closing goes on; the job is already recorded as failed
-                    log.exception("recording the cancellation of job %s failed", job.id)
+            self._cancel(job, CANCELLED)
+        if thread is None:
+            return
+        thread.join(wait_s)
+        with self._lock:
+            current = self._current if thread.is_alive() else None
+        if current is not None:
+            self._cancel(current, INTERRUPTED)
+
+    def _cancel(self, job: Job, reason: str) -> None:
+        with self._lock:
+            if job.state != "running":
+                return
+            job.finish("failed", None, reason)
+        if job.on_cancel is not None:
+            try:
+                job.on_cancel(job)
+            except Exception:  # closing goes on; the job is already recorded as failed
+                log.exception("recording the cancellation of job %s failed", job.id)
+
+    def _loop(self) -> None:
+        while True:
+            with self._ready:
+                while not self._queue and not self._closed:
+                    self._ready.wait()
+                if not self._queue:
+                    return
+                job, work = self._queue.popleft()
+                self._current = job
+            try:
+                self._run(job, work)
+            finally:
+                with self._lock:
+                    self._current = None
 
     def _run(self, job: Job, work: Work) -> None:
+        state: JobState = "done"
+        result: JobFields | None = None
+        error: str | None = None
         try:
             result = work()
         except Exception as exc:  # recorded, never raised into the server
             log.exception("background %s job %s failed", job.kind, job.id)
-            job.finish("failed", None, error_text(exc))
-        else:
-            job.finish("done", result, None)
-        finally:
-            with self._lock:
-                self._futures.pop(job.id, None)
+            state, error = "failed", error_text(exc)
+        with self._lock:
+            if job.state == "running":  # not interrupted by close() meanwhile
+                job.finish(state, result, error)
 
     def _forget_old(self) -> None:
         finished = [i for i, j in self._jobs.items() if j.state != "running"]

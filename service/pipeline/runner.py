@@ -18,6 +18,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from regua.errors import ReguaError
 from service.evaluation.evaluator import Evaluator
 from service.pipeline.render_client import RenderOutput
 from service.storage import Database, Run, StageAttempt, StageRecord, TaskRow
@@ -44,13 +45,33 @@ class Renderer(Protocol):
         ...
 
 
+class RunDoneHook(Protocol):
+    """A step taken in the transaction that marks a run ``done`` (e.g. queueing its reviews)."""
+
+    def __call__(self, session: Session, run_id: str) -> None:
+        """Act on the run just finished, inside the finalize stage's transaction."""
+        ...
+
+
+class LeaseLostError(ReguaError):
+    """The run is no longer this worker's (the service is stopping): nothing is written.
+
+    Never counted as a failed attempt; the run goes on where it stopped under its next claim.
+    """
+
+
 @dataclass
 class Machinery:
-    """What the stages run on: the checker's version, the render client, the evaluator."""
+    """What the stages run on: the checker's version, the render client, the evaluator.
+
+    ``on_done`` hooks run in the transaction that marks a run done (the service queues the
+    run's review items there, so they exist as soon as the run is finished).
+    """
 
     checker_version: str
     renderer: Renderer
     evaluator: Evaluator
+    on_done: Sequence[RunDoneHook] = ()
 
 
 @dataclass
@@ -150,6 +171,8 @@ def run_stage(ctx: StageContext, stage: Stage) -> bool:
                 )
             )
         return True
+    except LeaseLostError:
+        raise  # the service is stopping: no attempt is recorded, the next claim goes on
     except IntegrityError as exc:
         with ctx.db.read() as s:
             if finished(s, ctx.run_id, stage.name, version):

@@ -10,6 +10,7 @@ Two kinds of item:
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -154,6 +155,27 @@ def build_items(snapshots: Iterable[RunSnapshot], policy: QueuePolicy) -> list[I
     return sorted(out, key=lambda i: i.item_id)
 
 
-def order_for_reviewer(item_ids: Sequence[str], seed: int, reviewer_id: str) -> list[str]:
-    """A per-reviewer shuffled order of open items, so no two reviewers march in lockstep."""
-    return sorted(item_ids, key=lambda i: unit_draw(seed, "order", reviewer_id, i))
+def order_key(item_id: str) -> int:
+    """An item's place in every shuffle: 60 bits of its opaque id (itself a keyed hash).
+
+    Ids that are not ``it_<hex>`` (pure tests) are hashed instead.
+    """
+    try:
+        return int(item_id[3:18], 16)
+    except ValueError:
+        return int.from_bytes(hashlib.sha256(item_id.encode()).digest()[:8], "big") >> 4
+
+
+def reviewer_mask(seed: int | str, reviewer_id: str) -> int:
+    """A reviewer's 60-bit key: XOR-ed with each :func:`order_key` it orders the queue."""
+    return int(unit_draw(seed, "order", reviewer_id) * 2**60)
+
+
+def order_for_reviewer(item_ids: Sequence[str], seed: int | str, reviewer_id: str) -> list[str]:
+    """A per-reviewer shuffled order of open items, so no two reviewers march in lockstep.
+
+    The order is ``order_key(id) XOR reviewer_mask``: a different permutation per reviewer,
+    computed without a keyed hash per item (so a queue of 10,000 items orders in milliseconds).
+    """
+    mask = reviewer_mask(seed, reviewer_id)
+    return sorted(item_ids, key=lambda i: order_key(i) ^ mask)

@@ -1,4 +1,4 @@
-"""Queue operations on the database: scan evaluations into items, hand out, label, resolve.
+"""Queue operations on the database: hand out, label, resolve (items come from ``intake``).
 
 Every function takes an open SQLAlchemy session; the caller owns the transaction
 (``Database.write()`` for changes). Reviewers are identified by their API token row id.
@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 import judges
@@ -25,29 +25,19 @@ from service.review.agreement import (
     resolve,
 )
 from service.review.evaluation import append_review_evaluation
+from service.review.intake import sync_queue as sync_queue
 from service.review.outcome import AuditRecord, JudgeAuditStats, overturns_by_judge
-from service.review.queue import (
-    CriterionState,
-    QueuePolicy,
-    RunSnapshot,
-    Vote,
-    items_for_run,
-    order_for_reviewer,
-)
+from service.review.queue import order_for_reviewer
 from service.storage.blobs import BlobStore, NewArtifact, record_artifact
 from service.storage.models import (
     Artifact,
-    CriterionOutcomeRow,
-    Evaluation,
     Run,
-    VerdictRow,
     iso,
     utcnow,
 )
 from service.storage.review_models import ReviewItem, ReviewRow, ReviewScan
 
 REVIEW_PROCEDURE_VERSION = "1"
-SCAN_LOCK_KEY = 0x7265_7669_6577  # one scanner at a time on PostgreSQL ("review")
 
 
 class ReviewConflictError(ImmutableRecordError):
@@ -61,100 +51,6 @@ class Reviewer:
     id: int
     name: str
     role: str
-
-
-def _is_human(profile_id: str) -> bool:
-    return profile_id.startswith("human")
-
-
-def _counted(stored_votes: object, profile_id: str) -> bool:
-    """Whether the jury counted this judge's vote.
-
-    Ineligible judges' verdicts are kept for inspection only, so an audit never charges them
-    with a pass they did not decide.
-    """
-    if not isinstance(stored_votes, list):
-        return True
-    for vote in stored_votes:
-        if isinstance(vote, dict) and vote.get("judge_profile_id") == profile_id:
-            return bool(vote.get("eligible", True))
-    return True
-
-
-def snapshot_of(session: Session, run: Run, evaluation: Evaluation) -> RunSnapshot:
-    """Reduce a stored evaluation to what the queue needs."""
-    votes: dict[str, list[Vote]] = defaultdict(list)
-    for v in session.scalars(select(VerdictRow).where(VerdictRow.evaluation_id == evaluation.id)):
-        kind = "human" if _is_human(v.judge_profile_id) else "auto"
-        votes[v.criterion].append(Vote(v.judge_profile_id, kind, v.status))
-    rows = session.scalars(
-        select(CriterionOutcomeRow)
-        .where(CriterionOutcomeRow.evaluation_id == evaluation.id)
-        .order_by(CriterionOutcomeRow.id)
-    ).all()
-    criteria = tuple(
-        CriterionState(
-            row.criterion,
-            row.kind,
-            row.status,
-            tuple(
-                replace(v, eligible=_counted(row.votes, v.judge_profile_id))
-                for v in votes[row.criterion]
-            ),
-            row.review_reason,
-        )
-        for row in rows
-    )
-    queued = set(session.scalars(select(ReviewItem.criterion).where(ReviewItem.run_id == run.id)))
-    human = {c.criterion_id for c in criteria if any(v.judge_kind == "human" for v in c.votes)}
-    return RunSnapshot(
-        run.id, str(evaluation.id), evaluation.outcome, criteria, frozenset(queued | human)
-    )
-
-
-def sync_queue(session: Session, policy: QueuePolicy) -> int:
-    """Turn every finished run's not-yet-scanned current evaluation into queue items.
-
-    Idempotent: each evaluation is scanned once; each (run, criterion) gets at most one item.
-    Evaluations written by review itself are recorded but raise no new items.
-    """
-    if session.get_bind().dialect.name == "postgresql":
-        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCAN_LOCK_KEY})
-    scanned = select(ReviewScan.evaluation_id)
-    rows = session.execute(
-        select(Run, Evaluation)
-        .join(Evaluation, Evaluation.id == Run.current_evaluation_id)
-        .where(Run.status == "done", Evaluation.id.not_in(scanned))
-    ).all()
-    created = 0
-    for run, evaluation in rows:
-        specs = (
-            []
-            if evaluation.kind == "review"
-            else items_for_run(snapshot_of(session, run, evaluation), policy)
-        )
-        for spec in specs:
-            if session.get(ReviewItem, spec.item_id) is not None:
-                continue
-            session.add(
-                ReviewItem(
-                    id=spec.item_id,
-                    run_id=spec.run_id,
-                    criterion=spec.criterion_id,
-                    kind=spec.kind,
-                    evaluation_id=evaluation.id,
-                    original_status=spec.original_status,
-                    suggestion=spec.suggestion,
-                    reason=spec.reason,
-                    audited_judges=list(spec.audited_judges),
-                    reviews_needed=spec.reviews_needed,
-                    state="open",
-                )
-            )
-            created += 1
-        session.add(ReviewScan(evaluation_id=evaluation.id, run_id=run.id, items=len(specs)))
-    session.flush()
-    return created
 
 
 def reviews_of(session: Session, item_id: str) -> list[ReviewRow]:
@@ -315,6 +211,8 @@ def submit_review(
         evaluation = append_review_evaluation(session, blobs, item)
         item.resolved_evaluation_id = evaluation.id
         evaluation_id = evaluation.id
+        # a review evaluation raises no new item: mark it scanned now, nothing is left to scan
+        session.add(ReviewScan(evaluation_id=evaluation.id, run_id=item.run_id, items=0))
     session.flush()
     return SubmitResult(item_id, item.state, adjudication, item.final_label, evaluation_id)
 

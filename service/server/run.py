@@ -18,6 +18,9 @@ from service.access.tokens import ensure_admin_token
 from service.context import ServiceContext
 from service.server.app import create_app
 
+GRACEFUL_SHUTDOWN_S = 2
+"""Seconds open requests get to finish once the server is told to stop."""
+
 
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port that was free a moment ago."""
@@ -37,7 +40,12 @@ def prepare(settings: Settings) -> tuple[ServiceContext, FastAPI]:
 
 
 def serve(settings: Settings, announce: Callable[[str], None]) -> None:
-    """Run the embedded service in the foreground until interrupted."""
+    """Run the embedded service in the foreground until interrupted (SIGINT or SIGTERM).
+
+    On SIGTERM uvicorn stops accepting connections, gives open requests
+    :data:`GRACEFUL_SHUTDOWN_S` seconds, then the lifespan closes the context: runs in progress
+    are handed back to the queue and the process exits within a few seconds.
+    """
     _ctx, app = prepare(settings)
     token_file = app.state.admin_token_file
     if token_file is not None:
@@ -46,7 +54,13 @@ def serve(settings: Settings, announce: Callable[[str], None]) -> None:
         announce(f"admin token file: {settings.data_dir / 'admin-token'}")
     announce(f"regua serving on http://{settings.host}:{settings.port}/v1 (docs at /v1/docs)")
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level="warning",
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+    )
 
 
 class BackgroundServer:
@@ -57,7 +71,12 @@ class BackgroundServer:
         self.settings = settings
         self.ctx, self.app = prepare(settings)
         config = uvicorn.Config(
-            self.app, host=settings.host, port=settings.port, log_level="warning", lifespan="on"
+            self.app,
+            host=settings.host,
+            port=settings.port,
+            log_level="warning",
+            lifespan="on",
+            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="regua-server", daemon=True)

@@ -11,7 +11,6 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from regua.errors import PermissionDeniedError
@@ -21,7 +20,9 @@ from service.api.deps import Caller, Ctx
 from service.context import ServiceContext
 from service.review import store
 from service.review.agreement import ReviewStatus
-from service.review.blinding import blinding_key
+from service.review.intake import catch_up
+from service.review.picking import next_for_reviewer
+from service.review.policy import queue_policy
 from service.review.queue import QueuePolicy
 from service.review.views import item_summary, reviewer_item
 from service.storage import ReviewItem, Run
@@ -33,32 +34,15 @@ router = APIRouter(prefix="/v1/reviews", tags=["reviews"])
 def policy_from(settings: Settings, secret: bytes) -> QueuePolicy:
     """The queue policy in force (``REGUA_REVIEW_*`` settings), keyed by the installation secret.
 
-    The key of item ids, work labels, audit draws and per-reviewer order comes from the secret
-    made on first start (``ServiceContext.secret``), never from a default in the source.
+    See :func:`service.review.policy.queue_policy`.
     """
-    return QueuePolicy(
-        seed=blinding_key(secret),
-        audit_rate=settings.review_audit_rate,
-        reviews_per_item=settings.reviews_per_item,
-        reviews_per_audit_item=settings.reviews_per_audit_item,
-    )
+    return queue_policy(settings, secret)
 
 
 def reviewer_of(principal: Principal) -> store.Reviewer:
     """The principal as a reviewer (reviewer or admin role, else 403)."""
     principal.require("reviewer")
     return store.Reviewer(principal.token_id, principal.name, principal.role)
-
-
-def _own_items(session: Session, reviewer: store.Reviewer) -> set[str]:
-    """Ids of open or disputed items of runs this reviewer's token submitted."""
-    return set(
-        session.scalars(
-            select(ReviewItem.id)
-            .join(Run, Run.id == ReviewItem.run_id)
-            .where(Run.submitted_by == reviewer.id, ReviewItem.state.in_(("open", "disputed")))
-        )
-    )
 
 
 def label_item(
@@ -169,23 +153,21 @@ def next_payload(
     item_id: str | None = None,
     skip: Sequence[str] = (),
 ) -> NextItem:
-    """Sync the queue, then the reviewer's next item with their progress (shared by pages).
+    """The reviewer's next item with their progress (shared by pages); a read, not a write.
 
-    ``item_id`` asks for one particular item; it is honoured only when that item is available
-    to this reviewer (not labelled by them, not resolved, not of a run their token submitted).
-    ``skip`` passes over items for now (they stay in the queue).
+    Items are created as runs finish (:mod:`service.review.intake`); only evaluations left
+    unscanned (re-scoring) are queued first, a bounded step. ``item_id`` asks for one
+    particular item; it is honoured only when that item is available to this reviewer (not
+    labelled by them, not resolved, not of a run their token submitted). ``skip`` passes over
+    items for now (they stay in the queue).
     """
     policy = policy_from(ctx.settings, ctx.secret)
-    with ctx.db.write() as s:
-        store.sync_queue(s, policy)
-        own = _own_items(s, reviewer)
-        items = [i for i in store.available_items(s, reviewer, policy.seed) if i.id not in own]
+    catch_up(ctx.db, policy)
+    with ctx.db.read() as s:
+        pick = next_for_reviewer(s, reviewer.id, policy.seed, want=item_id, skip=skip)
         done = store.reviewed_count(s, reviewer)
-        rest = [i for i in items if i.id not in set(skip)]
-        fallback = rest[0] if rest else (items[0] if items else None)  # skipped come back last
-        chosen = next((i for i in items if i.id == item_id), fallback)
-        item = reviewer_item(s, chosen, policy.seed) if chosen is not None else None
-    return NextItem(item=item, progress=Progress(done=done, left=len(items)))
+        item = reviewer_item(s, pick.item, policy.seed) if pick.item is not None else None
+    return NextItem(item=item, progress=Progress(done=done, left=pick.left))
 
 
 @router.get("/next", response_model=NextItem)

@@ -168,7 +168,7 @@ def test_overturned_passes_are_counted_per_judge_profile() -> None:
 
 
 def test_only_counted_votes_are_charged_by_an_audit() -> None:
-    from service.review.store import _counted
+    from service.review.intake import _counted
 
     stored = [
         {"judge_profile_id": "geometry@1", "status": "pass", "eligible": True},

@@ -1,0 +1,128 @@
+"""SIGTERM during a render (issue 14, item 15): the server stops within a few seconds and the
+run in progress goes back to the queue, where a new server finishes it.
+
+Before: stopping waited up to 30 s per executor thread for the render in flight, then exited
+with the run still ``running`` under a lease of a process that no longer existed.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from service.pipeline.jobs import INTERRUPTED, Job, JobFields, JobRunner
+from service.storage import Database, Run, StageAttempt, StageRecord
+from tests.helpers.server import REPO, Served, require_real_rendering
+
+TASK = "pelican-bicycle-static@1"
+GOOD = (REPO / "samples/outputs/structured-good.svg").read_text()
+STOP_WITHIN_S = 8.0
+"""A few seconds: the grace of open requests (2 s) and of work in progress (3 s), plus exit."""
+
+
+def slow_drawing(layers: int = 600) -> str:
+    """A valid drawing whose filtered layers keep Chromium busy for tens of seconds."""
+    rects = "".join(
+        f'<rect x="{i % 40}" y="{i % 30}" width="800" height="600" fill="#{i * 37 % 999:03d}"'
+        ' opacity="0.02" filter="url(#heavy)"/>'
+        for i in range(layers)
+    )
+    heavy = (
+        '<defs><filter id="heavy"><feTurbulence baseFrequency="0.7" numOctaves="8"/>'
+        '<feGaussianBlur stdDeviation="40"/></filter></defs>'
+    )
+    return GOOD.replace("</svg>", heavy + rects + "</svg>")
+
+
+def _state(db: Database, run_id: str) -> tuple[str, str | None, int, set[str]]:
+    with db.read() as s:
+        run = s.get(Run, run_id)
+        assert run is not None
+        stages = set(s.scalars(select(StageRecord.stage).where(StageRecord.run_id == run_id)))
+        return run.status, run.lease_owner, run.claims, stages
+
+
+@pytest.mark.browser
+@pytest.mark.sandbox
+def test_sigterm_mid_render_exits_quickly_and_hands_the_run_back(tmp_path: Path) -> None:
+    require_real_rendering()
+    data = tmp_path / "data"
+    data.mkdir()
+    db = Database(f"sqlite:///{data / 'regua.sqlite3'}")
+    first = Served(data)
+    try:
+        client = first.client()
+        run_id = client.submit(TASK, "slow-model", slow_drawing())
+        client.close()
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:  # checked, now rendering
+            status, owner, _claims, stages = _state(db, run_id)
+            if status == "running" and stages == {"check"}:
+                break
+            time.sleep(0.1)
+        assert (status, stages) == ("running", {"check"}) and owner, "never caught mid-render"
+        time.sleep(6)  # the render worker has started and is busy (the render takes 30 s)
+        assert _state(db, run_id)[3] == {"check"}
+        t0 = time.monotonic()
+        first.proc.send_signal(signal.SIGTERM)
+        first.proc.wait(30)
+        took = time.monotonic() - t0
+    finally:
+        first.stop()
+    print(f"\nSIGTERM mid-render: exited in {took:.1f} s")
+    assert took < STOP_WITHIN_S, f"stopping took {took:.1f} s"
+    status, owner, claims, stages = _state(db, run_id)
+    # handed back: queued, no lease, its claim given back, and nothing half-written
+    assert (status, owner, claims, stages) == ("queued", None, 0, {"check"})
+    with db.read() as s:
+        attempts = s.scalar(select(func.count()).select_from(StageAttempt))
+    assert attempts == 0, "the interrupted render was counted as a failed attempt"
+    assert "handed 1 unfinished run(s) back to the queue" in first.output()
+
+    # a new server resumes it from the render (a short render timeout, so it finishes soon)
+    second = Served(data, REGUA_JOB_TIMEOUT_S="3")
+    try:
+        client = second.client()
+        view = client.wait([run_id], timeout_s=180)[run_id]
+        client.close()
+    finally:
+        second.stop()
+    assert view["status"] == "done" and view["outcome"]["status"] in {
+        "pass",
+        "fail",
+        "pending",
+        "incomplete",
+    }
+    status, owner, claims, stages = _state(db, run_id)
+    assert (status, owner, claims) == ("done", None, 1)
+    assert stages == {"check", "render", "evaluate", "finalize"}
+    db.dispose()
+
+
+def test_closing_the_job_runner_does_not_wait_for_a_long_job() -> None:
+    """A background job still running after the grace is recorded as interrupted."""
+    runner = JobRunner()
+    release = threading.Event()
+    started = threading.Event()
+    told: list[Job] = []
+
+    def long_job() -> JobFields:
+        started.set()
+        release.wait(60)
+        return {"answer": 1}
+
+    job = runner.submit("test", long_job, on_cancel=told.append)
+    assert started.wait(10)
+    t0 = time.monotonic()
+    runner.close(wait_s=0.5)
+    took = time.monotonic() - t0
+    assert took < 2.0, f"closing waited {took:.1f} s for the job"
+    assert (job.state, job.error) == ("failed", INTERRUPTED) and told == [job]
+    release.set()  # the job ends later: it does not overwrite the recorded interruption
+    time.sleep(0.2)
+    assert (job.state, job.error, job.result) == ("failed", INTERRUPTED, None)
