@@ -242,6 +242,8 @@ class Worker:
         if header.get("type") == "error":
             cause = str(header.get("cause") or "handler_error")
             detail = f"{header.get('error')}: {header.get('detail')}"
+            if header.get("retire"):  # the handler cannot serve again (e.g. its browser died)
+                self.kill()
             outcome = incomplete("handler_error", detail)
             outcome.cause = cause
             return outcome

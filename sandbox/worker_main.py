@@ -80,8 +80,11 @@ def serve(handler_spec: str, in_fd: int, out_fd: int, max_output_bytes: int | No
                 result, files = handler.handle(header.get("job") or {})
             except Exception as exc:
                 traceback.print_exc()
-                error = {"type": "error", "id": job_id, "cause": "handler_error"}
+                # a handler error may name its cause and ask the host to retire this worker
+                cause = str(getattr(exc, "cause", None) or "handler_error")
+                error = {"type": "error", "id": job_id, "cause": cause}
                 error.update(error=type(exc).__name__, detail=_error_text(exc))
+                error["retire"] = bool(getattr(exc, "retire", False))
                 write_all(out_fd, encode_message(error))
                 continue
             body = encode_message({"type": "result", "id": job_id, "result": result}, files)
