@@ -211,8 +211,8 @@ class WorkerPool:
                 }
             )
         outcome.elapsed_ms = round((time.monotonic() - started) * 1000, 1)
-        if not outcome.sandbox:
-            outcome.sandbox = self.backend.describe()
+        if not outcome.sandbox:  # no worker ran it: nothing was measured
+            outcome.sandbox = {**self.backend.describe(), "measured": False}
         return outcome
 
     def close(self) -> None:

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from regua.errors import SandboxError
 from sandbox.backend import SandboxBackend, SandboxProcess
+from sandbox.inside import sandbox_block
 from sandbox.limits import SandboxLimits
 from sandbox.protocol import (
     FrameReader,
@@ -116,6 +117,7 @@ class Worker:
         self._next_rss_check = 0.0
         self._over_memory = False
         self._last_memory_check = 0.0
+        self._sandbox: dict[str, Any] | None = None
 
     @property
     def alive(self) -> bool:
@@ -123,11 +125,15 @@ class Worker:
         return self._proc is not None and self._proc.poll() is None
 
     def sandbox_info(self) -> dict[str, Any]:
-        """``{"backend", "uid", "network"}`` with the uid the worker reported from inside."""
-        info = dict(self.backend.describe())
-        if "uid" in self.info:
-            info["uid"] = self.info["uid"]
-        return info
+        """The sandbox as the worker measured it from inside (:func:`sandbox.inside.sandbox_block`).
+
+        Measured once, when the worker became ready (its namespaces and network do not change).
+        """
+        if self._sandbox is None:
+            inside = self.info.get("inside")
+            measured = inside if isinstance(inside, dict) else None
+            self._sandbox = sandbox_block(self.backend.name, measured)
+        return dict(self._sandbox)
 
     def start(self, timeout_s: float = 60.0) -> None:
         """Spawn the sandbox, send the config, wait for ``ready``."""
@@ -240,12 +246,10 @@ class Worker:
                 return incomplete("oom", f"sandbox memory passed {limit} MB and was killed")
             return incomplete("crash" if crashed else "protocol_error", detail)
         if header.get("type") == "error":
-            cause = str(header.get("cause") or "handler_error")
-            detail = f"{header.get('error')}: {header.get('detail')}"
+            outcome = incomplete("handler_error", f"{header.get('error')}: {header.get('detail')}")
+            outcome.cause = str(header.get("cause") or "handler_error")
             if header.get("retire"):  # the handler cannot serve again (e.g. its browser died)
                 self.kill()
-            outcome = incomplete("handler_error", detail)
-            outcome.cause = cause
             return outcome
         if header.get("type") != "result" or header.get("id") != self.jobs_done:
             self.kill()

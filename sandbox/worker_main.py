@@ -17,6 +17,7 @@ import time
 import traceback
 from typing import Any, Protocol
 
+from sandbox.inside import measure
 from sandbox.protocol import FrameReader, ProtocolError, encode_message, write_all
 
 
@@ -67,6 +68,7 @@ def serve(handler_spec: str, in_fd: int, out_fd: int, max_output_bytes: int | No
         "gid": os.getgid(),
         "pid": os.getpid(),
         "startup_ms": round((time.monotonic() - started) * 1000, 1),
+        "inside": measure(),
     }
     write_all(out_fd, encode_message(ready))
     try:
