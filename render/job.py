@@ -191,12 +191,14 @@ def render_job(
                 task.render, svg, content_type, csp, times[0], timeout_s=deadline_s
             )
             _capture(session, page, info, task, times, want_masks, result, files)
-    except (PlaywrightError, RenderError) as exc:
-        session.reset()  # never reuse a context that failed mid-job
-        if not watchdog.fired and not session.browser_alive():
+    except Exception as exc:
+        if watchdog.browser_died or not session.browser_alive():  # the machinery, not the drawing
             raise BrowserCrashedError(
                 f"Chromium's browser process died during the job ({public_detail(str(exc))})"
             ) from exc
+        if not isinstance(exc, PlaywrightError | RenderError):
+            raise
+        session.reset()  # never reuse a context that failed mid-job
         files = {}
         result["frames"], result["masks"] = [], []
         timed_out = watchdog.fired or isinstance(exc, PlaywrightTimeoutError)

@@ -113,6 +113,8 @@ def create_pool(
     """A pool of sandboxed render workers configured from ``settings``."""
     limits = SandboxLimits(
         memory_mb=settings.sandbox_memory_mb,
+        memory_sample_s=settings.sandbox_memory_sample_s,
+        cgroup=settings.sandbox_cgroup,
         wall_timeout_s=settings.job_timeout_s,
         max_output_bytes=settings.sandbox_max_output_mb * 1024 * 1024,
     )
