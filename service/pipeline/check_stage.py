@@ -92,7 +92,7 @@ def render_decision(report: checks.CheckReport, svg_text: str | None) -> tuple[b
     if over:
         return False, f"not rendered: resource limits ({', '.join(over)})"
     parsed = report.result(PARSE_CHECK)
-    if svg_text is None or parsed is None or parsed.status != "pass":
+    if svg_text is None or (parsed is not None and parsed.status != "pass"):
         return False, "no SVG parsed; nothing to render"
     return True, "extracted SVG parsed"
 
