@@ -192,7 +192,9 @@ def render_job(
             )
             _capture(session, page, info, task, times, want_masks, result, files)
     except Exception as exc:
-        if watchdog.browser_died or not session.browser_alive():  # the machinery, not the drawing
+        # the browser dying before the deadline is the machinery's failure; after it, killing
+        # the renderers may take the browser down too (the next job relaunches it)
+        if not watchdog.fired and (watchdog.browser_died or not session.browser_alive()):
             raise BrowserCrashedError(
                 f"Chromium's browser process died during the job ({public_detail(str(exc))})"
             ) from exc

@@ -38,11 +38,12 @@ def _descendants(root: int) -> list[int]:
     return out
 
 
-def _argv(pid: int) -> list[bytes]:
+def _cmdline(pid: int) -> bytes:
+    """The command line with spaces for NULs (Chromium's helpers rewrite theirs as one string)."""
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").strip()
     except OSError:
-        return []
+        return b""
 
 
 def _kill(pids: list[int]) -> int:
@@ -58,16 +59,16 @@ def _kill(pids: list[int]) -> int:
 
 def kill_renderers() -> int:
     """SIGKILL every Chromium renderer process below this process (the job watchdog)."""
-    return _kill([p for p in _descendants(os.getpid()) if b"--type=renderer" in _argv(p)])
+    return _kill([p for p in _descendants(os.getpid()) if b"--type=renderer" in _cmdline(p)])
 
 
 def browser_pids() -> list[int]:
     """Chromium browser processes below this process (not its renderer, GPU … helpers)."""
     found = []
     for pid in _descendants(os.getpid()):
-        argv = _argv(pid)
-        name = os.path.basename(argv[0]) if argv else b""
-        if name in (b"chromium", b"chrome") and not any(a.startswith(b"--type=") for a in argv):
+        cmdline = _cmdline(pid)
+        name = os.path.basename(cmdline.split(b" ", 1)[0])
+        if name in (b"chromium", b"chrome") and b"--type=" not in cmdline:
             found.append(pid)
     return found
 
@@ -83,7 +84,7 @@ def _running(pid: int) -> bool:
 def kill_driver() -> int:
     """SIGKILL Playwright's driver below this process (every pending call then fails)."""
     mine = _descendants(os.getpid())
-    return _kill([p for p in mine if b"playwright" in b" ".join(_argv(p))])
+    return _kill([p for p in mine if b"playwright" in _cmdline(p)])
 
 
 class Watchdog:
@@ -105,9 +106,10 @@ class Watchdog:
                 self.browser_died = True
                 kill_driver()
                 return
-            if not self.fired and time.monotonic() >= deadline:
+            if time.monotonic() >= deadline:
                 self.fired = True
-                kill_renderers()
+                kill_renderers()  # the blocked call returns; the job answers "timeout"
+                return
 
     def __enter__(self) -> Watchdog:
         """Start watching."""

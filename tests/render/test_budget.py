@@ -65,11 +65,11 @@ def _browsers(root: int) -> set[int]:
     """Host pids of the Chromium browser processes (not renderers, GPU ...) below ``root``."""
     found = set()
     for pid in tree_pids(root):
-        try:
-            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        try:  # Chromium's helpers rewrite their command line as one string: compare as text
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
         except OSError:
             continue
-        if argv[0].endswith(b"/chromium") and not any(a.startswith(b"--type=") for a in argv):
+        if cmdline.split(b" ", 1)[0].endswith(b"/chromium") and b"--type=" not in cmdline:
             found.add(pid)
     return found
 
