@@ -12,7 +12,13 @@ Pure functions: no I/O, no network, no rendering. See ``docs/contracts.md`` (che
 from checks.extract import POLICY, PROCEDURE_ID, PROCEDURE_VERSION, extract_svg
 from checks.parse import Document, parse_document
 from checks.registry import Check, register_check, unregister_check
-from checks.suite import CHECKER_VERSION, check_reply, registered_checks, run_checks
+from checks.suite import (
+    CHECKER_VERSION,
+    RESOURCE_LIMIT_CHECKS,
+    check_reply,
+    registered_checks,
+    run_checks,
+)
 from checks.types import (
     CHECK_STATUSES,
     CandidateInfo,
@@ -29,6 +35,7 @@ __all__ = [
     "POLICY",
     "PROCEDURE_ID",
     "PROCEDURE_VERSION",
+    "RESOURCE_LIMIT_CHECKS",
     "CandidateInfo",
     "Check",
     "CheckReport",

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
+from checks.depth import PARSER_MAX_DEPTH
 from checks.parse import Document
 from checks.registry import register_check
 from checks.scan import Scan, element_path, nesting_depth
@@ -74,10 +75,17 @@ def _line_text(text: str, line: int | None) -> str | None:
     return clip(lines[line - 1]) if len(lines) >= line else None
 
 
-@builtin("parse", "1", needs_tree=False)
+@builtin("parse", "2", needs_tree=False)
 def check_parse(doc: Document, task: TaskSpec) -> Outcome:
     """Well-formed XML under the hardened parser (entities unexpanded, no DTD, no network)."""
     del task  # every check is called with the task; this one does not depend on it
+    if doc.error is not None and doc.error.depth is not None:
+        depth, line = doc.error.depth
+        msg = (
+            f"not parsed: nesting depth {depth} is past the parser's limit of {PARSER_MAX_DEPTH};"
+            " the size check reports it against the task's depth limit"
+        )
+        return "not_applicable", (Evidence(msg, line, None, _line_text(doc.text, line)),)
     if doc.error is not None:
         where = f" (column {doc.error.column})" if doc.error.column else ""
         ev = Evidence(f"not well-formed XML: {doc.error.message}{where}", doc.error.line, None,
@@ -197,7 +205,7 @@ def _long_values(root: etree._Element, out: OutputConstraints) -> list[Evidence]
     return found
 
 
-@builtin("size", "1", needs_tree=False)
+@builtin("size", "2", needs_tree=False)
 def check_size(doc: Document, task: TaskSpec) -> Outcome:
     """Bytes, element count, depth, attribute and path-data length, and ``use`` expansion."""
     out = task.output
@@ -205,6 +213,10 @@ def check_size(doc: Document, task: TaskSpec) -> Outcome:
     if doc.byte_length > out.max_bytes:
         fails.append(Evidence(f"{doc.byte_length} bytes > limit {out.max_bytes}"))
     measured = [f"{doc.byte_length} bytes"]
+    if doc.error is not None and doc.error.depth is not None:  # too deep for the parser
+        depth, line = doc.error.depth
+        if depth > out.max_depth:
+            fails.append(Evidence(f"depth {depth} over the limit of {out.max_depth}", line))
     if doc.root is not None:
         scan = doc.scan
         at_least = "at least " if scan.truncated else ""
@@ -216,7 +228,7 @@ def check_size(doc: Document, task: TaskSpec) -> Outcome:
             depth, el = nesting_depth(doc.root)
             measured.append(f"depth {depth}")
             if depth > out.max_depth:
-                fails.append(Evidence(f"nesting depth {depth} > limit {out.max_depth}",
+                fails.append(Evidence(f"depth {depth} over the limit of {out.max_depth}",
                                       src_line(el), element_path(el)))  # fmt: skip
         if scan.longest_value > min(out.max_attribute_length, out.max_path_data_length):
             fails.extend(_long_values(doc.root, out))

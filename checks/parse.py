@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
+from checks.depth import is_depth_error, text_depth
 from checks.scan import Scan, scan_document
 from checks.xmltext import Prolog, scan_prolog, to_text
 
@@ -54,6 +55,9 @@ class ParseError:
     message: str
     line: int | None
     column: int | None
+    depth: tuple[int, int] | None = None
+    """When the parser stopped at its nesting limit: the depth measured on the text and the
+    line where it is reached (the document may be well-formed; the size check reports it)."""
 
 
 @dataclass(slots=True)
@@ -106,7 +110,9 @@ def parse_document(svg: str | bytes) -> Document:
         msg = _POSITION_SUFFIX.sub("", str(exc.msg or exc))
         if "amplification" in msg or "entity reference loop" in msg:
             msg += " (entity expansion refused: parser bomb)"
-        return Document(text, byte_length, prolog, None, ParseError(msg, line, col), neutralised)
+        depth = text_depth(feed) if is_depth_error(msg) else None
+        err = ParseError(msg, line, col, depth)
+        return Document(text, byte_length, prolog, None, err, neutralised)
     except Exception as exc:  # lxml can raise ValueError/MemoryError-like errors on odd input
         err = ParseError(f"not parsed: {type(exc).__name__}: {exc}", None, None)
         return Document(text, byte_length, prolog, None, err, neutralised)

@@ -8,14 +8,17 @@ error as evidence (fail closed; the document is untrusted).
 
 from __future__ import annotations
 
-from checks import builtin  # noqa: F401  (importing it registers every built-in check)
+from checks import builtin, render_cost  # noqa: F401  (importing them registers the built-ins)
 from checks.extract import extract_svg
 from checks.parse import Document, parse_document
 from checks.registry import Check, checks_in_registry
 from checks.types import CHECK_STATUSES, CheckReport, CheckResult, Evidence, Extraction
 from tasks import TaskSpec
 
-CHECKER_VERSION = "1"
+CHECKER_VERSION = "2"
+RESOURCE_LIMIT_CHECKS = frozenset({"size", "render-cost"})
+"""Checks of the task's resource limits: work that fails one is never rendered (it already
+fails by that declared rule, and rendering it would only spend the sandbox on a bomb)."""
 
 
 def registered_checks() -> tuple[Check, ...]:

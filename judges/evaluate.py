@@ -16,6 +16,7 @@ from judges.default_registry import registry
 from judges.inputs import EvalInput
 from judges.jury import (
     Eligibility,
+    broken_rules,
     decide_criterion,
     decide_outcome,
     is_eligible,
@@ -159,11 +160,10 @@ def evaluate(
         _decide(inp, criterion, answers, human_verdicts, profiles, eligibility)
         for criterion in inp.task.criteria
     ]
-    broken = tuple(f.check_id for f in inp.checks.failed) if inp.checks is not None else ()
-    if inp.checks is not None and not inp.checks.svg_found:
-        broken = ("no_svg", *broken)
     outcome = decide_outcome(
-        outcomes, broken_rules=broken, machinery_failure=inp.machinery_failure()
+        outcomes,
+        broken_rules=broken_rules(inp.checks, inp.render),
+        machinery_failure=inp.machinery_failure(),
     )
     return PanelResult(
         task_ref=inp.task.ref,

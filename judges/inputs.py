@@ -17,7 +17,7 @@ from judges.measure_memo import MeasurementMemo
 from tasks import Criterion, TaskSpec
 
 CheckStatus = Literal["pass", "fail", "not_applicable"]
-RenderStatus = Literal["ok", "incomplete", "skipped"]
+RenderStatus = Literal["ok", "incomplete", "over_budget", "skipped"]
 MaskKind = Literal["visible", "alone"]
 
 
@@ -43,6 +43,8 @@ def _render_status(value: object) -> RenderStatus:
         return "ok"
     if value == "incomplete":
         return "incomplete"
+    if value == "over_budget":
+        return "over_budget"
     return "skipped"
 
 
@@ -152,10 +154,11 @@ class RenderSummary:
     """What the sandboxed render reported: whether it finished, and what the drawing tried."""
 
     status: RenderStatus = "skipped"
-    """Whether the render produced frames: ``ok``, ``incomplete`` or ``skipped``.
+    """Whether the render produced frames: ``ok``, ``incomplete``, ``over_budget`` or ``skipped``.
 
-    ``ok``: frames present; ``incomplete``: the machinery failed, with a cause; ``skipped``:
-    nothing was rendered (a declared rule had already failed the work).
+    ``ok``: frames present; ``incomplete``: the machinery failed, with a cause; ``over_budget``:
+    the drawing's render exceeded the render budget (wall clock, memory), a declared rule;
+    ``skipped``: nothing was rendered (a declared rule had already failed the work).
     """
     cause: str | None = None
     """Why the render is incomplete or skipped (``timeout``, ``crash``, ``no SVG`` …)."""

@@ -22,8 +22,9 @@ Per criterion:
   and not counted (its ``fail`` still counts); when that leaves no vote the criterion is
   ``uncertain`` with review reason ``no_recognising_judge``.
 
-Per run (:func:`decide_outcome`): a declared rule that broke (the static checks failed) or a
-necessary criterion that failed → ``fail``; else a failure of the machinery (checks or render)
+Per run (:func:`decide_outcome`): a declared rule that broke (:func:`broken_rules`: no SVG, a
+failed static check, a render over the render budget) or a necessary criterion that failed →
+``fail``; else a failure of the machinery (checks or render)
 → ``incomplete`` with its cause; else a necessary criterion left ``uncertain`` → ``pending``
 with its reasons; else ``pass``. Optional criteria never decide.
 """
@@ -35,6 +36,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias, cast
 
+from judges.inputs import CheckSummary, RenderSummary
 from judges.model import (
     CriterionOutcome,
     CriterionStatus,
@@ -91,6 +93,24 @@ def recognises(profile: JudgeProfile) -> bool:
     if isinstance(value, bool):
         return value
     return profile.kind not in NON_RECOGNISING_KINDS
+
+NO_SVG_RULE = "no_svg"
+RENDER_BUDGET_RULE = "render_budget"
+"""The declared rule a drawing breaks when its render exceeds the render budget (wall clock or
+memory of the sandbox) although it passed the static checks: its cost, never the machinery's."""
+RENDER_BUDGET_REASON = "exceeds the render budget"
+
+
+def broken_rules(checks: CheckSummary | None, render: RenderSummary) -> tuple[str, ...]:
+    """The declared rules the work broke: ``no_svg``, each failed check, ``render_budget``."""
+    rules: list[str] = []
+    if checks is not None:
+        if not checks.svg_found:
+            rules.append(NO_SVG_RULE)
+        rules.extend(f.check_id for f in checks.failed)
+    if render.status == "over_budget":
+        rules.append(RENDER_BUDGET_RULE)
+    return tuple(rules)
 
 
 def is_eligible(
@@ -225,7 +245,7 @@ def decide_outcome(
 ) -> Outcome:
     """Combine criterion outcomes into the run's outcome. Necessary criteria decide.
 
-    ``broken_rules`` names declared rules the work broke (failed static checks): the work fails
+    ``broken_rules`` names declared rules the work broke (:func:`broken_rules`): the work fails
     by them whatever the judges said. ``machinery_failure`` is the cause when the checks or the
     render did not finish: the outcome is then ``incomplete``, unless the work already failed.
     """
@@ -233,8 +253,11 @@ def decide_outcome(
     failed = [c for c in necessary if c.status == "fail"]
     if failed or broken_rules:
         reasons = [f"{c.criterion}: fail" for c in failed]
-        if broken_rules and not failed:
-            reasons.append("static checks failed: " + ", ".join(broken_rules))
+        static = [r for r in broken_rules if r != RENDER_BUDGET_RULE]
+        if static and not failed:
+            reasons.append("static checks failed: " + ", ".join(static))
+        if RENDER_BUDGET_RULE in broken_rules:
+            reasons.append(RENDER_BUDGET_REASON)
         return Outcome("fail", tuple(reasons))
     if machinery_failure is not None:
         return Outcome("incomplete", (), machinery_failure)

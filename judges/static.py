@@ -1,9 +1,9 @@
 """The ``static`` judge: decidable rules from the static checks and the render log.
 
 F1 (delivery rules) is decided from the checks (every failed check fails F1) and the render log
-(blocked requests, a script that executed). On an animated task, a drawing in which the renderer
-detected no animation at all fails A1 (nothing can turn). Everything else it leaves to other
-judges. Pure.
+(blocked requests, a script that executed, a render over the render budget). On an animated
+task, a drawing in which the renderer detected no animation at all fails A1 (nothing can turn).
+Everything else it leaves to other judges. Pure.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 
 from judges.inputs import CheckSummary, JudgeInput, RenderSummary
+from judges.jury import RENDER_BUDGET_REASON
 from judges.model import Evidence, JudgeFailure, JudgeProfile, Verdict, VerdictStatus
 from regua.settings import Settings
 from tasks import Criterion, Mode, TaskSpec
@@ -81,6 +82,9 @@ def _f1(checks: CheckSummary, render: RenderSummary) -> _Answer:
         urls = ", ".join(render.blocked_requests[:3])
         desc = f"{len(render.blocked_requests)} external request(s) attempted and blocked: {urls}"
         return VerdictStatus.FAIL, Evidence(f"{RENDER_REF}#blocked_requests", None, desc), details
+    if render.status == "over_budget":
+        desc = render.detail or f"{RENDER_BUDGET_REASON} ({render.cause})"
+        return VerdictStatus.FAIL, Evidence(RENDER_REF, None, desc), details
     if render.status != "ok":
         desc = f"static checks pass but the render did not finish ({render.cause})"
         return VerdictStatus.UNCERTAIN, Evidence(RENDER_REF, None, desc), details

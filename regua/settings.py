@@ -44,6 +44,13 @@ class Settings(BaseSettings):
     job_timeout_s: float = 30.0
     job_retries: int = 2
     sandbox_memory_mb: int = 4096
+    sandbox_memory_sample_s: float = Field(
+        default=0.1, gt=0, description="How often the watchdog samples a sandbox tree's memory"
+    )
+    sandbox_cgroup: str = Field(
+        default="auto",
+        description="cgroup v2 memory cap of each sandbox tree: auto, off, or a delegated folder",
+    )
     sandbox_max_output_mb: int = 64
 
     queue_capacity: int = 1000

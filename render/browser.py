@@ -146,6 +146,13 @@ class BrowserSession:
         self.launch_ms = round((time.monotonic() - started) * 1000, 1)
         return browser
 
+    def browser_alive(self) -> bool:
+        """Whether the browser process is still connected (False once it died or was killed)."""
+        try:
+            return self.browser.is_connected() and self.browser.contexts is not None
+        except Exception:  # a dead connection may raise instead of answering
+            return False
+
     def _ensure_browser(self) -> None:
         """Relaunch the browser when a bomb or the watchdog took it down."""
         if self.browser.is_connected():

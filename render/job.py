@@ -21,6 +21,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from regua.errors import RenderError
 from regua.hashing import sha256_hex
 from render.browser import BrowserSession
+from render.failures import BrowserCrashedError, public_detail
 from render.masks import capture_masks, encode_masks
 from render.netlog import RequestLog, build_csp
 from render.watchdog import Watchdog
@@ -150,10 +151,10 @@ def _record_failure(
         )
     elif "crashed" in str(exc).lower():
         result["status"] = "crash"  # e.g. the renderer ran out of memory on a bomb
-        result["errors"].append({"kind": "renderer_crashed", "detail": str(exc)[:1000]})
+        result["errors"].append({"kind": "renderer_crashed", "detail": public_detail(str(exc))})
     else:
         result["status"] = "error"
-        result["errors"].append({"kind": "render_error", "detail": str(exc)[:1000]})
+        result["errors"].append({"kind": "render_error", "detail": public_detail(str(exc))})
     result.setdefault("script_executed", False)
 
 
@@ -190,7 +191,15 @@ def render_job(
                 task.render, svg, content_type, csp, times[0], timeout_s=deadline_s
             )
             _capture(session, page, info, task, times, want_masks, result, files)
-    except (PlaywrightError, RenderError) as exc:
+    except Exception as exc:
+        # the browser dying before the deadline is the machinery's failure; after it, killing
+        # the renderers may take the browser down too (the next job relaunches it)
+        if not watchdog.fired and (watchdog.browser_died or not session.browser_alive()):
+            raise BrowserCrashedError(
+                f"Chromium's browser process died during the job ({public_detail(str(exc))})"
+            ) from exc
+        if not isinstance(exc, PlaywrightError | RenderError):
+            raise
         session.reset()  # never reuse a context that failed mid-job
         files = {}
         result["frames"], result["masks"] = [], []

@@ -35,6 +35,13 @@ from typing import IO, Any
 
 from regua.errors import SandboxUnavailableError
 from sandbox.backend import register_backend
+from sandbox.cgroup import (
+    create_memory_cgroup,
+    enter_and_exec,
+    memory_cgroup_base,
+    oom_killed,
+    remove_cgroup,
+)
 from sandbox.hostproc import SPAWNER
 from sandbox.hostproc import tree_rss_bytes as tree_rss_bytes  # re-exported (benchmarks)
 from sandbox.limits import SandboxLimits
@@ -66,9 +73,10 @@ STDERR_TAIL_BYTES = 64 * 1024
 class BubblewrapProcess:
     """A running bwrap sandbox (implements :class:`sandbox.backend.SandboxProcess`)."""
 
-    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
-        """Wrap a started bwrap process and start draining its stderr."""
+    def __init__(self, popen: subprocess.Popen[bytes], cgroup: Path | None = None) -> None:
+        """Wrap a started bwrap process (in its memory ``cgroup``, if any); drain its stderr."""
         self._popen = popen
+        self.cgroup = cgroup
         self._stderr: deque[bytes] = deque()
         self._stderr_size = 0
         self._lock = threading.Lock()
@@ -133,6 +141,13 @@ class BubblewrapProcess:
         if self._popen.stderr is not None and not self._drain.is_alive():
             with contextlib.suppress(OSError):
                 self._popen.stderr.close()
+        if self.cgroup is not None:
+            remove_cgroup(self.cgroup)
+            self.cgroup = None
+
+    def memory_cap_hit(self) -> bool:
+        """Whether the kernel killed part of the tree at its cgroup memory cap."""
+        return self.cgroup is not None and oom_killed(self.cgroup)
 
     def tree_rss_bytes(self, precise: bool = False) -> int:
         """Private resident memory of the whole sandbox tree (see :func:`tree_rss_bytes`)."""
@@ -155,6 +170,7 @@ class BubblewrapBackend:
         self.bwrap = shutil.which("bwrap")
         self.code_packages = tuple(code_packages)
         self.host_root = os.geteuid() == 0
+        self._cgroup_base: dict[str, tuple[Path | None, str]] = {}
 
     def check(self) -> tuple[bool, str]:
         """Binaries present and user namespaces allowed."""
@@ -180,8 +196,24 @@ class BubblewrapBackend:
         return out.stdout.strip() or out.stderr.strip()
 
     def describe(self) -> dict[str, Any]:
-        """Recorded with every result."""
+        """What the backend intends (the measured block replaces it once a worker answered)."""
         return {"backend": self.name, "uid": SANDBOX_UID, "network": "loopback-only"}
+
+    def cgroup_base(self, limits: SandboxLimits) -> tuple[Path | None, str]:
+        """Where this backend makes each sandbox's memory cgroup (None: the watchdog holds it)."""
+        if limits.cgroup not in self._cgroup_base:
+            self._cgroup_base[limits.cgroup] = memory_cgroup_base(limits.cgroup)
+        return self._cgroup_base[limits.cgroup]
+
+    def memory_cap(self, limits: SandboxLimits) -> str:
+        """How a sandbox's whole-tree memory cap is held here, in words."""
+        base, why = self.cgroup_base(limits)
+        if base is not None:
+            return f"cgroup v2 memory.max {limits.memory_mb} MB ({why})"
+        return (
+            f"watchdog: the tree's private memory sampled every {limits.memory_sample_s:g} s,"
+            f" killed past {limits.memory_mb} MB ({why})"
+        )
 
     def python_paths(self) -> list[str]:
         """Folders holding the interpreter and its libraries (bound read-only)."""
@@ -317,6 +349,7 @@ class BubblewrapBackend:
         if not ok:
             raise SandboxUnavailableError(f"bubblewrap backend unavailable: {why}")
         helper: subprocess.Popen[bytes] | None = None
+        cgroup: Path | None = None
         fds: list[int] = []
         try:
             userns_fd = None
@@ -326,6 +359,10 @@ class BubblewrapBackend:
             data_fds = [self._data_fd(t) for t in (PASSWD, GROUP, HOSTS)]
             fds += data_fds
             command = self.build_argv(argv, limits, userns_fd, data_fds)
+            base, _ = self.cgroup_base(limits)
+            if base is not None:
+                cgroup = create_memory_cgroup(base, limits.memory_mb)
+                command = enter_and_exec(cgroup, command)
             popen: subprocess.Popen[bytes] = SPAWNER.call(
                 lambda: subprocess.Popen(
                     command,
@@ -338,6 +375,8 @@ class BubblewrapBackend:
                 )
             )
         except OSError as exc:
+            if cgroup is not None:
+                remove_cgroup(cgroup)
             raise SandboxUnavailableError(f"could not start bwrap: {exc}") from exc
         finally:
             for fd in fds:
@@ -345,7 +384,7 @@ class BubblewrapBackend:
             if helper is not None:
                 helper.kill()
                 helper.wait()
-        return BubblewrapProcess(popen)
+        return BubblewrapProcess(popen, cgroup)
 
 
 register_backend("bubblewrap", BubblewrapBackend)

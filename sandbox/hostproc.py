@@ -49,8 +49,38 @@ class Spawner:
 SPAWNER = Spawner()
 
 
+_HAS_CHILDREN_FILES = os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of ``pid`` from ``/proc/PID/task/*/children`` (each thread's forks)."""
+    out: list[int] = []
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
+                out.extend(int(c) for c in fh.read().split())
+        except (OSError, ValueError):
+            continue
+    return out
+
+
 def tree_pids(root: int) -> list[int]:
-    """``root`` and all its descendants (host pids), read from ``/proc``."""
+    """``root`` and all its descendants (host pids), read from ``/proc``.
+
+    Walks the tree's own ``children`` files where the kernel has them (cost: the tree's size,
+    so the memory watchdog can sample often); otherwise scans every process once.
+    """
+    if _HAS_CHILDREN_FILES:
+        pids, todo = [], [root]
+        while todo:
+            pid = todo.pop()
+            pids.append(pid)
+            todo.extend(_children(pid))
+        return pids
     children: dict[int, list[int]] = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():

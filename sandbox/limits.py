@@ -18,6 +18,10 @@ class SandboxLimits:
     threads* of the sandbox uid inside its user namespace), ``max_open_files`` is
     ``RLIMIT_NOFILE``, ``wall_timeout_s`` the default wall-clock limit of one job, and
     ``max_output_bytes`` the cap on one job's result (JSON plus files).
+    ``memory_sample_s`` is how often the watchdog samples the tree's memory while a job runs
+    (fast enough to hold the cap against a drawing that allocates quickly), and ``cgroup`` where
+    a cgroup v2 cap for the whole tree is made: ``auto`` (the host process's own cgroup when it
+    delegates the memory controller), ``off``, or a cgroup v2 folder (see ``sandbox.cgroup``).
     """
 
     memory_mb: int = 4096
@@ -27,11 +31,13 @@ class SandboxLimits:
     wall_timeout_s: float = 30.0
     max_output_bytes: int = 64 * 1024 * 1024
     tmpfs_mb: int = 256
+    memory_sample_s: float = 0.1
+    cgroup: str = "auto"
 
     def __post_init__(self) -> None:
         """Refuse any limit that is not positive."""
         for name, value in asdict(self).items():
-            if value <= 0:
+            if isinstance(value, int | float) and value <= 0:
                 raise ValueError(f"SandboxLimits.{name} must be positive, got {value!r}")
 
     def to_dict(self) -> dict[str, Any]:

@@ -211,9 +211,15 @@ class WorkerPool:
                 }
             )
         outcome.elapsed_ms = round((time.monotonic() - started) * 1000, 1)
-        if not outcome.sandbox:
-            outcome.sandbox = self.backend.describe()
+        if not outcome.sandbox:  # no worker ran it: nothing was measured
+            outcome.sandbox = {**self.backend.describe(), "measured": False}
         return outcome
+
+    def idle_sandbox_pids(self) -> list[int]:
+        """Host pids of the idle workers' sandboxes (their outermost process), for diagnostics."""
+        with self._idle.mutex:
+            workers = [w for w in self._idle.queue if w is not None]
+        return [w.pid for w in workers if w.pid is not None]
 
     def close(self) -> None:
         """Stop every worker; later ``run()`` calls return ``incomplete`` (``pool_closed``)."""

@@ -127,7 +127,8 @@ def op_memory_hog(job: dict[str, Any]) -> Result:
     """Allocate ``chunk_mb`` blocks (touched) up to ``target_mb``; report how far it got.
 
     With ``processes`` > 1 the allocation is spread over that many forked children (each below
-    the per-process limit) which then sleep ``hold_s`` seconds, to test the tree RSS watchdog.
+    the per-process limit) which then sleep ``hold_s`` seconds, to test the tree RSS watchdog;
+    ``rate_mb_s`` paces each child's allocation (0: as fast as it can).
     """
     target = int(job.get("target_mb", 100_000))
     chunk = int(job.get("chunk_mb", 16))
@@ -137,7 +138,11 @@ def op_memory_hog(job: dict[str, Any]) -> Result:
         for _ in range(processes):
             pid = os.fork()
             if pid == 0:
-                held = [bytearray(b"\x01" * (chunk << 20)) for _ in range(target // chunk)]
+                pause = chunk / float(job["rate_mb_s"]) if job.get("rate_mb_s") else 0.0
+                held = []
+                for _ in range(target // chunk):
+                    held.append(bytearray(b"\x01" * (chunk << 20)))
+                    time.sleep(pause)
                 time.sleep(float(job.get("hold_s", 30)))
                 del held
                 os._exit(0)

@@ -81,20 +81,23 @@ def write_all(fd: int, data: bytes, deadline: float | None = None) -> None:
 class FrameReader:
     """Reads frames from a file descriptor, optionally under a deadline (``time.monotonic``)."""
 
-    def __init__(self, fd: int, tick: Callable[[], None] | None = None) -> None:
-        """Read frames from ``fd``; ``tick`` runs about every 0.25 s while waiting."""
+    def __init__(
+        self, fd: int, tick: Callable[[], None] | None = None, tick_s: float = 0.25
+    ) -> None:
+        """Read frames from ``fd``; ``tick`` runs about every ``tick_s`` while waiting."""
         self.fd = fd
-        self.tick = tick  # called about every 0.25 s while waiting (e.g. a memory watchdog)
+        self.tick = tick  # called about every tick_s while waiting (e.g. a memory watchdog)
+        self.tick_s = tick_s
 
     def _read_exact(self, size: int, deadline: float | None) -> bytes:
         chunks: list[bytes] = []
         remaining = size
         while remaining:
             if deadline is not None or self.tick is not None:
-                wait = 0.25 if deadline is None else deadline - time.monotonic()
+                wait = self.tick_s if deadline is None else deadline - time.monotonic()
                 if wait <= 0:
                     raise FrameTimeoutError("deadline passed while waiting for the worker")
-                ready, _, _ = select.select([self.fd], [], [], min(wait, 0.25))
+                ready, _, _ = select.select([self.fd], [], [], min(wait, self.tick_s))
                 if not ready:
                     if self.tick is not None:
                         self.tick()

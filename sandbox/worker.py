@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from regua.errors import SandboxError
 from sandbox.backend import SandboxBackend, SandboxProcess
+from sandbox.inside import sandbox_block
 from sandbox.limits import SandboxLimits
 from sandbox.protocol import (
     FrameReader,
@@ -116,6 +117,12 @@ class Worker:
         self._next_rss_check = 0.0
         self._over_memory = False
         self._last_memory_check = 0.0
+        self._sandbox: dict[str, Any] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """Host pid of the sandbox's outermost process (None before it started)."""
+        return self._proc.pid if self._proc is not None else None
 
     @property
     def alive(self) -> bool:
@@ -123,18 +130,27 @@ class Worker:
         return self._proc is not None and self._proc.poll() is None
 
     def sandbox_info(self) -> dict[str, Any]:
-        """``{"backend", "uid", "network"}`` with the uid the worker reported from inside."""
-        info = dict(self.backend.describe())
-        if "uid" in self.info:
-            info["uid"] = self.info["uid"]
-        return info
+        """The sandbox as the worker measured it from inside (:func:`sandbox.inside.sandbox_block`).
+
+        Measured once, when the worker became ready (its namespaces and network do not change).
+        """
+        if self._sandbox is None:
+            inside = self.info.get("inside")
+            measured = inside if isinstance(inside, dict) else None
+            self._sandbox = sandbox_block(self.backend.name, measured)
+            memory_cap = getattr(self.backend, "memory_cap", None)
+            if memory_cap is not None:
+                self._sandbox["memory_cap"] = memory_cap(self.limits)
+        return dict(self._sandbox)
 
     def start(self, timeout_s: float = 60.0) -> None:
         """Spawn the sandbox, send the config, wait for ``ready``."""
         started = time.monotonic()
         argv = [self.python, "-m", "sandbox.worker_main", "--handler", self.handler]
         self._proc = self.backend.spawn(argv, self.limits)
-        self._reader = FrameReader(self._proc.stdout.fileno(), tick=self._watch_memory)
+        self._reader = FrameReader(
+            self._proc.stdout.fileno(), tick=self._watch_memory, tick_s=self.limits.memory_sample_s
+        )
         config: dict[str, Any] = {"type": "config", "config": self.handler_config}
         config["max_output_bytes"] = self.limits.max_output_bytes
         try:
@@ -185,7 +201,7 @@ class Worker:
         now = time.monotonic()
         if now < self._next_rss_check:
             return
-        self._next_rss_check = now + 0.5
+        self._next_rss_check = now + self.limits.memory_sample_s
         bound = self.limits.memory_mb * 1024 * 1024
         if self.rss_bytes(bound) > bound:
             self._over_memory = True
@@ -234,16 +250,17 @@ class Worker:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._proc.wait(timeout=1.0)  # let the exit status and stderr arrive
             detail = self._explain(exc)
+            capped = self._over_memory or bool(getattr(self._proc, "memory_cap_hit", bool)())
             self.kill()
-            if self._over_memory:
+            if capped:
                 limit = self.limits.memory_mb
                 return incomplete("oom", f"sandbox memory passed {limit} MB and was killed")
             return incomplete("crash" if crashed else "protocol_error", detail)
         if header.get("type") == "error":
-            cause = str(header.get("cause") or "handler_error")
-            detail = f"{header.get('error')}: {header.get('detail')}"
-            outcome = incomplete("handler_error", detail)
-            outcome.cause = cause
+            outcome = incomplete("handler_error", f"{header.get('error')}: {header.get('detail')}")
+            outcome.cause = str(header.get("cause") or "handler_error")
+            if header.get("retire"):  # the handler cannot serve again (e.g. its browser died)
+                self.kill()
             return outcome
         if header.get("type") != "result" or header.get("id") != self.jobs_done:
             self.kill()

@@ -17,6 +17,7 @@ import time
 import traceback
 from typing import Any, Protocol
 
+from sandbox.inside import measure
 from sandbox.protocol import FrameReader, ProtocolError, encode_message, write_all
 
 
@@ -67,6 +68,7 @@ def serve(handler_spec: str, in_fd: int, out_fd: int, max_output_bytes: int | No
         "gid": os.getgid(),
         "pid": os.getpid(),
         "startup_ms": round((time.monotonic() - started) * 1000, 1),
+        "inside": measure(),
     }
     write_all(out_fd, encode_message(ready))
     try:
@@ -80,8 +82,11 @@ def serve(handler_spec: str, in_fd: int, out_fd: int, max_output_bytes: int | No
                 result, files = handler.handle(header.get("job") or {})
             except Exception as exc:
                 traceback.print_exc()
-                error = {"type": "error", "id": job_id, "cause": "handler_error"}
+                # a handler error may name its cause and ask the host to retire this worker
+                cause = str(getattr(exc, "cause", None) or "handler_error")
+                error = {"type": "error", "id": job_id, "cause": cause}
                 error.update(error=type(exc).__name__, detail=_error_text(exc))
+                error["retire"] = bool(getattr(exc, "retire", False))
                 write_all(out_fd, encode_message(error))
                 continue
             body = encode_message({"type": "result", "id": job_id, "result": result}, files)

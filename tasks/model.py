@@ -48,6 +48,17 @@ class AllowedFeatures(Frozen):
     animation: bool = False
 
 
+DEFAULT_MAX_FILTER_COST = 100_000_000
+"""Default ``max_filter_cost``: 100 M primitive-pixels (about 200 full-viewport filter passes on
+an 800x600 frame); a drop shadow on a dozen shapes costs a few million."""
+
+HASH_OMITS_DEFAULT: dict[str, dict[str, object]] = {
+    "output": {"max_filter_cost": DEFAULT_MAX_FILTER_COST},
+}
+"""Limits added to the format after specs were frozen: omitted from the canonical JSON while they
+hold their default, so every spec written before them keeps its content hash."""
+
+
 class OutputConstraints(Frozen):
     """Delivery rules the static checks enforce."""
 
@@ -60,6 +71,13 @@ class OutputConstraints(Frozen):
     max_path_data_length: int = Field(default=50_000, gt=0)
     allowed: AllowedFeatures = AllowedFeatures()
     required_ids: tuple[str, ...] = ()
+    max_filter_cost: int = Field(default=DEFAULT_MAX_FILTER_COST, gt=0)
+    """Static estimate of filter work the render may cost: filter primitives x filtered pixels.
+
+    Summed over every element a filter applies to (see ``checks.render_cost``); a drawing over it
+    fails the ``render-cost`` check and is not rendered. Added after the first released specs:
+    left at its default it takes no part in the content hash (:data:`HASH_OMITS_DEFAULT`).
+    """
 
 
 class RenderProfile(Frozen):
@@ -156,7 +174,14 @@ class TaskSpec(Frozen):
 
     def canonical_json(self) -> str:
         """A canonical JSON text of the spec; its hash freezes the version."""
-        return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        doc = self.model_dump(mode="json")
+        for section, defaults in HASH_OMITS_DEFAULT.items():
+            part = doc.get(section)
+            if isinstance(part, dict):
+                for key, default in defaults.items():
+                    if part.get(key) == default:
+                        del part[key]
+        return json.dumps(doc, sort_keys=True, separators=(",", ":"))
 
     def content_hash(self) -> str:
         """sha256 of the canonical JSON."""

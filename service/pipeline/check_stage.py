@@ -66,9 +66,7 @@ def check_compute(ctx: StageContext) -> Writer:
             ),
         )
         _record_results(s, ctx.run_id, stored.id, report, version)
-        parsed = report.result(PARSE_CHECK)
-        render = svg_text is not None and (parsed is None or parsed.status != "fail")
-        reason = "extracted SVG parsed" if render else "no SVG parsed; nothing to render"
+        render, reason = render_decision(report, svg_text)
         return "done", CheckDetail(
             checker_version=version,
             checks_status=report.status,
@@ -80,6 +78,23 @@ def check_compute(ctx: StageContext) -> Writer:
         )
 
     return write
+
+
+def render_decision(report: checks.CheckReport, svg_text: str | None) -> tuple[bool, str]:
+    """Whether the extracted SVG is rendered, and why (or why not).
+
+    Nothing is rendered when no SVG parsed, or when a resource-limit check failed: the work
+    already fails by that declared rule, and a bomb would only spend the sandbox.
+    """
+    over = [
+        r.id for r in report.results if r.id in checks.RESOURCE_LIMIT_CHECKS and r.status == "fail"
+    ]
+    if over:
+        return False, f"not rendered: resource limits ({', '.join(over)})"
+    parsed = report.result(PARSE_CHECK)
+    if svg_text is None or (parsed is not None and parsed.status != "pass"):
+        return False, "no SVG parsed; nothing to render"
+    return True, "extracted SVG parsed"
 
 
 def _record_extracted(

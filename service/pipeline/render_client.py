@@ -6,10 +6,12 @@ returns a :class:`RenderOutput` whose ``log`` is the typed ``render.json``. :cla
 is the one render client a service instance (or a CLI command) holds: the pool starts on first
 use and is shared by every thread.
 
-Status: ``ok`` (frames present) or ``incomplete`` (machinery: the pool's cause such as
-``timeout`` / ``crash`` / ``oom``, or the renderer's own ``render_timeout`` / ``render_crash`` /
-``render_error``). An artifact that breaks a declared rule is failed by the static checks, not
-here.
+Status: ``ok`` (frames present), ``over_budget`` (the drawing passed the checks but its render
+ran past the job's wall clock or the sandbox's memory cap, or crashed Chromium's renderer: the
+drawing's cost, which fails it by the declared rule *exceeds the render budget*, see
+:func:`judges.jury.broken_rules`) or ``incomplete`` (machinery: a worker or Chromium browser that
+died and kept dying on retry, a sandbox that could not start, a renderer error). Details are
+stripped of Chromium's command line and logs (:func:`render.failures.public_detail`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from pathlib import Path
 from typing import Literal
 
 import judges
+from judges.jury import RENDER_BUDGET_REASON
 from regua.settings import Settings
+from render.failures import public_detail
 from sandbox import SandboxLimits, WorkerPool
 from service.pipeline.render_log import RenderLog
 from tasks import TaskSpec
@@ -30,13 +34,16 @@ RENDERER_VERSION = "render@1"
 HANDLER = "render.worker:create_handler"
 DEADLINE_MARGIN_S = 5.0
 _INNER_CAUSE = {"timeout": "render_timeout", "crash": "render_crash"}
+BUDGET_CAUSES = frozenset({"timeout", "oom", "render_timeout", "render_crash"})
+"""Causes that are the drawing's cost, not the machinery's: the render budget was exceeded."""
+RenderStatus = Literal["ok", "incomplete", "over_budget"]
 
 
 @dataclass
 class RenderOutput:
     """What one sandboxed render produced: the log, the files it names, and how it went."""
 
-    status: Literal["ok", "incomplete"]
+    status: RenderStatus
     log: RenderLog
     files: dict[str, bytes] = field(default_factory=dict)
     attempts: int = 1
@@ -106,6 +113,8 @@ def create_pool(
     """A pool of sandboxed render workers configured from ``settings``."""
     limits = SandboxLimits(
         memory_mb=settings.sandbox_memory_mb,
+        memory_sample_s=settings.sandbox_memory_sample_s,
+        cgroup=settings.sandbox_cgroup,
         wall_timeout_s=settings.job_timeout_s,
         max_output_bytes=settings.sandbox_max_output_mb * 1024 * 1024,
     )
@@ -148,12 +157,13 @@ def render_artifact(
         log = RenderLog(
             status="incomplete",
             cause=outcome.cause,
-            detail=outcome.detail,
+            detail=public_detail(outcome.detail),
             task_ref=task.ref,
             render_profile_id=task.render.id,
             sandbox=sandbox,
         )
-        return RenderOutput("incomplete", log, {}, outcome.attempts, outcome.elapsed_ms)
+        _judge_budget(log, timeout, pool.limits.memory_mb)
+        return RenderOutput(log.status, log, {}, outcome.attempts, outcome.elapsed_ms)
     inner = str(outcome.result.get("status", "ok"))
     log = RenderLog.model_validate(
         {**outcome.result, "status": "ok", "render_status": inner, "sandbox": sandbox}
@@ -170,10 +180,25 @@ def render_artifact(
             log.cause, log.detail = "missing_files", f"render returned no bytes for {missing}"
         else:
             log.cause = _INNER_CAUSE.get(inner, "render_error")
-            log.detail = "; ".join(e.detail for e in log.errors)[:2000]
+            log.detail = "; ".join(public_detail(e.detail) for e in log.errors)[:2000]
+            _judge_budget(log, timeout, pool.limits.memory_mb)
     else:
         log.status, log.cause, log.detail = "ok", None, ""
     return RenderOutput(log.status, log, files, outcome.attempts, outcome.elapsed_ms)
+
+
+def _judge_budget(log: RenderLog, timeout_s: float, memory_mb: int) -> None:
+    """Mark an unfinished render whose cause is the drawing's own cost as ``over_budget``."""
+    if log.cause not in BUDGET_CAUSES:
+        return
+    why = {
+        "timeout": f"the render ran past the job's wall-clock limit of {timeout_s:g} s",
+        "render_timeout": f"the render ran past its deadline of {job_deadline_s(timeout_s):g} s",
+        "oom": f"the sandbox's memory passed its cap of {memory_mb} MB",
+        "render_crash": "the drawing crashed Chromium's renderer (out of memory)",
+    }[log.cause]
+    log.status = "over_budget"
+    log.detail = f"{RENDER_BUDGET_REASON}: {why}"
 
 
 class RenderClient:

@@ -79,8 +79,9 @@ class RenderProblem(_Entry):
 class RenderLog(_Entry):
     """``render.json``: the renderer's result plus the host's status, cause and sandbox."""
 
-    status: Literal["ok", "incomplete"] = "ok"
-    """``ok`` (frames present) or ``incomplete`` (a machinery failure, with a cause)."""
+    status: Literal["ok", "incomplete", "over_budget"] = "ok"
+    """``ok`` (frames present), ``over_budget`` (the drawing's render exceeded the budget: its
+    cost, failed by that declared rule) or ``incomplete`` (a machinery failure, with a cause)."""
     cause: str | None = None
     detail: str = ""
     render_status: str | None = None

@@ -84,4 +84,5 @@ def record_render(s: Session, ctx: StageContext, out: RenderOutput, extracted_id
             new = _new(ctx, "mask", out.files[m.name], m.name, parent, meta)
             record_artifact(s, ctx.blobs, ctx.run_id, new)
     detail = RenderDetail(render_record_id=rec.id, log_artifact_id=log.id, cause=out.cause)
-    return ("done" if out.status == "ok" else "incomplete"), detail
+    # a render over its budget is a finished measurement of the drawing, not a machinery failure
+    return ("incomplete" if out.status == "incomplete" else "done"), detail

@@ -35,6 +35,7 @@ BUILTIN_IDS = [
     "animation",
     "doctype",
     "required-ids",
+    "render-cost",
 ]
 
 

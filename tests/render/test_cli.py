@@ -82,7 +82,13 @@ def test_regua_render_writes_frames_masks_and_render_json(
     assert result.exit_code == 0, result.output
     doc = json.loads((out / "render.json").read_text())
     assert json.loads(result.stdout) == doc
-    assert doc["sandbox"] == {"backend": "bubblewrap", "uid": 65534, "network": "loopback-only"}
+    measured = {k: doc["sandbox"][k] for k in ("backend", "measured", "uid", "network")}
+    assert measured == {
+        "backend": "bubblewrap",
+        "measured": True,
+        "uid": 65534,
+        "network": "loopback-only",
+    }
     for key in (
         "blocked_requests",
         "animation",

@@ -112,7 +112,8 @@ def check_outputs(
     results: list[tuple[str, RenderOutput]], may_fail: set[str] = frozenset()
 ) -> dict[str, int]:
     """Shared assertions; returns counters for the report."""
-    counts = {"ok": 0, "incomplete": 0, "with_blocked_requests": 0, "blocked_requests": 0}
+    counts = {"ok": 0, "incomplete": 0, "over_budget": 0}
+    counts.update(with_blocked_requests=0, blocked_requests=0)
     for label, out in results:
         counts[out.status] += 1
         if out.status != "ok":

@@ -31,7 +31,13 @@ def test_static_render_contract(render_pool, samples_dir: Path) -> None:
     out = render(render_pool, svg, task(STRUCTURED))
     assert out.status == "ok", out.detail
     log = out.log
-    assert log.sandbox == {"backend": "bubblewrap", "uid": 65534, "network": "loopback-only"}
+    measured = {k: log.sandbox[k] for k in ("backend", "measured", "uid", "network")}
+    assert measured == {
+        "backend": "bubblewrap",
+        "measured": True,
+        "uid": 65534,
+        "network": "loopback-only",
+    }
     assert log.render_profile_id == "svg-800x600-dpr1@1"
     assert log.browser_version is not None and log.browser_version.split(".")[0].isdigit()
     assert log.animation is not None

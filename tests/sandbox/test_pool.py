@@ -45,7 +45,13 @@ def test_job_round_trip_carries_json_and_files(pool: WorkerPool) -> None:
     assert outcome.files == {"note.txt": "héllo".encode()}
     assert outcome.attempts == 1
     assert outcome.worker_id is not None and outcome.worker_id.startswith("bubblewrap-")
-    assert outcome.sandbox == {"backend": "bubblewrap", "uid": 65534, "network": "loopback-only"}
+    measured = {k: outcome.sandbox[k] for k in ("backend", "measured", "uid", "network")}
+    assert measured == {
+        "backend": "bubblewrap",
+        "measured": True,
+        "uid": 65534,
+        "network": "loopback-only",
+    }
     assert outcome.to_dict()["files"] == {"note.txt": 6}
 
 

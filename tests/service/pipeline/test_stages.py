@@ -67,21 +67,25 @@ def test_outcomes_follow_the_rules(ctx: ServiceContext, render_pool: WorkerPool)
         assert ev.render_profile_id == "svg-800x600-dpr1@1" and ev.judge_panel["id"]
 
 
-def test_machinery_failure_is_incomplete_never_fail(
+def test_a_render_past_its_budget_fails_by_rule_never_incomplete(
     ctx: ServiceContext, render_pool: WorkerPool
 ) -> None:
-    """A render the pool kills (here: a 10 ms budget no render can meet) is the machinery's
-    failure: the run is incomplete with the cause; a declared-rule failure stays fail."""
+    """A render the pool kills at its wall clock (here: a 10 ms budget no render can meet) is the
+    drawing's cost, not the machinery's: it fails by the declared rule "exceeds the render
+    budget" (issue 14, item 8; it used to make the run incomplete). The machinery's own failures
+    stay incomplete (test_budget.py, and the next test)."""
     hasty = CountingRenderer(ctx.settings, render_pool, timeout_s=0.01)
     ok_work, bad_work = _submit(ctx, GOOD, SCRIPT)
     _drain(ctx, machinery(ctx, hasty))
     run = _run(ctx, ok_work)
-    assert run.outcome == "incomplete" and run.outcome_cause == "render_incomplete: timeout"
+    assert run.outcome == "fail" and run.outcome_cause is None
     assert _run(ctx, bad_work).outcome == "fail"  # broke a declared rule: fail regardless
     with ctx.db.read() as s:
         rec = s.scalar(select(RenderRecord).where(RenderRecord.run_id == ok_work))
-        assert rec is not None and (rec.status, rec.cause) == ("incomplete", "timeout")
+        assert rec is not None and (rec.status, rec.cause) == ("over_budget", "timeout")
         assert rec.attempts == 1  # a job past its wall clock is not retried (it would again)
+        ev = s.scalar(select(Evaluation).where(Evaluation.run_id == ok_work))
+        assert ev is not None and "exceeds the render budget" in ev.reasons
 
 
 def test_stage_errors_are_retried_then_recorded_incomplete(
