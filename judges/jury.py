@@ -94,6 +94,7 @@ def recognises(profile: JudgeProfile) -> bool:
         return value
     return profile.kind not in NON_RECOGNISING_KINDS
 
+
 NO_SVG_RULE = "no_svg"
 RENDER_BUDGET_RULE = "render_budget"
 """The declared rule a drawing breaks when its render exceeds the render budget (wall clock or
