@@ -58,9 +58,13 @@ class RunSnapshot:
 
 @dataclass(frozen=True)
 class QueuePolicy:
-    """Configurable knobs of the queue (defaults from the method)."""
+    """Configurable knobs of the queue (defaults from the method).
 
-    seed: int = 20261129
+    ``seed`` has no default: the service passes the blinding key drawn from the installation
+    secret (``service.review.policy``), so item ids and audit draws never rest on a constant.
+    """
+
+    seed: int
     audit_rate: float = 0.05
     reviews_per_item: int = 1
     reviews_per_audit_item: int = 2

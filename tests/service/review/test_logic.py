@@ -38,7 +38,7 @@ def snapshot(run_id: str, outcome: str, **statuses: str) -> RunSnapshot:
 
 
 def test_uncertain_necessary_criteria_of_pending_runs_become_items() -> None:
-    policy = QueuePolicy(audit_rate=0.0)
+    policy = QueuePolicy(seed=5, audit_rate=0.0)
     snap = snapshot("r1", "pending", P1="pass", R1="uncertain", R2="uncertain")
     items = items_for_run(snap, policy)
     assert sorted(i.criterion_id for i in items) == ["R1", "R2"]
@@ -53,7 +53,7 @@ def test_uncertain_necessary_criteria_of_pending_runs_become_items() -> None:
 def test_human_reviewed_criteria_are_not_queued_again() -> None:
     snap = snapshot("r1", "pending", R1="uncertain")
     done = RunSnapshot(snap.run_id, "ev2", "pending", snap.criteria, frozenset({"R1"}))
-    assert items_for_run(done, QueuePolicy(audit_rate=0.0)) == []
+    assert items_for_run(done, QueuePolicy(seed=5, audit_rate=0.0)) == []
 
 
 def test_audit_sample_rate_is_close_to_the_configured_rate_and_reproducible() -> None:
@@ -69,7 +69,7 @@ def test_audit_sample_rate_is_close_to_the_configured_rate_and_reproducible() ->
 
 
 def test_audit_rate_one_audits_every_automatic_pass_except_in_incomplete_runs() -> None:
-    policy = QueuePolicy(audit_rate=1.0)
+    policy = QueuePolicy(seed=5, audit_rate=1.0)
     assert is_audited(policy, "x", "P1")
     assert len(items_for_run(snapshot("r", "pass", P1="pass", B1="pass"), policy)) == 2
     (audit,) = items_for_run(snapshot("r", "fail", P1="pass", B1="fail"), policy)
