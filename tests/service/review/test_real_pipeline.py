@@ -47,8 +47,17 @@ def test_real_runs_feed_the_queue_and_a_label_appends_an_evaluation(tmp_path: Pa
         label = rev.post(f"/v1/reviews/{item['item_id']}", json={"status": "pass", "note": "ok"})
         assert label.status_code == 200, label.text
         if item["kind"] == "audit":  # a second, agreeing label resolves an audit item
-            other = admin.http.post(f"/v1/reviews/{item['item_id']}", json={"status": "pass"})
-            assert other.json()["state"] == "resolved"
+            # the admin submitted this run, so it may not label it; a second reviewer does
+            refused = admin.http.post(f"/v1/reviews/{item['item_id']}", json={"status": "pass"})
+            assert refused.status_code == 403, refused.text
+            second = admin.http.post("/v1/tokens", json={"role": "reviewer", "name": "real-2"})
+            with httpx.Client(
+                base_url=server.url,
+                headers={"Authorization": f"Bearer {second.json()['token']}"},
+                timeout=60,
+            ) as rev2:
+                other = rev2.post(f"/v1/reviews/{item['item_id']}", json={"status": "pass"})
+            assert other.json()["state"] == "resolved", other.text
         after = admin.run(run_id)
         assert len(after["evaluations"]) == before + 1
         assert after["evaluations"][-1]["kind"] == "review"
