@@ -12,10 +12,14 @@ the report page. Real rendering, real HTTP.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import httpx
 import pytest
 
+from service.api.client import ReguaClient, read_token
+from service.demo.serve import MARKER
+from service.server.run import free_port
 from service.web.pages import COOKIE
 from tests.helpers.server import require_real_rendering
 from tests.service.cli.test_demo_hints import Lines
@@ -27,7 +31,7 @@ ROW = re.compile(
 )
 
 
-def test_demo_shows_pass_fail_and_pending_all_marked_mock(tmp_path: object) -> None:
+def test_demo_shows_pass_fail_and_pending_all_marked_mock(tmp_path: Path) -> None:
     require_real_rendering()
     demo = Lines("demo", "--keep", "--data-dir", str(tmp_path), env={"COLUMNS": "220"})
     try:
@@ -48,7 +52,7 @@ def test_demo_shows_pass_fail_and_pending_all_marked_mock(tmp_path: object) -> N
         assert by_sample["uncertain-R2-foot-hovering.svg"] == "pending"
         url = re.search(r"stays up at (http://\S+) ", printed)
         assert url, printed
-        token = (tmp_path / "admin-token").read_text().strip()  # type: ignore[operator]
+        token = (tmp_path / "admin-token").read_text().strip()
         with httpx.Client(
             base_url=url.group(1), headers={"Authorization": f"Bearer {token}"}, timeout=60
         ) as http:
@@ -57,6 +61,29 @@ def test_demo_shows_pass_fail_and_pending_all_marked_mock(tmp_path: object) -> N
             _pages_show_mock(http, next(iter(rows)))
     finally:
         assert demo.interrupt() == 0
+
+
+def test_make_run_serves_pass_fail_and_pending_all_marked_mock(tmp_path: Path) -> None:
+    """``regua run`` (what ``make run`` calls): the loaded demo runs end as the mock decides."""
+    require_real_rendering()
+    port = free_port()
+    data = tmp_path / "data"
+    served = Lines("run", "--port", str(port), "--data-dir", str(data), env={"COLUMNS": "200"})
+    try:
+        printed = served.until("press Ctrl-C", timeout_s=400)
+        assert f"MOCK judge: {MOCK}" in printed, printed
+        ids = (data / MARKER).read_text().split()
+        url = f"http://127.0.0.1:{port}"
+        with ReguaClient(url, read_token(data)) as client:
+            views = client.wait(ids, timeout_s=300)
+            rows = {
+                rid: (str(v["model"]["params"]["sample"]), str(v["outcome"]["status"]), "")
+                for rid, v in views.items()
+            }
+            assert {"pass", "fail", "pending"} <= {o for _s, o, _w in rows.values()}, rows
+            _every_run_is_marked_mock(client.http, rows)
+    finally:
+        served.interrupt()
 
 
 def _every_run_is_marked_mock(http: httpx.Client, rows: dict[str, tuple[str, str, str]]) -> None:
