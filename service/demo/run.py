@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import tempfile
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,48 +14,28 @@ from rich.table import Table
 
 from regua.settings import Settings, load_settings
 from service.api.client import ReguaClient, read_token
+from service.demo.mock_service import MOCK_BANNER, start_mock_service
 from service.demo.pages import come_back_hint, web_pages
-from service.server.run import BackgroundServer, free_port
+from service.demo.samples import (
+    DEMO_LABEL,
+    Sample,
+    default_samples_dir,
+    load_samples,
+    submit_samples,
+)
+from service.server.run import free_port
 
 SYMBOL = {"pass": "✓", "fail": "✗", "uncertain": "?", "not_applicable": "-"}
-DEMO_LABEL = "demo-samples"
-
-
-def default_samples_dir() -> Path:
-    """``samples/outputs`` of the source tree."""
-    return Path(__file__).resolve().parents[2] / "samples" / "outputs"
-
-
-@dataclass(frozen=True)
-class Sample:
-    """One bundled output and the task it answers."""
-
-    file: str
-    task: str
-    intent: str
-    description: str
-
-
-def load_samples(folder: Path) -> list[Sample]:
-    """The manifest of a samples folder (``manifest.json``)."""
-    data = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    return [
-        Sample(d["file"], d["task"], d.get("intent", ""), d.get("description", "")) for d in data
-    ]
-
-
-def submit_samples(client: ReguaClient, folder: Path) -> list[tuple[Sample, str]]:
-    """Submit every sample as one batch; returns (sample, run id) pairs."""
-    samples = load_samples(folder)
-    runs = [
-        {
-            "task": s.task,
-            "model": {"label": DEMO_LABEL, "provider": "regua", "params": {"sample": s.file}},
-            "output": (folder / s.file).read_text(encoding="utf-8"),
-        }
-        for s in samples
-    ]
-    return list(zip(samples, client.submit_batch(runs), strict=True))
+__all__ = [
+    "DEMO_LABEL",
+    "Sample",
+    "default_samples_dir",
+    "load_samples",
+    "run_demo",
+    "submit_samples",
+    "summary_table",
+    "wait_with_progress",
+]
 
 
 def wait_with_progress(
@@ -76,7 +54,9 @@ def wait_with_progress(
 
 def summary_table(pairs: list[tuple[Sample, str]], views: dict[str, dict[str, Any]]) -> Table:
     """One line per sample: outcome, cause and per-criterion statuses."""
-    table = Table("sample", "task", "outcome", "criteria", "cause / first reason", "run")
+    table = Table(
+        "sample", "task", "outcome", "criteria", "cause / first reason", "run", title=MOCK_BANNER
+    )
     for column in (*table.columns[:4], table.columns[5]):
         column.no_wrap = True
     for sample, run_id in pairs:
@@ -115,9 +95,11 @@ def run_demo(
     settings = Settings(
         data_dir=data, database_url=None, artifact_dir=None, port=free_port(), render_workers=2
     )
-    server = BackgroundServer(settings)
     console.print(f"demo: data folder {data}")
-    server.start()
+    console.print(MOCK_BANNER, highlight=False)
+    service = start_mock_service(settings, folder)
+    server = service.server
+    console.print(f"demo: the mock judge knows {service.taught} sample drawings by their frames")
     console.print(f"demo: service at {server.url}/v1 (admin token in {data / 'admin-token'})")
     try:
         with ReguaClient(server.url, read_token(data)) as client:
@@ -134,7 +116,7 @@ def run_demo(
                 console.print(line, highlight=False)
         return 0 if len(views) == len(pairs) else 1
     finally:
-        server.stop()
+        service.stop()
 
 
 def _print_summary(

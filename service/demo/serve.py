@@ -8,18 +8,22 @@ from rich.console import Console
 
 from regua.settings import Settings
 from service.api.client import ReguaClient, read_token
+from service.demo.mock_service import MOCK_BANNER, start_mock_service
 from service.demo.pages import web_pages
-from service.demo.run import default_samples_dir, submit_samples
-from service.server.run import BackgroundServer
+from service.demo.samples import default_samples_dir, submit_samples
 
 MARKER = ".demo-loaded"
 
 
 def serve_with_demo(settings: Settings) -> None:
-    """Serve in the foreground; on the first start in a data folder, submit the samples."""
+    """Serve in the foreground; on the first start in a data folder, submit the samples.
+
+    The service's vision judge is the demo's MOCK judge (see :mod:`service.demo.mock_judge`).
+    """
     console = Console()
-    server = BackgroundServer(settings)
-    server.start()
+    console.print(MOCK_BANNER, highlight=False)
+    service = start_mock_service(settings, default_samples_dir())
+    server = service.server
     token = read_token(settings.data_dir)
     marker = settings.data_dir / MARKER
     if not marker.exists() and token:
@@ -42,4 +46,4 @@ def serve_with_demo(settings: Settings) -> None:
     except KeyboardInterrupt:
         pass
     finally:
-        server.stop()
+        service.stop()

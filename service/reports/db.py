@@ -173,6 +173,7 @@ def _read_rows(
         run_q
     ):
         ref, family, pool = task_info[task_pk]
+        judged_by = _cached_panel_id(panel, panels)
         p = params if isinstance(params, dict) else {}
         item = p.get("item")
         repeat = p.get("repeat")
@@ -182,13 +183,13 @@ def _read_rows(
                 task_ref=ref,
                 family=family,
                 pool=pool,
-                model=label,
+                model=report_model_label(label, judged_by),
                 outcome=ev_out or run_out,
                 item_key=str(item) if item is not None else None,
                 repeat=repeat if isinstance(repeat, int) and not isinstance(repeat, bool) else 0,
                 criteria=crit.get(ev_id, {}) if ev_id is not None else {},
                 evaluation_id=str(ev_id) if ev_id is not None else None,
-                judge_panel_id=_cached_panel_id(panel, panels),
+                judge_panel_id=judged_by,
                 cost_usd=_num(p.get("cost_usd")),
                 latency_ms=_num(p.get("latency_ms")),
                 timed_out=p.get("timed_out") is True,
@@ -196,6 +197,21 @@ def _read_rows(
             )
         )
     return rows
+
+
+MOCK_PANEL_MARK = "-mock@"
+"""A panel whose id holds this seats a mock judge (the demo's ``pelican-bicycle-mock@1``)."""
+
+
+def report_model_label(label: str, judged_by: str | None) -> str:
+    """The model a run is reported under: runs judged by a mock panel never pool with others.
+
+    A mock panel's runs are grouped as ``LABEL [MOCK PANEL-ID]``, apart from the same label's
+    runs judged by any live panel.
+    """
+    if judged_by and MOCK_PANEL_MARK in judged_by:
+        return f"{label} [MOCK {judged_by}]"
+    return label
 
 
 def _cached_panel_id(panel: Any, cache: dict[str, str | None]) -> str | None:

@@ -20,6 +20,8 @@ from sqlalchemy.orm import Session
 import judges
 from service.storage import Evaluation, GateDecisionRow, TaskRow, iso
 
+MOCK_GATE_PREFIX = "mock-"
+"""Gate ids of declared decisions (the demo's mock judge), never a calibration's."""
 ALWAYS = {"static": "static rules need no calibration", "human": "people decide by review"}
 
 
@@ -77,6 +79,8 @@ def _basis(
     latest = decisions[-1]
     if seat is not None and latest.profile_hash not in (None, seat.content_hash):
         return "calibrated with other content (another profile hash): no vote", _gate(latest)
+    if latest.passed and str(latest.gate_id).startswith(MOCK_GATE_PREFIX):
+        return "MOCK judge: trusted by the demo's declaration, not by a calibration", _gate(latest)
     if latest.passed:
         return "the gate passed its calibration", _gate(latest)
     return "the gate rejected its calibration: no vote", _gate(latest)
