@@ -131,6 +131,15 @@ def _criterion_rows(evaluation: dict[str, Any], questions: dict[str, str]) -> li
                 }
                 for v in c.get("verdicts", [])
             ],
+            "votes": [
+                {
+                    "judge": v["judge_profile_id"],
+                    "status": v["status"],
+                    "counted": bool(v.get("eligible")),
+                    "basis": v.get("basis") or "",
+                }
+                for v in c.get("votes") or []
+            ],
         }
         for c in evaluation.get("criteria", [])
     ]

@@ -20,8 +20,8 @@ import pytest
 from service.api.client import ReguaClient, read_token
 from service.demo.serve import MARKER
 from service.server.run import free_port
-from service.web.pages import COOKIE
 from tests.helpers.server import require_real_rendering
+from tests.helpers.web import web_login
 from tests.service.cli.test_demo_hints import Lines
 
 pytestmark = [pytest.mark.browser, pytest.mark.sandbox]
@@ -57,8 +57,9 @@ def test_demo_shows_pass_fail_and_pending_all_marked_mock(tmp_path: Path) -> Non
             base_url=url.group(1), headers={"Authorization": f"Bearer {token}"}, timeout=60
         ) as http:
             _every_run_is_marked_mock(http, rows)
-            http.cookies.set(COOKIE, token)  # what the login form keeps after a sign-in
-            _pages_show_mock(http, next(iter(rows)))
+        with httpx.Client(base_url=url.group(1), timeout=60, follow_redirects=True) as page:
+            web_login(page, token)  # the pages take a session made by the login form
+            _pages_show_mock(page, next(iter(rows)))
     finally:
         assert demo.interrupt() == 0
 
@@ -110,5 +111,7 @@ def _pages_show_mock(http: httpx.Client, run_id: str) -> None:
     assert runs.status_code == 200 and "(mock judge)" in runs.text
     one = http.get(f"/runs/{run_id}")
     assert one.status_code == 200 and MOCK in one.text and "MOCK" in one.text
+    # the run page shows each vote, whether it counted, and the gate decision behind it
+    assert "counted" in one.text and "trusted by the demo&#39;s declaration" in one.text
     report = http.get("/report")
     assert report.status_code == 200 and "(mock judge)" in report.text
