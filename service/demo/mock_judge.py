@@ -73,6 +73,27 @@ def register_mock() -> tuple[judges.JudgeProfile, JudgePanel]:
     return profile, panel
 
 
+def criterion_and_frames(body: Any) -> tuple[str, list[str]]:
+    """The criterion a chat-completions request asks about and the sha256 of each image sent.
+
+    All a model server can know: the prompt text and the images (never the run or its model).
+    """
+    texts: list[str] = []
+    shas: list[str] = []
+    for message in body.get("messages", []):
+        content = message.get("content")
+        parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        for part in parts:
+            if part.get("type") == "text":
+                texts.append(str(part.get("text")))
+            elif part.get("type") == "image_url":
+                found = IMAGE.match(str(part["image_url"]["url"]))
+                if found:
+                    shas.append(hashlib.sha256(base64.b64decode(found.group(1))).hexdigest())
+    match = CRITERION.search("\n".join(texts))
+    return (match.group(1) if match else "?"), shas
+
+
 @dataclass
 class MockModel:
     """What the mock knows (frame sha256 → criterion → status) and what it was asked."""
@@ -89,20 +110,7 @@ class MockModel:
 
     def answer(self, body: Any) -> str:
         """The reply text (the judge's JSON answer) to one chat-completions request body."""
-        texts: list[str] = []
-        shas: list[str] = []
-        for message in body.get("messages", []):
-            content = message.get("content")
-            parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
-            for part in parts:
-                if part.get("type") == "text":
-                    texts.append(str(part.get("text")))
-                elif part.get("type") == "image_url":
-                    found = IMAGE.match(str(part["image_url"]["url"]))
-                    if found:
-                        shas.append(hashlib.sha256(base64.b64decode(found.group(1))).hexdigest())
-        match = CRITERION.search("\n".join(texts))
-        criterion = match.group(1) if match else "?"
+        criterion, shas = criterion_and_frames(body)
         with self.lock:
             self.asked.append((criterion, tuple(shas)))
             known = [self.truth[s][criterion] for s in shas if criterion in self.truth.get(s, {})]

@@ -7,10 +7,7 @@ It only ever sees what the judge sends over HTTP (prompt text and images), like 
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
-import re
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -18,8 +15,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-CRITERION = re.compile(r"Criterion (\w+) \(")
-IMAGE = re.compile(r"^data:image/png;base64,(.+)$")
+from service.demo.mock_judge import criterion_and_frames
 
 Truth = Mapping[str, Mapping[str, str]]
 """frame PNG sha256 → criterion id → status."""
@@ -37,21 +33,7 @@ class TruthfulModel:
 
     def answer(self, body: Any) -> str:
         """The reply text for one chat-completions request body."""
-        texts: list[str] = []
-        shas: list[str] = []
-        for message in body.get("messages", []):
-            content = message.get("content")
-            parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
-            for part in parts:
-                if part.get("type") == "text":
-                    texts.append(str(part.get("text")))
-                elif part.get("type") == "image_url":
-                    found = IMAGE.match(str(part["image_url"]["url"]))
-                    if found:
-                        png = base64.b64decode(found.group(1))
-                        shas.append(hashlib.sha256(png).hexdigest())
-        match = CRITERION.search("\n".join(texts))
-        criterion = match.group(1) if match else "?"
+        criterion, shas = criterion_and_frames(body)
         with self.lock:
             self.asked.append((criterion, tuple(shas)))
         known = [self.truth[s][criterion] for s in shas if criterion in self.truth.get(s, {})]
