@@ -12,11 +12,13 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+import httpx
 import pytest
 from sqlalchemy import select
 
 import checks
 from service.storage import CheckResultRow
+from tests.helpers.web import web_login
 from tests.service.conftest import Api
 
 pytestmark = [pytest.mark.browser, pytest.mark.sandbox]
@@ -53,9 +55,9 @@ def test_a_script_carrying_svg_shows_every_check_with_its_evidence(api: Api) -> 
         rows = s.scalars(select(CheckResultRow).where(CheckResultRow.run_id == run_id)).all()
         stored = {r.check_id: (r.status, r.evidence) for r in rows}
     assert set(stored) == expected and stored["script"] == ("fail", script["evidence"])
-    login = api.client.post("/login", data={"token": api.tokens["submitter"], "next": "/ui"})
-    assert login.status_code in (200, 303), login.text
-    page = api.client.get(f"/runs/{run_id}")
+    with httpx.Client(base_url=api.client.base_url, follow_redirects=True, timeout=30) as web:
+        web_login(web, api.tokens["submitter"])  # the pages take a session from the login form
+        page = web.get(f"/runs/{run_id}")
     assert page.status_code == 200
     text = html.unescape(page.text)
     for check_id in expected:
