@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
+from checks import run_checks
 from service.pipeline.jobs import INTERRUPTED, Job, JobFields, JobRunner
 from service.storage import Database, Run, StageAttempt, StageRecord
+from tasks import bundled_registry
 from tests.helpers.server import REPO, Served, require_real_rendering
 
 TASK = "pelican-bicycle-static@1"
@@ -25,18 +27,23 @@ STOP_WITHIN_S = 8.0
 """A few seconds: the grace of open requests (2 s) and of work in progress (3 s), plus exit."""
 
 
-def slow_drawing(layers: int = 600) -> str:
-    """A valid drawing whose filtered layers keep Chromium busy for tens of seconds."""
-    rects = "".join(
-        f'<rect x="{i % 40}" y="{i % 30}" width="800" height="600" fill="#{i * 37 % 999:03d}"'
-        ' opacity="0.02" filter="url(#heavy)"/>'
-        for i in range(layers)
+def slow_drawing(passes: int = 30, radius: int = 200) -> str:
+    """A drawing that passes every check (render-cost included) yet keeps Chromium busy.
+
+    One full-viewport rectangle through a chain of wide morphology and blur passes: few
+    primitives over one viewport, so the static filter-cost estimate lets it through, while each
+    wide morphology pass costs the renderer seconds.
+    """
+    prims = "".join(
+        f'<feMorphology radius="{radius}" operator="{"dilate" if i % 2 else "erode"}"/>'
+        '<feGaussianBlur stdDeviation="50"/>'
+        for i in range(passes)
     )
     heavy = (
-        '<defs><filter id="heavy"><feTurbulence baseFrequency="0.7" numOctaves="8"/>'
-        '<feGaussianBlur stdDeviation="40"/></filter></defs>'
+        f'<defs><filter id="heavy" x="0" y="0" width="1" height="1">{prims}</filter></defs>'
+        '<rect width="800" height="600" fill="#3366cc" opacity="0.05" filter="url(#heavy)"/>'
     )
-    return GOOD.replace("</svg>", heavy + rects + "</svg>")
+    return GOOD.replace("</svg>", heavy + "</svg>")
 
 
 def _state(db: Database, run_id: str) -> tuple[str, str | None, int, set[str]]:
@@ -54,10 +61,12 @@ def test_sigterm_mid_render_exits_quickly_and_hands_the_run_back(tmp_path: Path)
     data = tmp_path / "data"
     data.mkdir()
     db = Database(f"sqlite:///{data / 'regua.sqlite3'}")
+    slow = slow_drawing()
+    assert run_checks(slow, bundled_registry().get(TASK)).status == "pass", "must be rendered"
     first = Served(data)
     try:
         client = first.client()
-        run_id = client.submit(TASK, "slow-model", slow_drawing())
+        run_id = client.submit(TASK, "slow-model", slow)
         client.close()
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:  # checked, now rendering
