@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from regua.settings import Settings  # noqa: E402
-from service.pipeline.render_client import create_pool, render_artifact  # noqa: E402
+from service.pipeline.render_client import RenderOutput, create_pool, render_artifact  # noqa: E402
 from tasks import bundled_registry  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpora" / "llm_svgs"
@@ -192,6 +192,11 @@ class RssSampler:
         self._thread.join()
 
 
+def _extra(output: RenderOutput) -> dict[str, Any]:
+    """What the worker reported beyond the typed log (its own timing, its browser launch)."""
+    return dict(output.log.model_extra or {})
+
+
 def bench_pool(files: list[tuple[str, str]], workers: int, repeat: int) -> dict[str, Any]:
     """Warm pool throughput, cold start and peak memory."""
     task = bundled_registry().get(TASK)
@@ -209,7 +214,7 @@ def bench_pool(files: list[tuple[str, str]], workers: int, repeat: int) -> dict[
                     )
                 )
             launch_ms = sorted(
-                {o.result["worker"]["launch_ms"] for o in warm if o.result and "worker" in o.result}
+                {_extra(o)["worker"]["launch_ms"] for o in warm if "worker" in _extra(o)}
             )
             outcomes: list[Any] = []
             cpu_before = _tree_cpu_s(os.getpid())
@@ -226,7 +231,7 @@ def bench_pool(files: list[tuple[str, str]], workers: int, repeat: int) -> dict[
             pool.close()
     count = len(outcomes)
     ok = [o for o in outcomes if o.status == "ok"]
-    inner = [float(o.result["elapsed_ms"]) for o in ok]
+    inner = [float(_extra(o)["elapsed_ms"]) for o in ok]
     outer = [float(o.elapsed_ms or 0) for o in ok]
     return {
         "renderer": f"chromium-sandboxed x{workers}",
