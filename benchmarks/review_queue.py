@@ -258,6 +258,9 @@ def start_server(data: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(REPO), "REGUA_DATA_DIR": str(data)}
     env["REGUA_QUEUE_CAPACITY"] = "1000000"
+    # one token submits everything: the fairness limits would measure themselves, not the queue
+    env["REGUA_SUBMITTER_QUEUE_SHARE"] = "1"
+    env["REGUA_SUBMIT_RATE_PER_MINUTE"] = "0"
     log = (data.parent / "server.log").open("wb")
     proc = subprocess.Popen(
         [sys.executable, "-c", SERVER, str(port)], cwd=REPO, env=env, stdout=log, stderr=log
