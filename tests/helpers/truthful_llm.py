@@ -13,9 +13,11 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypeVar
 
 from service.demo.mock_judge import criterion_and_frames
+
+M = TypeVar("M", bound="TruthfulModel")
 
 Truth = Mapping[str, Mapping[str, str]]
 """frame PNG sha256 → criterion id → status."""
@@ -69,9 +71,8 @@ def _handler(model: TruthfulModel) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def truthful_model(truth: Truth) -> Iterator[TruthfulModel]:
-    """Serve a :class:`TruthfulModel` on an ephemeral loopback port for the duration."""
-    model = TruthfulModel({k: dict(v) for k, v in truth.items()})
+def serving(model: M) -> Iterator[M]:
+    """Serve ``model`` (a :class:`TruthfulModel` or a subclass) on an ephemeral loopback port."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(model))
     server.daemon_threads = True
     model.url = f"http://127.0.0.1:{server.server_address[1]}"
@@ -83,3 +84,10 @@ def truthful_model(truth: Truth) -> Iterator[TruthfulModel]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+@contextmanager
+def truthful_model(truth: Truth) -> Iterator[TruthfulModel]:
+    """Serve a :class:`TruthfulModel` on an ephemeral loopback port for the duration."""
+    with serving(TruthfulModel({k: dict(v) for k, v in truth.items()})) as model:
+        yield model

@@ -4,13 +4,11 @@ every criterion it is asked about (the lax model the gate must refuse)."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import ThreadingHTTPServer
 from typing import Any
 
-from tests.helpers.truthful_llm import TruthfulModel, _handler
+from tests.helpers.truthful_llm import TruthfulModel, serving
 
 
 class PassEverythingModel(TruthfulModel):
@@ -26,15 +24,5 @@ class PassEverythingModel(TruthfulModel):
 @contextmanager
 def pass_everything_model() -> Iterator[PassEverythingModel]:
     """Serve a :class:`PassEverythingModel` on an ephemeral loopback port for the duration."""
-    model = PassEverythingModel()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(model))
-    server.daemon_threads = True
-    model.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
+    with serving(PassEverythingModel()) as model:
         yield model
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
