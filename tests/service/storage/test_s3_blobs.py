@@ -8,6 +8,9 @@ store that refuses a write leaves no row naming the bytes.
 from __future__ import annotations
 
 import hashlib
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +25,7 @@ from service.storage.blob_registry import blob_schemes, open_blob_store
 from service.storage.blobs import LocalBlobStore, NewArtifact, record_artifact
 from service.storage.s3_blobs import S3BlobStore, s3_client
 from tests.helpers.s3 import S3Server
+from tests.helpers.server import REPO
 
 
 def _store(server: S3Server, tmp_path: Path, bucket: str) -> S3BlobStore:
@@ -152,3 +156,22 @@ def test_client_uses_the_configured_endpoint_and_region(
     client = s3_client(s3_server.settings(tmp_path, "b").model_copy(update={"s3_region": "eu-1"}))
     assert client.meta.endpoint_url == s3_server.endpoint and client.meta.region_name == "eu-1"
     client.close()
+
+
+def test_regua_serve_refuses_to_start_without_its_bucket(
+    s3_server: S3Server, tmp_path: Path
+) -> None:
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "REGUA_ARTIFACTS_URL": "s3://missing-bucket/regua",
+        "REGUA_S3_ENDPOINT_URL": s3_server.endpoint,
+        "REGUA_S3_REGION": "us-east-1",
+    }
+    cmd = [sys.executable, "-m", "service.cli", "serve", "--port", str(free_port())]
+    cmd += ["--data-dir", str(tmp_path / "data")]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "error: REGUA_ARTIFACTS_URL=s3://missing-bucket/regua" in done.stderr
+    assert "the bucket does not exist; create it" in done.stderr
