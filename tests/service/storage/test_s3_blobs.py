@@ -8,16 +8,15 @@ store that refuses a write leaves no row naming the bytes.
 from __future__ import annotations
 
 import hashlib
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
+from typer.testing import CliRunner
 
 from regua.errors import ArtifactIntegrityError, ConfigurationError, NotFoundError, StorageError
 from regua.settings import Settings
+from service.cli import app
 from service.context import ServiceContext
 from service.server.run import free_port
 from service.storage import Artifact, Database
@@ -25,7 +24,6 @@ from service.storage.blob_registry import blob_schemes, open_blob_store
 from service.storage.blobs import LocalBlobStore, NewArtifact, record_artifact
 from service.storage.s3_blobs import S3BlobStore, s3_client
 from tests.helpers.s3 import S3Server
-from tests.helpers.server import REPO
 
 
 def _store(server: S3Server, tmp_path: Path, bucket: str) -> S3BlobStore:
@@ -162,16 +160,14 @@ def test_regua_serve_refuses_to_start_without_its_bucket(
     s3_server: S3Server, tmp_path: Path
 ) -> None:
     env = {
-        **os.environ,
-        "PYTHONPATH": str(REPO),
         "REGUA_ARTIFACTS_URL": "s3://missing-bucket/regua",
         "REGUA_S3_ENDPOINT_URL": s3_server.endpoint,
         "REGUA_S3_REGION": "us-east-1",
     }
-    cmd = [sys.executable, "-m", "service.cli", "serve", "--port", str(free_port())]
-    cmd += ["--data-dir", str(tmp_path / "data")]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, cwd=REPO)
-    assert done.returncode == 1, done.stderr
-    assert "Traceback" not in done.stderr
+    args = ["serve", "--port", str(free_port()), "--data-dir", str(tmp_path / "data")]
+    done = CliRunner().invoke(app, args, env=env)
+    assert done.exit_code == 1, done.output
+    assert done.exception is None or isinstance(done.exception, SystemExit)
     assert "error: REGUA_ARTIFACTS_URL=s3://missing-bucket/regua" in done.stderr
     assert "the bucket does not exist; create it" in done.stderr
+    assert not (tmp_path / "data" / "regua.sqlite3").exists()
