@@ -104,6 +104,12 @@ class Settings(BaseSettings):
         "version's own default panel",
     )
 
+    pairwise_min_comparisons: int = Field(
+        default=20,
+        ge=0,
+        description="Pairwise ranking: a model with fewer comparisons is shown as preliminary",
+    )
+
     def resolved_database_url(self) -> str:
         """The database URL in force: the configured one, or SQLite inside ``data_dir``."""
         if self.database_url:

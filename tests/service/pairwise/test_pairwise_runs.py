@@ -1,0 +1,162 @@
+"""Pairwise judging of stored runs end to end: real pipeline runs, a fake vision model on loopback,
+stored comparisons with both raw replies, the ranking over HTTP, the CLI and the report page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import select
+from typer.testing import CliRunner
+
+from judges.pairwise.vision import VisionPairwiseJudge
+from regua.settings import Settings
+from service.cli import app
+from service.pairwise.compare import PairRequest, run_pairs
+from service.pairwise.store import comparison_rows
+from service.pipeline.submit import Submission
+from service.storage import Artifact
+from tests.helpers.pairwise_llm import pairwise_model
+from tests.helpers.runs import TASK
+from tests.helpers.web import web_login
+from tests.service.conftest import Api
+
+SAMPLES = Path(__file__).resolve().parents[3] / "samples/outputs"
+FILES = {
+    "alpha": "structured-good.svg",
+    "beta": "structured-good-2.svg",
+    "gamma": "fail-B1-no-front-wheel.svg",
+}
+QUALITY = {"alpha": 3, "beta": 2, "gamma": 1}
+CRITERION = "B1"
+
+
+def _judge(url: str) -> VisionPairwiseJudge:
+    return VisionPairwiseJudge(Settings(judge_base_url=url, judge_model="fake-vision"))
+
+
+def _seed(api: Api) -> dict[str, str]:
+    subs = [Submission(TASK, m, (SAMPLES / f).read_text()) for m, f in FILES.items()]
+    ids = dict(zip(FILES, api.ctx.submit(subs, None), strict=True))
+    api.drain()
+    return ids
+
+
+def _quality(api: Api, ids: dict[str, str]) -> dict[str, int]:
+    with api.ctx.db.read() as s:
+        frames = s.execute(
+            select(Artifact.run_id, Artifact.sha256).where(
+                Artifact.run_id.in_(ids.values()), Artifact.kind == "frame"
+            )
+        ).all()
+    model_of = {rid: m for m, rid in ids.items()}
+    return {sha: QUALITY[model_of[rid]] for rid, sha in frames}
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # PG: test_pairwise_store
+def test_pairwise_runs_are_stored_ranked_and_shown(api: Api, tmp_path: Path) -> None:
+    ctx = api.ctx
+    ids = _seed(api)
+    with pairwise_model("prefer", _quality(api, ids)) as model:
+        done = run_pairs(
+            ctx.db, ctx.blobs, _judge(model.url), PairRequest(TASK, CRITERION, models=tuple(FILES))
+        )
+    assert (done.compared, done.failures, done.position_biased) == (3, 0, 0)
+    rows = comparison_rows(ctx.db, TASK, CRITERION)
+    assert [(r.a_model, r.b_model, r.result, r.first_winner, r.second_winner) for r in rows] == [
+        ("alpha", "beta", "a", "X", "Y"),
+        ("alpha", "gamma", "a", "X", "Y"),
+        ("beta", "gamma", "a", "X", "Y"),
+    ]
+    shown = "\n".join(model.prompts)
+    assert len(model.prompts) == 6
+    assert not any(word in shown for word in [*FILES, *ids.values()])
+    reply = json.loads(ctx.blobs.get(_reply_sha(api, rows[0].second_reply_id)))
+    assert reply["order"] == 2 and reply["shown"] == {"X": "b", "Y": "a"}
+    assert reply["winner"] == "Y" and json.loads(reply["raw_reply"])["winner"] == "Y"
+
+    with pairwise_model("always_x") as biased:
+        req = PairRequest(TASK, CRITERION, run_ids=(ids["alpha"], ids["beta"]))
+        done = run_pairs(ctx.db, ctx.blobs, _judge(biased.url), req)
+    assert (done.compared, done.position_biased) == (1, 1)
+    last = comparison_rows(ctx.db, TASK, CRITERION)[-1]
+    assert (last.result, last.position_biased, last.first_winner, last.second_winner) == (
+        "tie",
+        True,
+        "X",
+        "X",
+    )
+    with pairwise_model("garbage") as garbage:
+        req = PairRequest(TASK, CRITERION, run_ids=(ids["beta"], ids["gamma"]))
+        done = run_pairs(ctx.db, ctx.blobs, _judge(garbage.url), req)
+    assert done.failures == 1
+    failed = comparison_rows(ctx.db, TASK, CRITERION)[-1]
+    assert (failed.result, failed.failure_cause, failed.position_biased) == (
+        None,
+        "unparseable",
+        False,
+    )
+    reply = json.loads(ctx.blobs.get(_reply_sha(api, failed.first_reply_id)))
+    assert reply["failure"] == "unparseable" and "Honestly" in reply["raw_reply"]
+
+    _check_http(api)
+    _check_cli(api, tmp_path)
+    _check_page(api)
+
+
+def _reply_sha(api: Api, artifact_id: int | None) -> str:
+    with api.ctx.db.read() as s:
+        row = s.get(Artifact, artifact_id)
+        assert row is not None and row.kind == "pairwise_reply"
+        return row.sha256
+
+
+def _check_http(api: Api) -> None:
+    params = {"task": TASK, "criterion": CRITERION, "resamples": 100}
+    got = api.client.get("/v1/pairwise/ranking", params=params, headers=api.h("admin"))
+    assert got.status_code == 200, got.text
+    doc = got.json()
+    assert [m["model"] for m in doc["models"]] == ["alpha", "beta", "gamma"]
+    assert (doc["comparisons"], doc["judge_failures"], doc["position_biased"]) == (5, 1, 1)
+    alpha = doc["models"][0]
+    assert (alpha["wins"], alpha["ties"], alpha["losses"], alpha["comparisons"]) == (2, 1, 0, 3)
+    assert alpha["preliminary"]  # 3 < REGUA_PAIRWISE_MIN_COMPARISONS (20)
+    cell = {(c["model"], c["opponent"]): c for c in doc["matrix"]}[("alpha", "beta")]
+    assert (cell["wins"], cell["ties"], cell["losses"]) == (1, 1, 0)
+    assert doc["calibration"]["position_bias_rate"] == 1 / 4
+    denied = api.client.get("/v1/pairwise/ranking", params=params, headers=api.h("reviewer"))
+    assert denied.status_code == 403
+
+
+def _check_cli(api: Api, tmp_path: Path) -> None:
+    csv = tmp_path / "prefs.csv"
+    csv.write_text(
+        "left,right,winner,annotator\n"
+        f"{SAMPLES / FILES['beta']},{SAMPLES / FILES['alpha']},right,ann\n"
+        f"{SAMPLES / FILES['alpha']},{SAMPLES / FILES['gamma']},right,bob\n"
+    )
+    env = {
+        "REGUA_DATABASE_URL": api.ctx.settings.resolved_database_url(),
+        "REGUA_ARTIFACT_DIR": str(api.ctx.settings.resolved_artifact_dir()),
+    }
+    runner = CliRunner()
+    out = runner.invoke(app, ["pairwise", "import", str(csv)], env=env)
+    assert out.exit_code == 0, out.output
+    out = runner.invoke(app, ["pairwise", "report", "--resamples", "100"], env=env)
+    assert out.exit_code == 0, out.output
+    assert f"{TASK} · criterion {CRITERION}" in out.output
+    assert "preliminary" in out.output and "1-1-0" in out.output
+    # ann (alpha better than beta) meets two outcomes: the win agrees, the biased tie does not;
+    # bob (gamma better than alpha) disagrees with the one outcome of that pair
+    assert "agreement with 2 human preference(s) 33% of 3" in out.output
+
+
+def _check_page(api: Api) -> None:
+    with httpx.Client(base_url=api.client.base_url, timeout=30, follow_redirects=True) as browser:
+        web_login(browser, api.tokens["admin"])
+        page = browser.get("/report")
+    assert page.status_code == 200
+    assert "Pairwise comparison" in page.text and "alpha" in page.text
+    assert "Bradley-Terry strengths" in page.text and "preliminary" in page.text
