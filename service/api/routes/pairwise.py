@@ -113,6 +113,9 @@ def create_comparisons(
 ) -> JobView:
     """Start a job judging the pairs (checked now: a bad request is a 4xx at once)."""
     caller.require("admin")
+    known = pairwise_registry().kinds()
+    if body.judge not in known:
+        raise NotFoundError(f"no pairwise judge {body.judge!r} (known: {', '.join(known)})")
     judge = pairwise_registry().create(body.judge, ctx.settings)
     req = PairRequest(body.task, body.criterion, tuple(body.runs), tuple(body.models))
     _task, pairs = plan_pairs(ctx.db, req)

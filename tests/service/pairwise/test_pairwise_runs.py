@@ -4,6 +4,8 @@ stored comparisons with both raw replies, the ranking over HTTP, the CLI and the
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -18,7 +20,7 @@ from service.pairwise.compare import PairRequest, run_pairs
 from service.pairwise.store import comparison_rows
 from service.pipeline.submit import Submission
 from service.storage import Artifact
-from tests.helpers.pairwise_llm import pairwise_model
+from tests.helpers.pairwise_llm import PairwiseModel, pairwise_model
 from tests.helpers.runs import TASK
 from tests.helpers.web import web_login
 from tests.service.conftest import Api
@@ -33,18 +35,30 @@ QUALITY = {"alpha": 3, "beta": 2, "gamma": 1}
 CRITERION = "B1"
 
 
-def _judge(url: str) -> VisionPairwiseJudge:
-    return VisionPairwiseJudge(Settings(judge_base_url=url, judge_model="fake-vision"))
+@pytest.fixture
+def fake() -> Iterator[PairwiseModel]:
+    """The fake vision model the service's pairwise judge talks to."""
+    with pairwise_model() as model:
+        yield model
 
 
-def _seed(api: Api) -> dict[str, str]:
+@pytest.fixture
+def settings(tmp_path: Path, database_url: str, fake: PairwiseModel) -> Settings:
+    """The service's settings, its judge pointed at the fake model."""
+    return Settings(
+        data_dir=tmp_path / "data",
+        database_url=database_url,
+        queue_capacity=8,
+        render_workers=2,
+        judge_base_url=fake.url,
+        judge_model="fake-vision",
+    )
+
+
+def _seed(api: Api, fake: PairwiseModel) -> dict[str, str]:
     subs = [Submission(TASK, m, (SAMPLES / f).read_text()) for m, f in FILES.items()]
     ids = dict(zip(FILES, api.ctx.submit(subs, None), strict=True))
     api.drain()
-    return ids
-
-
-def _quality(api: Api, ids: dict[str, str]) -> dict[str, int]:
     with api.ctx.db.read() as s:
         frames = s.execute(
             select(Artifact.run_id, Artifact.sha256).where(
@@ -52,35 +66,38 @@ def _quality(api: Api, ids: dict[str, str]) -> dict[str, int]:
             )
         ).all()
     model_of = {rid: m for m, rid in ids.items()}
-    return {sha: QUALITY[model_of[rid]] for rid, sha in frames}
+    fake.quality = {sha: QUALITY[model_of[rid]] for rid, sha in frames}
+    return ids
+
+
+def _run(api: Api, fake: PairwiseModel, mode: str, req: PairRequest) -> tuple[int, int, int]:
+    fake.mode = mode
+    done = run_pairs(api.ctx.db, api.ctx.blobs, VisionPairwiseJudge(api.ctx.settings), req)
+    return done.compared, done.failures, done.position_biased
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # PG: test_pairwise_store
-def test_pairwise_runs_are_stored_ranked_and_shown(api: Api, tmp_path: Path) -> None:
+def test_pairwise_runs_are_stored_ranked_and_shown(
+    api: Api, fake: PairwiseModel, tmp_path: Path
+) -> None:
     ctx = api.ctx
-    ids = _seed(api)
-    with pairwise_model("prefer", _quality(api, ids)) as model:
-        done = run_pairs(
-            ctx.db, ctx.blobs, _judge(model.url), PairRequest(TASK, CRITERION, models=tuple(FILES))
-        )
-    assert (done.compared, done.failures, done.position_biased) == (3, 0, 0)
+    ids = _seed(api, fake)
+    assert _run(api, fake, "prefer", PairRequest(TASK, CRITERION, models=tuple(FILES))) == (3, 0, 0)
     rows = comparison_rows(ctx.db, TASK, CRITERION)
     assert [(r.a_model, r.b_model, r.result, r.first_winner, r.second_winner) for r in rows] == [
         ("alpha", "beta", "a", "X", "Y"),
         ("alpha", "gamma", "a", "X", "Y"),
         ("beta", "gamma", "a", "X", "Y"),
     ]
-    shown = "\n".join(model.prompts)
-    assert len(model.prompts) == 6
+    shown = "\n".join(fake.prompts)
+    assert len(fake.prompts) == 6
     assert not any(word in shown for word in [*FILES, *ids.values()])
     reply = json.loads(ctx.blobs.get(_reply_sha(api, rows[0].second_reply_id)))
     assert reply["order"] == 2 and reply["shown"] == {"X": "b", "Y": "a"}
     assert reply["winner"] == "Y" and json.loads(reply["raw_reply"])["winner"] == "Y"
 
-    with pairwise_model("always_x") as biased:
-        req = PairRequest(TASK, CRITERION, run_ids=(ids["alpha"], ids["beta"]))
-        done = run_pairs(ctx.db, ctx.blobs, _judge(biased.url), req)
-    assert (done.compared, done.position_biased) == (1, 1)
+    req = PairRequest(TASK, CRITERION, run_ids=(ids["alpha"], ids["beta"]))
+    assert _run(api, fake, "always_x", req) == (1, 0, 1)
     last = comparison_rows(ctx.db, TASK, CRITERION)[-1]
     assert (last.result, last.position_biased, last.first_winner, last.second_winner) == (
         "tie",
@@ -88,10 +105,8 @@ def test_pairwise_runs_are_stored_ranked_and_shown(api: Api, tmp_path: Path) -> 
         "X",
         "X",
     )
-    with pairwise_model("garbage") as garbage:
-        req = PairRequest(TASK, CRITERION, run_ids=(ids["beta"], ids["gamma"]))
-        done = run_pairs(ctx.db, ctx.blobs, _judge(garbage.url), req)
-    assert done.failures == 1
+    req = PairRequest(TASK, CRITERION, run_ids=(ids["beta"], ids["gamma"]))
+    assert _run(api, fake, "garbage", req) == (1, 1, 0)
     failed = comparison_rows(ctx.db, TASK, CRITERION)[-1]
     assert (failed.result, failed.failure_cause, failed.position_biased) == (
         None,
@@ -104,6 +119,9 @@ def test_pairwise_runs_are_stored_ranked_and_shown(api: Api, tmp_path: Path) -> 
     _check_http(api)
     _check_cli(api, tmp_path)
     _check_page(api)
+    fake.mode = "prefer"
+    _check_post(api)
+    _check_cli_run(api, ids)
 
 
 def _reply_sha(api: Api, artifact_id: int | None) -> str:
@@ -130,6 +148,15 @@ def _check_http(api: Api) -> None:
     assert denied.status_code == 403
 
 
+def _env(api: Api) -> dict[str, str]:
+    return {
+        "REGUA_DATABASE_URL": api.ctx.settings.resolved_database_url(),
+        "REGUA_ARTIFACT_DIR": str(api.ctx.settings.resolved_artifact_dir()),
+        "REGUA_JUDGE_BASE_URL": str(api.ctx.settings.judge_base_url),
+        "REGUA_JUDGE_MODEL": "fake-vision",
+    }
+
+
 def _check_cli(api: Api, tmp_path: Path) -> None:
     csv = tmp_path / "prefs.csv"
     csv.write_text(
@@ -137,14 +164,10 @@ def _check_cli(api: Api, tmp_path: Path) -> None:
         f"{SAMPLES / FILES['beta']},{SAMPLES / FILES['alpha']},right,ann\n"
         f"{SAMPLES / FILES['alpha']},{SAMPLES / FILES['gamma']},right,bob\n"
     )
-    env = {
-        "REGUA_DATABASE_URL": api.ctx.settings.resolved_database_url(),
-        "REGUA_ARTIFACT_DIR": str(api.ctx.settings.resolved_artifact_dir()),
-    }
     runner = CliRunner()
-    out = runner.invoke(app, ["pairwise", "import", str(csv)], env=env)
+    out = runner.invoke(app, ["pairwise", "import", str(csv)], env=_env(api))
     assert out.exit_code == 0, out.output
-    out = runner.invoke(app, ["pairwise", "report", "--resamples", "100"], env=env)
+    out = runner.invoke(app, ["pairwise", "report", "--resamples", "100"], env=_env(api))
     assert out.exit_code == 0, out.output
     assert f"{TASK} · criterion {CRITERION}" in out.output
     assert "preliminary" in out.output and "1-1-0" in out.output
@@ -160,3 +183,36 @@ def _check_page(api: Api) -> None:
     assert page.status_code == 200
     assert "Pairwise comparison" in page.text and "alpha" in page.text
     assert "Bradley-Terry strengths" in page.text and "preliminary" in page.text
+
+
+def _check_post(api: Api) -> None:
+    body = {"task": TASK, "criterion": CRITERION, "models": ["beta", "gamma"]}
+    url = "/v1/pairwise/comparisons"
+    bad = api.client.post(url, json=body | {"criterion": "Z9"}, headers=api.h("admin"))
+    assert bad.status_code == 422 and "has no criterion 'Z9'" in bad.text
+    unknown = api.client.post(url, json=body | {"judge": "nope"}, headers=api.h("admin"))
+    assert unknown.status_code == 404 and "known: vision-llm" in unknown.text
+    assert api.client.post(url, json=body, headers=api.h("reviewer")).status_code == 403
+    started = api.client.post(url, json=body, headers=api.h("admin"))
+    assert started.status_code == 202, started.text
+    job = started.json()
+    for _ in range(200):
+        if job["state"] != "running":
+            break
+        time.sleep(0.05)
+        job = api.client.get(job["status_url"], headers=api.h("admin")).json()
+    assert (job["state"], job["compared"], job["failures"]) == ("done", 1, 0), job
+    assert comparison_rows(api.ctx.db, TASK, CRITERION)[-1].result == "a"  # beta beats gamma
+
+
+def _check_cli_run(api: Api, ids: dict[str, str]) -> None:
+    runner = CliRunner()
+    args = ["pairwise", "run", "--task", TASK, "--criterion", CRITERION]
+    out = runner.invoke(app, [*args, "--runs", ids["alpha"], "--runs", ids["gamma"]], env=_env(api))
+    assert out.exit_code == 0, out.output
+    assert "1 comparison(s) stored by pairwise-vision-llm+fake-vision@1" in out.output
+    assert comparison_rows(api.ctx.db, TASK, CRITERION)[-1].a_run_id == ids["alpha"]
+    missing = runner.invoke(app, [*args, "--runs", "nope", "--runs", ids["beta"]], env=_env(api))
+    assert missing.exit_code == 2 and "no such run(s): nope" in missing.stderr
+    neither = runner.invoke(app, args, env=_env(api))
+    assert neither.exit_code == 2 and "give either runs (--runs) or models" in neither.stderr
