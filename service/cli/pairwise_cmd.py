@@ -1,9 +1,10 @@
-"""``regua pairwise run | import | report``: pairwise judging of stored runs and its ranking.
+"""``regua pairwise run | import | calibrate | report``: pairwise judging and its ranking.
 
 ``run`` compares stored runs of a task on one criterion with a pairwise judge (the vision model
 of ``REGUA_JUDGE_BASE_URL`` / ``REGUA_JUDGE_MODEL``), asked in both orders; ``import`` stores
-human preferences from a CSV; ``report`` prints the Bradley-Terry ranking, the confrontation
-matrix and the judge's agreement with the imported preferences.
+human preferences from a CSV; ``calibrate`` judges the preferences' drawings (rendered in the
+sandbox) to measure the judge against people; ``report`` prints the Bradley-Terry ranking, the
+confrontation matrix and the judge's agreement with the imported preferences.
 """
 
 from __future__ import annotations
@@ -17,12 +18,15 @@ from rich.progress import Progress
 from judges.pairwise import pairwise_registry
 from regua.errors import ReguaError
 from regua.settings import Settings, load_settings
+from service.pairwise.calibrate import calibrate_preferences
 from service.pairwise.compare import PairRequest, run_pairs
 from service.pairwise.importer import import_preferences
 from service.pairwise.ranking import RankingQuery, calibration_line, pairwise_ranking, table_lines
 from service.pairwise.store import ranking_keys
+from service.pipeline.render_client import RenderClient
 from service.storage import Database
 from service.storage.blobs import LocalBlobStore
+from tasks import bundled_registry
 
 pairwise_app = typer.Typer(
     help="Compare drawings two at a time (both orders) and rank models by Bradley-Terry.",
@@ -134,6 +138,40 @@ def report_command(
         for line in table_lines(doc):
             typer.echo("  " + line)
         typer.echo("  " + calibration_line(doc))
+
+
+@pairwise_app.command("calibrate")
+def calibrate_command(
+    task: str = typer.Option(..., "--task", help="Task version (ID@VERSION)"),
+    criterion: str = typer.Option(..., "--criterion", help="Criterion id, e.g. B1"),
+    judge: str = typer.Option("vision-llm", "--judge", help="Pairwise judge kind"),
+    data_dir: Path | None = DataDir,
+) -> None:
+    """Judge the imported human preferences' drawings (rendered in the sandbox) in both orders."""
+    settings = _settings(data_dir)
+    db = Database(settings.resolved_database_url())
+    renderer = RenderClient(settings)
+    try:
+        spec = bundled_registry().get(task)
+        pair_judge = pairwise_registry().create(judge, settings)
+        blobs = LocalBlobStore(settings.resolved_artifact_dir())
+        with Progress(transient=True) as bar:
+            job = bar.add_task("rendering and judging", total=None)
+            calibrate_preferences(
+                db,
+                blobs,
+                renderer,
+                pair_judge,
+                (spec, criterion),
+                lambda d, n: bar.update(job, completed=d, total=n),
+            )
+        doc = pairwise_ranking(db, RankingQuery(task, criterion, resamples=50))
+    except ReguaError as exc:
+        raise _fail(exc) from exc
+    finally:
+        renderer.close()
+        db.dispose()
+    typer.echo(f"{pair_judge.judge_id} on {task} {criterion}: " + calibration_line(doc))
 
 
 def register(app: typer.Typer) -> None:

@@ -116,14 +116,16 @@ def run_pairs(
     """Judge every planned pair in both orders and store each comparison as it is decided."""
     task, pairs = plan_pairs(db, req)
     criterion = task.criterion(req.criterion)
-    ids = sorted({side.run_id for pair in pairs for side in pair})
+    ids = sorted({side.run_id for pair in pairs for side in pair if side.run_id})
     frames: dict[str, tuple[judges.FrameImage, ...]] = {
         stored.run_id: stored.inp.frames
         for stored in load_eval_inputs(db, blobs, dict.fromkeys(ids, task), ids)
     }
     report = PairReport()
     for done, (a, b) in enumerate(pairs, start=1):
-        outcome = both_orders(judge, task, criterion, frames[a.run_id], frames[b.run_id])
+        outcome = both_orders(
+            judge, task, criterion, frames[a.run_id or ""], frames[b.run_id or ""]
+        )
         with db.write() as s:
             row = record_comparison(s, blobs, (req.task_ref, req.criterion), (a, b), outcome)
             report.comparison_ids.append(row.id)

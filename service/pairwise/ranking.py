@@ -36,7 +36,8 @@ class RankingQuery:
 
 def pairwise_ranking(db: Database, q: RankingQuery) -> dict[str, Any]:
     """The ranking document of the stored comparisons selected by ``q``."""
-    rows = comparison_rows(db, q.task_ref, q.criterion)
+    every = comparison_rows(db, q.task_ref, q.criterion)
+    rows = [r for r in every if r.a_run_id is not None]  # runs' models; the rest calibrate
     result = rank(
         decided(rows), min_comparisons=q.min_comparisons, resamples=q.resamples, seed=q.seed
     )
@@ -63,7 +64,7 @@ def pairwise_ranking(db: Database, q: RankingQuery) -> dict[str, Any]:
         for a, row in sorted(result.matrix.items())
         for b, (w, t, lo) in sorted(row.items())
     ]
-    calibration = calibrate_pairwise(judged_pairs(rows), preferences(db, q.task_ref, q.criterion))
+    calibration = calibrate_pairwise(judged_pairs(every), preferences(db, q.task_ref, q.criterion))
     return {
         "task_ref": q.task_ref,
         "criterion": q.criterion,

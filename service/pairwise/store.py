@@ -30,9 +30,12 @@ PROCEDURE = "pairwise"
 
 @dataclass(frozen=True)
 class PairSide:
-    """One side of a comparison: the stored run, its model label and its drawing's sha256."""
+    """One side of a comparison: its stored run, model label and drawing's sha256.
 
-    run_id: str
+    A drawing of imported preferences has no run; its label is the drawing's file name.
+    """
+
+    run_id: str | None
     model: str
     sha256: str | None
 
@@ -63,7 +66,8 @@ def record_comparison(
     a, b = sides
     ids: list[int] = []
     for order, answer in ((1, outcome.first), (2, outcome.second)):
-        name = f"{task_ref}|{criterion}|{a.run_id}|{b.run_id}|{order}"[:200]
+        ends = (a.run_id or a.sha256, b.run_id or b.sha256)
+        name = f"{task_ref}|{criterion}|{ends[0]}|{ends[1]}|{order}"[:200]
         new = NewArtifact(
             REPLY_KIND,
             _reply_doc(order, answer),
@@ -126,11 +130,11 @@ def ranking_keys(db: Database) -> list[tuple[str, str]]:
 
 
 def decided(rows: Sequence[PairwiseComparisonRow]) -> list[Comparison]:
-    """The comparisons of models with a result (judge failures carry none)."""
+    """The comparisons of runs' models with a result (judge failures carry none)."""
     return [
         Comparison(r.a_model, r.b_model, r.result)  # type: ignore[arg-type]
         for r in rows
-        if r.result in ("a", "b", "tie")
+        if r.result in ("a", "b", "tie") and r.a_run_id is not None
     ]
 
 

@@ -1,10 +1,11 @@
 """Tables of pairwise judging (created by migration ``0620_pairwise``). Append-only evidence.
 
-A :class:`PairwiseComparisonRow` is one comparison of two stored runs on one criterion, asked in
-both orders: each order's raw reply is an artifact (kind ``pairwise_reply``); the row keeps what
-each order said, the result (``a``, ``b``, ``tie``; NULL when the judge failed, with its cause)
-and whether the verdict flipped with the order. A :class:`PairwisePreferenceRow` is one imported
-human preference between two drawings (by sha256), which calibrates pairwise judges.
+A :class:`PairwiseComparisonRow` is one comparison of two stored runs (or, calibrating the
+judge, of two drawings of imported preferences: no runs) on one criterion, asked in both orders:
+each order's raw reply is an artifact (kind ``pairwise_reply``); the row keeps what each order
+said, the result (``a``, ``b``, ``tie``; NULL when the judge failed, with its cause) and whether
+the verdict flipped with the order. A :class:`PairwisePreferenceRow` is one imported human
+preference between two drawings (by sha256), which calibrates pairwise judges.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ class PairwiseComparisonRow(Base):
     task_ref: Mapped[str] = mapped_column(String(200), index=True)
     criterion: Mapped[str] = mapped_column(String(100))
     judge_id: Mapped[str] = mapped_column(String(200))
-    a_run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"))
-    b_run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"))
-    a_model: Mapped[str] = mapped_column(String(200))
+    a_run_id: Mapped[str | None] = mapped_column(ForeignKey("runs.id"))  # None: a drawing of
+    b_run_id: Mapped[str | None] = mapped_column(ForeignKey("runs.id"))  # imported preferences
+    a_model: Mapped[str] = mapped_column(String(200))  # model label, or the drawing's file name
     b_model: Mapped[str] = mapped_column(String(200))
     a_sha256: Mapped[str | None] = mapped_column(String(64))
     b_sha256: Mapped[str | None] = mapped_column(String(64))

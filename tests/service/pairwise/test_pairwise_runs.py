@@ -16,10 +16,13 @@ from typer.testing import CliRunner
 from judges.pairwise.vision import VisionPairwiseJudge
 from regua.settings import Settings
 from service.cli import app
+from service.pairwise.calibrate import calibrate_preferences
 from service.pairwise.compare import PairRequest, run_pairs
+from service.pairwise.ranking import RankingQuery, pairwise_ranking
 from service.pairwise.store import comparison_rows
 from service.pipeline.submit import Submission
 from service.storage import Artifact
+from tasks import bundled_registry
 from tests.helpers.pairwise_llm import PairwiseModel, pairwise_model
 from tests.helpers.runs import TASK
 from tests.helpers.web import web_login
@@ -118,6 +121,7 @@ def test_pairwise_runs_are_stored_ranked_and_shown(
 
     _check_http(api)
     _check_cli(api, tmp_path)
+    _check_calibrate(api, fake)
     _check_page(api)
     fake.mode = "prefer"
     _check_post(api)
@@ -174,6 +178,27 @@ def _check_cli(api: Api, tmp_path: Path) -> None:
     # ann (alpha better than beta) meets two outcomes: the win agrees, the biased tie does not;
     # bob (gamma better than alpha) disagrees with the one outcome of that pair
     assert "agreement with 2 human preference(s) 33% of 3" in out.output
+
+
+def _check_calibrate(api: Api, fake: PairwiseModel) -> None:
+    fake.mode = "prefer"
+    judge = VisionPairwiseJudge(api.ctx.settings)
+    key = (bundled_registry().get(TASK), CRITERION)
+    done = calibrate_preferences(api.ctx.db, api.ctx.blobs, api.ctx.renderer, judge, key)
+    assert (done.compared, done.failures) == (2, 0)
+    rows = comparison_rows(api.ctx.db, TASK, CRITERION)[-2:]
+    assert [(r.a_run_id, r.a_model, r.b_model, r.result) for r in rows] == [
+        (None, str(SAMPLES / FILES["beta"]), str(SAMPLES / FILES["alpha"]), "b"),
+        (None, str(SAMPLES / FILES["alpha"]), str(SAMPLES / FILES["gamma"]), "a"),
+    ]
+    doc = pairwise_ranking(api.ctx.db, RankingQuery(TASK, CRITERION, resamples=50))
+    assert [m["comparisons"] for m in doc["models"]] == [3, 3, 2]  # runs' models only
+    cal = doc["calibration"]
+    assert (cal["judged"], cal["agreements"]) == (5, 2)  # ann agrees again, bob disagrees again
+    out = CliRunner().invoke(
+        app, ["pairwise", "calibrate", "--task", TASK, "--criterion", "Z9"], env=_env(api)
+    )
+    assert out.exit_code == 2 and "has no criterion 'Z9'" in out.stderr
 
 
 def _check_page(api: Api) -> None:
