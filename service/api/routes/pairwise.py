@@ -94,8 +94,8 @@ class ComparisonBody(BaseModel):
 def get_ranking(
     ctx: Ctx,
     caller: Caller,
-    task: str | None = Query(None, description="only comparisons of this task version"),
-    criterion: str | None = Query(None, description="only this criterion"),
+    task: str = Query(description="the task version (ID@VERSION) compared"),
+    criterion: str = Query(description="the criterion compared (rankings are never merged)"),
     seed: int = 0,
     resamples: int = Query(500, ge=50, le=5000),
 ) -> RankingView:

@@ -150,6 +150,8 @@ def _check_http(api: Api) -> None:
     assert doc["calibration"]["position_bias_rate"] == 1 / 4
     denied = api.client.get("/v1/pairwise/ranking", params=params, headers=api.h("reviewer"))
     assert denied.status_code == 403
+    merged = api.client.get("/v1/pairwise/ranking", params={"task": TASK}, headers=api.h("admin"))
+    assert merged.status_code == 422 and "criterion" in merged.text  # rankings are never merged
 
 
 def _env(api: Api) -> dict[str, str]:
