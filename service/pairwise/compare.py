@@ -74,11 +74,18 @@ def _runs(s: Session, req: PairRequest) -> list[Run]:
         other = [r.id for r in runs if r.task_ref != req.task_ref]
         if other:
             raise InputError(f"run(s) {', '.join(other)} are not runs of {req.task_ref}")
+        busy = [r.id for r in runs if r.status != "done"]
+        if busy:
+            raise InputError(f"run(s) {', '.join(busy)} have not finished: compare them once done")
         return sorted(runs, key=lambda r: (r.submitted_at, r.id))
     query = select(Run).where(
         Run.task_ref == req.task_ref, Run.model_label.in_(req.models), Run.status == "done"
     )
-    return list(s.scalars(query.order_by(Run.submitted_at, Run.id)))
+    runs = list(s.scalars(query.order_by(Run.submitted_at, Run.id)))
+    absent = sorted(set(req.models) - {r.model_label for r in runs})
+    if absent:
+        raise InputError(f"no finished runs of model(s) {', '.join(absent)} for {req.task_ref}")
+    return runs
 
 
 def plan_pairs(db: Database, req: PairRequest) -> tuple[TaskSpec, list[tuple[PairSide, PairSide]]]:

@@ -241,5 +241,12 @@ def _check_cli_run(api: Api, ids: dict[str, str]) -> None:
     assert comparison_rows(api.ctx.db, TASK, CRITERION)[-1].a_run_id == ids["alpha"]
     missing = runner.invoke(app, [*args, "--runs", "nope", "--runs", ids["beta"]], env=_env(api))
     assert missing.exit_code == 2 and "no such run(s): nope" in missing.stderr
+    nobody = runner.invoke(app, [*args, "--models", "alpha", "--models", "zed"], env=_env(api))
+    assert nobody.exit_code == 2 and f"no finished runs of model(s) zed for {TASK}" in nobody.stderr
+    queued = api.ctx.submit(
+        [Submission(TASK, "delta", (SAMPLES / FILES["beta"]).read_text())], None
+    )
+    busy = runner.invoke(app, [*args, "--runs", ids["alpha"], "--runs", queued[0]], env=_env(api))
+    assert busy.exit_code == 2 and f"run(s) {queued[0]} have not finished" in busy.stderr
     neither = runner.invoke(app, args, env=_env(api))
     assert neither.exit_code == 2 and "give either runs (--runs) or models" in neither.stderr
