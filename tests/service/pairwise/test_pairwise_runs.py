@@ -59,7 +59,10 @@ def settings(tmp_path: Path, database_url: str, fake: PairwiseModel) -> Settings
 
 
 def _seed(api: Api, fake: PairwiseModel) -> dict[str, str]:
-    subs = [Submission(TASK, m, (SAMPLES / f).read_text()) for m, f in FILES.items()]
+    subs = [
+        Submission(TASK, m, (SAMPLES / f).read_text(), panel="static-only@1")
+        for m, f in FILES.items()
+    ]  # the pairwise judge needs frames only: no geometry judging
     ids = dict(zip(FILES, api.ctx.submit(subs, None), strict=True))
     api.drain()
     with api.ctx.db.read() as s:
