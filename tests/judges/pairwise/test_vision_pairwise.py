@@ -8,6 +8,8 @@ import pytest
 
 from judges.inputs import FrameImage
 from judges.pairwise import PairAnswer, PairFailure, both_orders, combine, pairwise_registry
+from judges.pairwise.prompt import parse_pair_answer
+from judges.vision_prompt import ReplyError
 from regua.errors import JudgeError
 from regua.settings import Settings
 from tasks import bundled_registry
@@ -83,3 +85,26 @@ def test_combine_rules() -> None:
 def test_an_unknown_pairwise_judge_names_the_known_ones() -> None:
     with pytest.raises(JudgeError, match="known: vision-llm"):
         pairwise_registry().create("no-such-judge")
+
+
+@pytest.mark.parametrize(
+    ("text", "cause", "detail"),
+    [
+        ('{"winner": "Z", "reason": "r"}', "invalid_reply", "winner 'Z' is not X, Y or tie"),
+        ('{"winner": "X"}', "invalid_reply", "reply keys ['winner']"),
+        ('{"winner": "X", "reason": "r", "score": 3}', "invalid_reply", "reply keys"),
+        ('{"winner": "Y", "reason": "  "}', "invalid_reply", "reason must be"),
+        ("X is better", "unparseable", "not one JSON object"),
+    ],
+)
+def test_a_reply_outside_the_answer_format_is_refused(text: str, cause: str, detail: str) -> None:
+    with pytest.raises(ReplyError) as err:
+        parse_pair_answer(text)
+    assert err.value.cause == cause and detail in str(err.value)
+
+
+def test_a_fenced_answer_is_accepted() -> None:
+    assert parse_pair_answer('```json\n{"winner": "tie", "reason": " same "}\n```') == (
+        "tie",
+        "same",
+    )
