@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from alembic import command
+
 from checks import extract_svg
 from judges.pairwise import PairAnswer, PairFailure, PairOutcome, combine
 from regua.hashing import sha256_hex
@@ -15,6 +17,7 @@ from service.pairwise.store import PairSide, comparison_rows, record_comparison
 from service.pipeline.submit import ensure_task_row
 from service.storage import Artifact, Database, Run
 from service.storage.blobs import LocalBlobStore
+from service.storage.engine import migrations_config
 from tasks import bundled_registry
 
 TASK = bundled_registry().get("pelican-bicycle-structured@1")
@@ -103,5 +106,20 @@ def test_comparisons_and_preferences_are_stored_and_ranked(
         }
         other = pairwise_ranking(db, RankingQuery(TASK.ref, "C1"))
         assert other["models"] == [] and other["comparisons"] == 0
+    finally:
+        db.dispose()
+
+
+def test_migration_0620_creates_and_drops_the_pairwise_tables(tmp_path: Path) -> None:
+    db = Database(f"sqlite:///{tmp_path / 'm.sqlite3'}")
+    tables = {"pairwise_comparisons", "pairwise_preferences"}
+    try:
+        assert set(db.table_names()) >= tables
+        cfg = migrations_config(db.engine)
+        with db.engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.downgrade(cfg, "0510_gate_status")
+        assert not tables & set(db.table_names())
+        assert "gate_decisions" in db.table_names()
     finally:
         db.dispose()
