@@ -115,6 +115,11 @@ class Settings(BaseSettings):
         "come from the standard AWS variables or files, never from regua's settings",
     )
     s3_region: str | None = Field(default=None, description="Region of the S3 store")
+    pairwise_min_comparisons: int = Field(
+        default=20,
+        ge=0,
+        description="Pairwise ranking: a model with fewer comparisons is shown as preliminary",
+    )
 
     def resolved_database_url(self) -> str:
         """The database URL in force: the configured one, or SQLite inside ``data_dir``."""

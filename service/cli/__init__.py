@@ -11,6 +11,7 @@ from service.cli import (
     judge_cmd,
     judges_cmd,
     labels_cmd,
+    pairwise_cmd,
     render_cmd,
     report_cmd,
     rescore_cmd,
@@ -43,6 +44,7 @@ for _module in (
     labels_cmd,
     report_cmd,
     doctor_cmd,
+    pairwise_cmd,
 ):
     _module.register(app)
 

@@ -16,6 +16,7 @@ from service.api.routes import (
     gate,
     health,
     judges,
+    pairwise,
     reports,
     reviews,
     runs,
@@ -37,6 +38,7 @@ ROUTERS = (
     gate.router,
     evaluations.router,
     judges.router,
+    pairwise.router,
     pages.router,
     docs.router,
 )

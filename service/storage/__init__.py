@@ -19,6 +19,7 @@ from service.storage.models import (
     iso,
     utcnow,
 )
+from service.storage.pairwise_models import PairwiseComparisonRow, PairwisePreferenceRow
 from service.storage.review_models import ReviewItem, ReviewRow, ReviewScan
 from service.storage.scoring_models import (
     CalibrationRunRow,
@@ -38,6 +39,8 @@ __all__ = [
     "Evaluation",
     "GateDecisionRow",
     "JudgeFailureRow",
+    "PairwiseComparisonRow",
+    "PairwisePreferenceRow",
     "RenderRecord",
     "RescoreBatch",
     "RescoreItem",

@@ -55,6 +55,7 @@ from service.web.auth import (
     set_cookie,
 )
 from service.web.data import report_page, run_page, runs_list
+from service.web.pairwise_section import pairwise_sections
 
 router = APIRouter(include_in_schema=False)
 
@@ -357,6 +358,9 @@ def report(request: Request, ctx: Ctx) -> Response:
             tasks = report_page(s, who)
             audits = store.audit_stats(s) if who.is_admin else []
             agreement = store.agreement(s) if who.is_admin else []
+        pairwise = (
+            pairwise_sections(ctx.db, ctx.settings.pairwise_min_comparisons) if who.is_admin else []
+        )
     except PermissionDeniedError as exc:
         return _error(request, who, exc, 403)
     context = {
@@ -365,6 +369,7 @@ def report(request: Request, ctx: Ctx) -> Response:
         "tasks": tasks,
         "audits": audits,
         "agreement": agreement,
+        "pairwise": pairwise,
         "full_report": "/report/full",
     }
     return page(request, "report.html", context)

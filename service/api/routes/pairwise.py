@@ -1,0 +1,144 @@
+"""``/v1/pairwise``: the pairwise ranking, and jobs that compare stored runs (admin).
+
+The ranking names models, so only admins read it (reviewers never see model names). A POST
+starts a comparison job with the service's pairwise judge (its vision model from the
+``REGUA_JUDGE_*`` settings), polled at ``/v1/pairwise/jobs/{id}``.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from fastapi import APIRouter, Query, Response
+from pydantic import BaseModel, Field
+
+from judges.pairwise import pairwise_registry
+from regua.errors import NotFoundError
+from service.api.deps import Caller, Ctx
+from service.pairwise.compare import PairRequest, plan_pairs, run_pairs
+from service.pairwise.ranking import RankingQuery, pairwise_ranking
+from service.pipeline.jobs import JobFields, JobView
+
+router = APIRouter(prefix="/v1/pairwise", tags=["pairwise"])
+JOB_URL = "/v1/pairwise/jobs/{}"
+
+
+class RankedModelView(BaseModel):
+    """One model's Bradley-Terry score, interval, Elo readout and marks."""
+
+    rank: int
+    model: str
+    score: float
+    interval: list[float]
+    elo: float
+    elo_interval: list[float]
+    comparisons: int
+    wins: int
+    ties: int
+    losses: int
+    preliminary: bool = Field(description="fewer comparisons than REGUA_PAIRWISE_MIN_COMPARISONS")
+    technical_tie: bool
+    tied_with: list[str]
+
+
+class MatrixCell(BaseModel):
+    """Wins, ties and losses of ``model`` against ``opponent``."""
+
+    model: str
+    opponent: str
+    wins: int
+    ties: int
+    losses: int
+
+
+class CalibrationView(BaseModel):
+    """The pairwise judge against imported human preferences."""
+
+    preferences: int
+    judged: int
+    failures: int
+    missing: int
+    agreements: int
+    agreement_rate: float | None
+    pairs: int
+    position_biased: int
+    position_bias_rate: float | None
+
+
+class RankingView(BaseModel):
+    """The pairwise ranking of the selected stored comparisons."""
+
+    task_ref: str | None
+    criterion: str | None
+    comparisons: int
+    judge_failures: int
+    position_biased: int
+    judges: list[str]
+    models: list[RankedModelView]
+    matrix: list[MatrixCell]
+    calibration: CalibrationView
+    method: str
+
+
+class ComparisonBody(BaseModel):
+    """Compare stored runs of ``task`` on ``criterion``: given ``runs`` or ``models``."""
+
+    task: str
+    criterion: str
+    runs: list[str] = Field(default_factory=list, max_length=200)
+    models: list[str] = Field(default_factory=list, max_length=50)
+    judge: str = "vision-llm"
+
+
+@router.get("/ranking", response_model=RankingView)
+def get_ranking(
+    ctx: Ctx,
+    caller: Caller,
+    task: str = Query(description="the task version (ID@VERSION) compared"),
+    criterion: str = Query(description="the criterion compared (rankings are never merged)"),
+    seed: int = 0,
+    resamples: int = Query(500, ge=50, le=5000),
+) -> RankingView:
+    """Bradley-Terry ranking with bootstrap intervals, Elo, marks and the confrontation matrix."""
+    caller.require("admin")
+    q = RankingQuery(task, criterion, ctx.settings.pairwise_min_comparisons, resamples, seed)
+    return RankingView.model_validate(pairwise_ranking(ctx.db, q))
+
+
+@router.post(
+    "/comparisons", status_code=202, response_model=JobView, response_model_exclude_none=True
+)
+def create_comparisons(
+    body: ComparisonBody, ctx: Ctx, caller: Caller, response: Response
+) -> JobView:
+    """Start a job judging the pairs (checked now: a bad request is a 4xx at once)."""
+    caller.require("admin")
+    known = pairwise_registry().kinds()
+    if body.judge not in known:
+        raise NotFoundError(f"no pairwise judge {body.judge!r} (known: {', '.join(known)})")
+    judge = pairwise_registry().create(body.judge, ctx.settings)
+    req = PairRequest(body.task, body.criterion, tuple(body.runs), tuple(body.models))
+    _task, pairs = plan_pairs(ctx.db, req)
+
+    def work() -> JobFields:
+        done = run_pairs(ctx.db, ctx.blobs, judge, req)
+        return {
+            "compared": done.compared,
+            "position_biased": done.position_biased,
+            "failures": done.failures,
+        }
+
+    info: JobFields = {"task": body.task, "criterion": body.criterion, "pairs": len(pairs)}
+    job = ctx.job_runner().submit("pairwise", work, job_id=f"pj_{uuid.uuid4().hex[:16]}", info=info)
+    response.headers["Location"] = JOB_URL.format(job.id)
+    return job.view(JOB_URL.format(job.id))
+
+
+@router.get("/jobs/{job_id}", response_model=JobView, response_model_exclude_none=True)
+def get_job(job_id: str, ctx: Ctx, caller: Caller) -> JobView:
+    """A comparison job: ``state`` running|done|failed and its counts when done."""
+    caller.require("admin")
+    job = ctx.jobs.get(job_id) if ctx.jobs is not None else None
+    if job is None or job.kind != "pairwise":
+        raise NotFoundError(f"no pairwise job {job_id!r} (jobs are kept in memory)")
+    return job.view(JOB_URL.format(job.id))

@@ -1,0 +1,1 @@
+"""Pairwise judging of stored runs, imported human preferences, and the pairwise ranking."""

@@ -1,0 +1,137 @@
+"""Import human pairwise preferences from a CSV file (all rows or none).
+
+Columns (a header line is required): ``left``, ``right``, ``winner``, ``annotator``
+(``left_file`` / ``right_file`` are accepted for the first two). ``left`` and ``right`` are SVG
+files, relative to the CSV's folder unless absolute; ``winner`` is ``left``, ``right`` or
+``tie``. Every bad row is reported with its line number and nothing is stored; a good file stores
+each drawing in the blob store and one preference row per line. A drawing is known by the sha256
+of its SVG as the check stage extracts it (``checks.extract_svg``), so a preference matches the
+stored runs that submitted the same drawing.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+from checks import extract_svg
+from regua.errors import InputError
+from regua.hashing import sha256_hex
+from service.storage import Database, PairwisePreferenceRow
+from service.storage.blobs import BlobStore
+
+WINNERS = ("left", "right", "tie")
+ALIASES = {"left_file": "left", "right_file": "right"}
+REQUIRED = ("left", "right", "winner", "annotator")
+MAX_ERRORS = 50
+
+
+@dataclass(frozen=True)
+class ParsedPreference:
+    """One good row: the two drawings' bytes and names, the winner, the annotator, the line."""
+
+    left: tuple[str, bytes]
+    right: tuple[str, bytes]
+    winner: str
+    annotator: str
+    line: int
+
+
+def _svg(folder: Path, name: str, side: str) -> tuple[tuple[str, bytes] | None, str | None]:
+    if not name:
+        return None, f"{side} file is empty"
+    path = Path(name) if Path(name).is_absolute() else folder / name
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None, f"{side} file {name!r} cannot be read (looked at {path})"
+    found = extract_svg(data)
+    if found.svg_text is None:
+        return None, f"{side} file {name!r} is not an SVG drawing"
+    return (name, found.svg_text.encode("utf-8")), None
+
+
+def _row(folder: Path, row: dict[str, str], line: int) -> ParsedPreference | list[str]:
+    cells = {
+        ALIASES.get(k.strip().lower(), k.strip().lower()): (v or "").strip()
+        for k, v in row.items()
+        if k
+    }
+    errors: list[str] = []
+    left, err_l = _svg(folder, cells.get("left", ""), "left")
+    right, err_r = _svg(folder, cells.get("right", ""), "right")
+    errors += [e for e in (err_l, err_r) if e]
+    winner = cells.get("winner", "").lower()
+    if winner not in WINNERS:
+        errors.append(f"winner {cells.get('winner', '')!r} must be left, right or tie")
+    if not cells.get("annotator"):
+        errors.append("annotator is empty")
+    if left and right and left[1] == right[1]:
+        errors.append("left and right are the same drawing")
+    if errors or left is None or right is None:
+        return [f"line {line}: {e}" for e in errors]
+    return ParsedPreference(left, right, winner, cells["annotator"], line)
+
+
+def parse_preferences(text: str, folder: Path) -> list[ParsedPreference]:
+    """The rows of a preferences CSV; :class:`InputError` lists every bad line."""
+    reader = csv.DictReader(io.StringIO(text))
+    header = [ALIASES.get(h.strip().lower(), h.strip().lower()) for h in reader.fieldnames or []]
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        raise InputError(
+            f"line 1: the header needs columns {', '.join(REQUIRED)} (missing {', '.join(missing)})"
+        )
+    good: list[ParsedPreference] = []
+    errors: list[str] = []
+    for row in reader:
+        parsed = _row(folder, row, reader.line_num)
+        if isinstance(parsed, list):
+            errors.extend(parsed)
+        else:
+            good.append(parsed)
+    if errors:
+        shown = errors[:MAX_ERRORS] + (
+            [f"... and {len(errors) - MAX_ERRORS} more"] if len(errors) > MAX_ERRORS else []
+        )
+        raise InputError("no preference imported; fix these rows:\n" + "\n".join(shown))
+    if not good:
+        raise InputError("the file has a header but no preference rows")
+    return good
+
+
+def import_preferences(
+    db: Database,
+    blobs: BlobStore,
+    path: Path,
+    *,
+    task_ref: str | None = None,
+    criterion: str | None = None,
+) -> int:
+    """Import ``path`` (all rows or none); returns how many preferences were stored."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {path}: {exc}") from exc
+    rows = parse_preferences(text, path.parent)
+    with db.write() as s:
+        for p in rows:
+            blobs.put(p.left[1])
+            blobs.put(p.right[1])
+            s.add(
+                PairwisePreferenceRow(
+                    left_sha256=sha256_hex(p.left[1]),
+                    right_sha256=sha256_hex(p.right[1]),
+                    left_name=p.left[0][:500],
+                    right_name=p.right[0][:500],
+                    winner=p.winner,
+                    annotator=p.annotator[:200],
+                    task_ref=task_ref,
+                    criterion=criterion,
+                    source=str(path)[:500],
+                    line=p.line,
+                )
+            )
+    return len(rows)

@@ -1,0 +1,162 @@
+"""Writing and reading pairwise comparisons and human preferences (the only writer of both).
+
+Each order's raw reply (or failure) is kept as a ``pairwise_reply`` artifact (JSON) before the
+comparison row that names it, in the same transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from judges.pairwise import (
+    Comparison,
+    HumanPreference,
+    JudgedPair,
+    PairAnswer,
+    PairFailure,
+    PairOutcome,
+)
+from service.storage import Database, PairwiseComparisonRow, PairwisePreferenceRow
+from service.storage.blobs import BlobStore, NewArtifact, record_artifact
+
+REPLY_KIND = "pairwise_reply"
+PROCEDURE = "pairwise"
+
+
+@dataclass(frozen=True)
+class PairSide:
+    """One side of a comparison: its stored run, model label and drawing's sha256.
+
+    A drawing of imported preferences has no run; its label is the drawing's file name.
+    """
+
+    run_id: str | None
+    model: str
+    sha256: str | None
+
+
+def _reply_doc(order: int, answer: PairAnswer | PairFailure) -> bytes:
+    shown = {"X": "a", "Y": "b"} if order == 1 else {"X": "b", "Y": "a"}
+    doc: dict[str, object] = {"order": order, "shown": shown}
+    if isinstance(answer, PairAnswer):
+        doc |= {"winner": answer.winner, "reason": answer.reason, "raw_reply": answer.raw_reply}
+    else:
+        doc |= {"failure": answer.cause, "detail": answer.detail, "raw_reply": answer.raw_reply}
+    return json.dumps(doc, sort_keys=True).encode()
+
+
+def _winner(answer: PairAnswer | PairFailure) -> str | None:
+    return answer.winner if isinstance(answer, PairAnswer) else None
+
+
+def record_comparison(
+    s: Session,
+    blobs: BlobStore,
+    key: tuple[str, str],
+    sides: tuple[PairSide, PairSide],
+    outcome: PairOutcome,
+) -> PairwiseComparisonRow:
+    """Store one comparison (``key`` = task ref, criterion) with both raw replies as artifacts."""
+    task_ref, criterion = key
+    a, b = sides
+    ids: list[int] = []
+    for order, answer in ((1, outcome.first), (2, outcome.second)):
+        ends = (a.run_id or a.sha256, b.run_id or b.sha256)
+        name = f"{task_ref}|{criterion}|{ends[0]}|{ends[1]}|{order}"[:200]
+        new = NewArtifact(
+            REPLY_KIND,
+            _reply_doc(order, answer),
+            PROCEDURE,
+            outcome.judge_id[:100],
+            name,
+            media_type="application/json",
+        )
+        ids.append(record_artifact(s, blobs, None, new).id)
+    s.flush()
+    failure = outcome.failure
+    row = PairwiseComparisonRow(
+        task_ref=task_ref,
+        criterion=criterion,
+        judge_id=outcome.judge_id,
+        a_run_id=a.run_id,
+        b_run_id=b.run_id,
+        a_model=a.model,
+        b_model=b.model,
+        a_sha256=a.sha256,
+        b_sha256=b.sha256,
+        first_winner=_winner(outcome.first),
+        second_winner=_winner(outcome.second),
+        first_reply_id=ids[0],
+        second_reply_id=ids[1],
+        result=outcome.result,
+        position_biased=outcome.position_biased,
+        failure_cause=failure.cause if failure else None,
+        failure_detail=failure.detail[:2000] if failure else None,
+    )
+    s.add(row)
+    s.flush()
+    return row
+
+
+def comparison_rows(
+    db: Database, task_ref: str | None = None, criterion: str | None = None
+) -> list[PairwiseComparisonRow]:
+    """Stored comparisons (oldest first), optionally of one task version and criterion."""
+    query = select(PairwiseComparisonRow).order_by(PairwiseComparisonRow.id)
+    if task_ref:
+        query = query.where(PairwiseComparisonRow.task_ref == task_ref)
+    if criterion:
+        query = query.where(PairwiseComparisonRow.criterion == criterion)
+    with db.read() as s:
+        rows = list(s.scalars(query))
+        s.expunge_all()
+    return rows
+
+
+def ranking_keys(db: Database) -> list[tuple[str, str]]:
+    """The (task version, criterion) pairs that have stored comparisons, sorted."""
+    query = (
+        select(PairwiseComparisonRow.task_ref, PairwiseComparisonRow.criterion)
+        .distinct()
+        .order_by(PairwiseComparisonRow.task_ref, PairwiseComparisonRow.criterion)
+    )
+    with db.read() as s:
+        return [(str(t), str(c)) for t, c in s.execute(query)]
+
+
+def decided(rows: Sequence[PairwiseComparisonRow]) -> list[Comparison]:
+    """The comparisons of runs' models with a result (judge failures carry none)."""
+    return [
+        Comparison(r.a_model, r.b_model, r.result)  # type: ignore[arg-type]
+        for r in rows
+        if r.result in ("a", "b", "tie") and r.a_run_id is not None
+    ]
+
+
+def judged_pairs(rows: Sequence[PairwiseComparisonRow]) -> list[JudgedPair]:
+    """Comparisons of drawings (by sha256) for calibration against human preferences."""
+    return [
+        JudgedPair(r.a_sha256, r.b_sha256, r.result, r.position_biased)  # type: ignore[arg-type]
+        for r in rows
+        if r.a_sha256 and r.b_sha256
+    ]
+
+
+def preferences(
+    db: Database, task_ref: str | None = None, criterion: str | None = None
+) -> list[HumanPreference]:
+    """Imported human preferences; rows without a task or criterion apply to every one."""
+    query = select(PairwisePreferenceRow).order_by(PairwisePreferenceRow.id)
+    with db.read() as s:
+        rows = list(s.scalars(query))
+    return [
+        HumanPreference(r.left_sha256, r.right_sha256, r.winner, r.annotator)  # type: ignore[arg-type]
+        for r in rows
+        if (not task_ref or r.task_ref in (None, task_ref))
+        and (not criterion or r.criterion in (None, criterion))
+    ]
