@@ -116,3 +116,7 @@ class RateLimitedError(BackpressureError):
 
 class BatchTooLargeError(InputError):
     """A batch larger than the queue (or a submitter's share of it) can never be accepted."""
+
+
+class InvalidTaskError(TaskError, InputError):
+    """A user's task file or template is not a valid task (the field and line are named)."""

@@ -103,6 +103,11 @@ class Settings(BaseSettings):
         description="The judge panel of the service (ID@VERSION); default: each task "
         "version's own default panel",
     )
+    tasks_dir: Path | None = Field(
+        default=None,
+        description="Folder of task files and templates (YAML/JSON) registered into the task "
+        "store at start",
+    )
 
     def resolved_database_url(self) -> str:
         """The database URL in force: the configured one, or SQLite inside ``data_dir``."""

@@ -16,6 +16,7 @@ from service.cli import (
     rescore_cmd,
     review_cmd,
     service_cmd,
+    task_files_cmd,
     tasks_cmd,
     token_cmd,
 )
@@ -43,6 +44,7 @@ for _module in (
     labels_cmd,
     report_cmd,
     doctor_cmd,
+    task_files_cmd,
 ):
     _module.register(app)
 
