@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from regua.errors import InvalidTaskError
+from regua.errors import InvalidTaskError, TaskIntegrityError
 from service.tasks_store.registry import StoredTaskRegistry
 from service.tasks_store.store import Registration, register_task
 from tasks import TaskSpec
@@ -48,5 +48,8 @@ def load_tasks_dir(registry: StoredTaskRegistry, folder: Path) -> list[Registrat
     for path in sorted(folder.iterdir()):
         if path.suffix in SUFFIXES and path.is_file():
             for spec in specs_of_file(path):
-                done.append(register_task(registry, spec, f"dir:{path}"))
+                try:
+                    done.append(register_task(registry, spec, f"dir:{path}"))
+                except TaskIntegrityError as exc:
+                    raise TaskIntegrityError(f"{path}: {exc}") from exc
     return done
