@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -117,3 +118,12 @@ def test_template_errors_name_what_to_fix() -> None:
     doc["spec"]["mode"] = "sculpted"
     with pytest.raises(InvalidTaskError, match=r"\[subject=heron, vehicle=bicycle\]: invalid"):
         expand_template(yaml.safe_dump(doc), "t.yaml")
+
+
+def test_sample_template_expands() -> None:
+    path = Path(__file__).resolve().parents[2] / "samples/tasks/birds-on-vehicles.yaml"
+    specs = expand_template(path.read_text(), str(path))
+    assert len(specs) == 4 and {s.family for s in specs} == {"birds-on-vehicles"}
+    stork = next(s for s in specs if s.ref == "stork-scooter-static@1")
+    assert stork.criterion("R1").question.startswith("Is the stork riding the scooter")
+    assert stork.dimensions == {"subject": "stork", "vehicle": "scooter"}
