@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -66,14 +67,12 @@ def report(
         typer.echo(f"wrote {path}")
 
 
-def _echo_weighted(view: dict[str, object]) -> None:
+def _echo_weighted(view: dict[str, Any]) -> None:
     """One line per row of the weighted section (each family equal, each task within it)."""
     from service.reports.stats import format_pct
 
-    rows = view["rows"]
-    assert isinstance(rows, list)
     typer.echo(f"weighted by {view['by']} (each family equal, each task equal within it):")
-    for row in rows:
+    for row in view["rows"]:
         typer.echo(
             f"  {row['pool']}  {row['model']}  {row['value']}: pass rate "
             f"{format_pct(row['lower'])} to {format_pct(row['upper'])}, decided "

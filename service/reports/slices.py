@@ -166,3 +166,19 @@ def weighted_view(
         "tasks_without_dimension": sorted(without),
         "dimensions_available": sorted({k for d in dimensions.values() for k in d}),
     }
+
+
+def weighted_rows(report: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """The ``weighted`` section as a table (``weighted.csv``): its rows, then the overall rows."""
+    view = report.get("weighted") or {"rows": [], "overall": [], "by": "family"}
+    header = ["by", "pool", "model", "value", "lower", "upper", "decided_rate", "families"]
+    header += ["tasks", "runs", "runs_pooled_rate"]
+    out = []
+    for row in [*view["rows"], *({**r, "value": "(all)"} for r in view["overall"])]:
+        fams = row["families"]
+        tasks = sum(f["tasks"] for f in fams.values())
+        first = [view["by"], row["pool"], row["model"], row["value"], row["lower"], row["upper"]]
+        out.append(
+            [*first, row["decided_rate"], len(fams), tasks, row["runs"], row["runs_pooled_rate"]]
+        )
+    return header, out

@@ -73,4 +73,5 @@ class StoredTaskRegistry(TaskRegistry):
     def versions(self, task_id: str) -> list[TaskSpec]:
         """Every registered version of one task id, oldest first."""
         self.refresh()
-        return super().versions(task_id)
+        found = [s for s in list(self._specs.values()) if s.id == task_id]
+        return sorted(found, key=lambda s: s.version)

@@ -148,3 +148,10 @@ def test_service_report_by_dimension(served: tuple[httpx.Client, Path]) -> None:
     cli = CliRunner().invoke(app, [*args, "--by", "family", "--data-dir", str(data_dir)])
     assert cli.exit_code == 0, cli.output
     assert "core  m  herons: pass rate 50 % to 50 %, decided 50 %" in cli.output
+    csv_args = ["report", "--out", str(out), "--format", "csv", "--resamples", "0"]
+    by_vehicle = ["--by", "dimension:vehicle", "--data-dir", str(data_dir)]
+    cli = CliRunner().invoke(app, [*csv_args, *by_vehicle])
+    assert cli.exit_code == 0, cli.output
+    table = (out / "weighted.csv").read_text().splitlines()
+    assert table[0].startswith("by,pool,model,value,lower,upper,decided_rate")
+    assert "dimension:vehicle,core,m,bicycle,0.625,0.75," in table[1]
