@@ -23,6 +23,7 @@ from service.storage import TaskRow
 from tests.helpers.report_sample import seed_database
 from tests.helpers.reports import counts, runs
 from tests.helpers.server import http_client
+from tests.helpers.web import web_login
 
 DIMS = {
     "heron-bicycle@1": {"subject": "heron", "vehicle": "bicycle"},
@@ -115,7 +116,7 @@ def test_report_page_shows_the_view() -> None:
 
 
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[httpx.Client, Path]]:
+def served(tmp_path: Path) -> Iterator[tuple[httpx.Client, Path, str]]:
     settings = Settings(data_dir=tmp_path / "data")
     ctx = ServiceContext.open(settings)
     seed_database(ctx.db, _rows())
@@ -125,13 +126,13 @@ def served(tmp_path: Path) -> Iterator[tuple[httpx.Client, Path]]:
     admin = create_token(ctx.db, "admin", "admin")[0]
     try:
         with http_client(create_app(ctx), Authorization=f"Bearer {admin}") as client:
-            yield client, settings.data_dir
+            yield client, settings.data_dir, admin
     finally:
         ctx.close()
 
 
-def test_service_report_by_dimension(served: tuple[httpx.Client, Path]) -> None:
-    client, data_dir = served
+def test_service_report_by_dimension(served: tuple[httpx.Client, Path, str]) -> None:
+    client, data_dir, admin = served
     got = client.get("/v1/reports", params={"by": "dimension:vehicle", "resamples": 0})
     assert got.status_code == 200, got.text
     by = _by_value(got.json()["weighted"])
@@ -141,6 +142,11 @@ def test_service_report_by_dimension(served: tuple[httpx.Client, Path]) -> None:
     assert bad.status_code == 422 and "dimension:NAME" in bad.json()["detail"]
     page = client.get("/v1/reports/html", params={"by": "family", "resamples": 0})
     assert "By family: each family equal" in page.text
+    web_login(client, admin)  # the report page of the web UI takes the same choice
+    full = client.get("/report/full", params={"by": "dimension:vehicle"})
+    assert full.status_code == 200 and "By dimension “vehicle”" in full.text
+    wrong = client.get("/report/full", params={"by": "colour"})
+    assert wrong.status_code == 422 and "dimension:NAME" in wrong.text
     from service.cli import app
 
     out = data_dir.parent / "report"
