@@ -59,7 +59,11 @@ def _post_all(client: ReguaClient, specs: list[TaskSpec]) -> int:
             continue
         if response.status_code in (401, 403):
             detail = body.get("detail") if isinstance(body, dict) else body
-            typer.echo(f"error: {detail}. Registering tasks needs an admin token.", err=True)
+            typer.echo(
+                f"error: {detail}. Registering tasks needs an admin token: DATA_DIR/admin-token "
+                "after the first `regua serve`, or `regua token create --role admin`.",
+                err=True,
+            )
             return 1
         typer.echo(f"error: {spec.ref}: {ApiError(response.status_code, body)}", err=True)
         code = 1

@@ -75,6 +75,11 @@ def test_export_edit_add_then_changed_content_is_refused(live: Live, tmp_path: P
     assert "heron-scooter@1  added" in added.output
     assert "heron-scooter@1" in live.refs()
     assert live.spec("heron-scooter@1") == spec
+    submitter = create_token(live.ctx.db, "submitter", "s")[0]
+    argv = ["tasks", "add", str(path), "--url", live.url, "--token", submitter]
+    denied = CliRunner().invoke(_app(), argv)
+    assert denied.exit_code == 1 and "needs an admin token" in denied.output
+    assert "regua token create --role admin" in denied.output
     same = live.cli("tasks", "add", str(path))
     assert same.exit_code == 0 and "unchanged (already registered)" in same.output
     path.write_text(yaml.safe_dump(spec | {"prompt": "A stork."}))
