@@ -7,6 +7,7 @@ document has it, the line it is on.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,8 +21,11 @@ from tasks.model import TaskSpec
 def parse_document(text: str, source: str) -> tuple[Any, yaml.Node | None]:
     """The data of a YAML (or JSON) text and its node tree (for line numbers).
 
-    Raises :class:`InvalidTaskError` naming the line and column of a syntax error.
+    Raises :class:`InvalidTaskError` naming the line and column of a syntax error. A text that
+    starts with ``{`` is read as JSON (tabs and all), its node tree taken from YAML when it can be.
     """
+    if text.lstrip().startswith("{"):
+        return _parse_json(text, source)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
@@ -31,6 +35,20 @@ def parse_document(text: str, source: str) -> tuple[Any, yaml.Node | None]:
         raise InvalidTaskError(f"{source}: not valid YAML/JSON at {where}: {exc.problem}") from exc
     except yaml.YAMLError as exc:
         raise InvalidTaskError(f"{source}: not valid YAML/JSON: {exc}") from exc
+    return data, node
+
+
+def _parse_json(text: str, source: str) -> tuple[Any, yaml.Node | None]:
+    """A JSON document, and its YAML node tree for line numbers (None when YAML cannot read it)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno}, column {exc.colno}"
+        raise InvalidTaskError(f"{source}: not valid JSON at {where}: {exc.msg}") from exc
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        node = None
     return data, node
 
 

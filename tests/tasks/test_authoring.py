@@ -127,3 +127,18 @@ def test_sample_template_expands() -> None:
     stork = next(s for s in specs if s.ref == "stork-scooter-static@1")
     assert stork.criterion("R1").question.startswith("Is the stork riding the scooter")
     assert stork.dimensions == {"subject": "stork", "vehicle": "scooter"}
+
+
+def test_json_with_tabs_reads_and_json_errors_name_line_and_column() -> None:
+    spec = bundled_registry().get(BASE)
+    text = json.dumps(spec.to_wire(), indent="\t")
+    assert parse_task(text, "tabs.json") == spec
+    broken = text.replace('"version": 1,', '"version": 1', 1)
+    line = next(i + 1 for i, row in enumerate(broken.splitlines()) if '"family"' in row)
+    with pytest.raises(InvalidTaskError, match=rf"tabs.json: not valid JSON at line {line}, "):
+        parse_task(broken, "tabs.json")
+    doc = spec.to_wire() | {"pool": "secret"}
+    text = json.dumps(doc, indent=2)
+    pool_line = next(i + 1 for i, row in enumerate(text.splitlines()) if '"pool"' in row)
+    with pytest.raises(InvalidTaskError, match=rf"pool \(line {pool_line}\): Input should be"):
+        parse_task(text, "mine.json")
