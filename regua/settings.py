@@ -103,6 +103,11 @@ class Settings(BaseSettings):
         description="The judge panel of the service (ID@VERSION); default: each task "
         "version's own default panel",
     )
+    tasks_dir: Path | None = Field(
+        default=None,
+        description="Folder of task files and templates (YAML/JSON) registered into the task "
+        "store at start",
+    )
 
     artifacts_url: str | None = Field(
         default=None,

@@ -34,6 +34,8 @@ from service.storage import Database
 from service.storage.blob_registry import open_blob_store
 from service.storage.blobs import BlobStore
 from service.storage.files import private_dir
+from service.tasks_store import StoredTaskRegistry
+from service.tasks_store.files import load_tasks_dir
 from tasks import TaskRegistry, bundled_registry
 
 SHUTDOWN_GRACE_S = 3.0
@@ -94,7 +96,10 @@ class ServiceContext:
         gate = StoredEligibility(db)
         evaluator = Evaluator(gate.current, settings, panel_id=panel_id)
         renderer = RenderClient(settings, render_pool)
-        context = cls(settings, db, blobs, bundled_registry(), renderer, gate, evaluator)
+        registry = StoredTaskRegistry(db, bundled_registry())
+        if settings.tasks_dir is not None:
+            load_tasks_dir(registry, settings.tasks_dir)  # a bad task file stops the start
+        context = cls(settings, db, blobs, registry, renderer, gate, evaluator)
         context.secret = secret
         return context
 

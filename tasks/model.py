@@ -58,6 +58,10 @@ HASH_OMITS_DEFAULT: dict[str, dict[str, object]] = {
 """Limits added to the format after specs were frozen: omitted from the canonical JSON while they
 hold their default, so every spec written before them keeps its content hash."""
 
+TOP_HASH_OMITS_DEFAULT: dict[str, object] = {"template": None, "dimensions": {}}
+"""Top-level fields added after specs were frozen (task authoring, issue 16): omitted from the
+canonical JSON while they hold their default, so bundled specs keep their content hashes."""
+
 
 class OutputConstraints(Frozen):
     """Delivery rules the static checks enforce."""
@@ -144,6 +148,11 @@ class TaskSpec(Frozen):
     render: RenderProfile
     animation: AnimationPlan | None = None
     criteria: tuple[Criterion, ...]
+    # --- task authoring (issue 16): optional, left out of the content hash at their defaults ---
+    template: str | None = None
+    """The template (its id) this task version was generated from; None: written by hand."""
+    dimensions: dict[str, str] = Field(default_factory=dict)
+    """Dimension values of a template variant (``subject: heron``), for slicing reports."""
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskSpec:
@@ -181,6 +190,9 @@ class TaskSpec(Frozen):
                 for key, default in defaults.items():
                     if part.get(key) == default:
                         del part[key]
+        for key, default in TOP_HASH_OMITS_DEFAULT.items():
+            if key in doc and doc[key] == default:
+                del doc[key]
         return json.dumps(doc, sort_keys=True, separators=(",", ":"))
 
     def content_hash(self) -> str:

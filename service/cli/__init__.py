@@ -17,6 +17,7 @@ from service.cli import (
     rescore_cmd,
     review_cmd,
     service_cmd,
+    task_files_cmd,
     tasks_cmd,
     token_cmd,
 )
@@ -45,6 +46,7 @@ for _module in (
     report_cmd,
     doctor_cmd,
     pairwise_cmd,
+    task_files_cmd,
 ):
     _module.register(app)
 

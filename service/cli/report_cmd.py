@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -24,6 +25,9 @@ def report(
     resamples: int = typer.Option(1000, help="Bootstrap resamples"),
     weights: str = typer.Option("equal", help="Family weighting: equal | runs"),
     data_dir: Path | None = typer.Option(None, help="Data folder (REGUA_DATA_DIR)"),
+    by: str = typer.Option(
+        "family", "--by", help="Weighted section: family | dimension:NAME (slice by a dimension)"
+    ),
 ) -> None:
     """Compute the report of the stored runs and write it to OUT (report.html, CSVs, JSON)."""
     from service.reports.build import ReportConfig
@@ -38,7 +42,7 @@ def report(
         if weights not in ("equal", "runs"):
             raise typer.BadParameter("--weights must be equal or runs")
         cfg = ReportConfig(
-            seed=seed, resamples=resamples, group_by=group_by, family_weights=weights
+            seed=seed, resamples=resamples, group_by=group_by, family_weights=weights, by=by
         )
         db = Database(settings.resolved_database_url())
         try:
@@ -58,8 +62,22 @@ def report(
     for tv in result["task_versions"]:
         for g in tv["groups"]:
             typer.echo(f"  {tv['task_ref']}  {g['model']}: pass rate {g['pass_range']['text']}")
+    _echo_weighted(result["weighted"])
     for path in paths:
         typer.echo(f"wrote {path}")
+
+
+def _echo_weighted(view: dict[str, Any]) -> None:
+    """One line per row of the weighted section (each family equal, each task within it)."""
+    from service.reports.stats import format_pct
+
+    typer.echo(f"weighted by {view['by']} (each family equal, each task equal within it):")
+    for row in view["rows"]:
+        typer.echo(
+            f"  {row['pool']}  {row['model']}  {row['value']}: pass rate "
+            f"{format_pct(row['lower'])} to {format_pct(row['upper'])}, decided "
+            f"{format_pct(row['decided_rate'])}"
+        )
 
 
 def register(app: typer.Typer) -> None:

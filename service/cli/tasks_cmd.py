@@ -13,7 +13,10 @@ from rich.table import Table
 from regua.errors import UnknownTaskError
 from tasks import TaskSpec, bundled_registry
 
-tasks_app = typer.Typer(help="List and show the bundled task specs.", no_args_is_help=True)
+tasks_app = typer.Typer(
+    help="List and show the bundled task specs; add your own (a running service).",
+    no_args_is_help=True,
+)
 
 
 @tasks_app.command("list")

@@ -23,6 +23,7 @@ from service.reports.rows import (
     build_table,
     task_version,
 )
+from service.reports.slices import weighted_view
 from service.reports.stats import BOOTSTRAP_METHOD, RANGE_LABEL, rng_for
 from service.review.outcome import AuditRecord, overturns_by_judge
 
@@ -50,6 +51,7 @@ def build_report(
     votes: Sequence[JudgeVote] = (),
     task_hashes: Mapping[str, str] | None = None,
     now: datetime | None = None,
+    task_dimensions: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, Any]:
     """Compute every figure of the report; the result is plain JSON-able data."""
     cfg = config or ReportConfig()
@@ -76,6 +78,7 @@ def build_report(
         "task_versions": [_task_version_entry(figures, ti) for ti in task_order],
         "aggregates": family_aggregates(table, figures.items, counts, cfg),
         "judges": judge_view(audits, votes),
+        "weighted": weighted_view(rows, task_dimensions or {}, cfg.by),
     }
 
 

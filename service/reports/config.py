@@ -22,3 +22,5 @@ class ReportConfig:
     """List every evaluation id in the provenance (a digest is always recorded)."""
     title: str = "regua report"
     filters: Mapping[str, Any] = field(default_factory=dict)
+    by: str = "family"
+    """The ``weighted`` section: ``family`` or ``dimension:NAME`` (``service.reports.slices``)."""

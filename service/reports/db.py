@@ -41,6 +41,8 @@ class ReportInputs:
     votes: list[JudgeVote] = field(default_factory=list)
     audits: list[AuditRecord] = field(default_factory=list)
     task_hashes: dict[str, str] = field(default_factory=dict)
+    task_dimensions: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Task ref → the dimensions recorded in its spec (template variants; ``{}`` otherwise)."""
     unfinished_runs: int = 0
     """Runs matching the filters that have no outcome yet (queued or running): not counted."""
 
@@ -106,7 +108,7 @@ def load_report_inputs(
         session.execute(select(func.count()).select_from(unfinished.subquery())).scalar_one()
     )
     selected = select(matching.where(scope).subquery().c.id)
-    task_info = _task_info(session, out.task_hashes)
+    task_info = _task_info(session, out.task_hashes, out.task_dimensions)
     out.rows = _read_rows(session, selected, task_info, _criterion_statuses(session, selected))
     refs = {r.run_id: r.task_ref for r in out.rows}
     if include_votes:
@@ -116,14 +118,18 @@ def load_report_inputs(
     return out
 
 
-def _task_info(session: Session, hashes: dict[str, str]) -> dict[int, tuple[str, str, str]]:
-    """Ref, family and pool of every stored task by row id; fills ``hashes`` (ref → hash)."""
+def _task_info(
+    session: Session, hashes: dict[str, str], dims: dict[str, dict[str, str]]
+) -> dict[int, tuple[str, str, str]]:
+    """Ref, family and pool of every stored task by row id; fills ``hashes`` and ``dims``."""
     task_info: dict[int, tuple[str, str, str]] = {}
     for pk, ref, content_hash, spec in session.execute(
         select(TaskRow.id, TaskRow.ref, TaskRow.content_hash, TaskRow.spec)
     ):
         task_info[pk] = (ref, str(spec.get("family", "")), str(spec.get("pool", "")))
         hashes[ref] = content_hash
+        found = spec.get("dimensions")
+        dims[ref] = {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
     return task_info
 
 
@@ -287,5 +293,6 @@ def generate_report(
         audits=inputs.audits,
         votes=inputs.votes,
         task_hashes={r: h for r, h in inputs.task_hashes.items() if r in used},
+        task_dimensions=inputs.task_dimensions,
     )
     return report, inputs

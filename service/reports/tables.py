@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from service.reports.rows import ReportRow
+from service.reports.slices import weighted_rows
 
 Table = tuple[list[str], list[list[Any]]]
 """A CSV table: its header and its rows."""
@@ -304,5 +305,6 @@ REPORT_TABLES: tuple[tuple[str, Callable[[dict[str, Any]], Table]], ...] = (
     ("families.csv", families_rows),
     ("judge_audits.csv", judge_audit_rows),
     ("judge_disagreement.csv", judge_disagreement_rows),
+    ("weighted.csv", weighted_rows),
 )
 """The CSV files of a report, in the order they are written, and the table each one holds."""

@@ -27,6 +27,7 @@ from service.storage.scoring_models import (
     RescoreBatch,
     RescoreItem,
 )
+from service.storage.task_store_models import TaskVersionRow
 
 __all__ = [
     "ApiToken",
@@ -51,6 +52,7 @@ __all__ = [
     "StageAttempt",
     "StageRecord",
     "TaskRow",
+    "TaskVersionRow",
     "VerdictRow",
     "WebSession",
     "iso",

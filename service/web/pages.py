@@ -394,7 +394,10 @@ def full_report(request: Request, ctx: Ctx) -> Response:
             seed=20261129,
             resamples=1000,
             weights="equal",
+            by=request.query_params.get("by", "family"),
         )
     except PermissionDeniedError as exc:
         return _error(request, who, exc, 403)
+    except InputError as exc:
+        return _error(request, who, exc, 422)
     return response

@@ -24,6 +24,7 @@ from service.reports.build import ReportConfig
 from service.reports.db import generate_report
 from service.reports.exports import csv_text, summary_rows
 from service.reports.html import render_html, stylesheet
+from service.reports.slices import parse_by
 
 router = APIRouter(prefix="/v1/reports", tags=["reports"])
 
@@ -36,10 +37,14 @@ def _scope(caller: Principal) -> int | None:
     return None if caller.is_admin else caller.token_id
 
 
-def _config(group_by: str, seed: int, resamples: int, weights: str, ids: bool) -> ReportConfig:
+def _config(
+    group_by: str, seed: int, resamples: int, weights: str, ids: bool, by: str = "family"
+) -> ReportConfig:
     if weights not in ("equal", "runs"):
         raise InputError(f"weights must be 'equal' or 'runs', got {weights!r}")
+    parse_by(by)
     return ReportConfig(
+        by=by,
         seed=seed,
         resamples=resamples,
         group_by=group_by,
@@ -61,6 +66,10 @@ ModelQ = Query(default=[], description="only these model labels; repeatable")
 SeedQ = Query(default=20261129, description="bootstrap seed (recorded in the report)")
 ResamplesQ = Query(default=1000, ge=0, le=10000)
 WeightsQ = Query(default="equal", description="family weighting: equal or runs")
+ByQ = Query(
+    default="family",
+    description="the weighted section: family (each family equal) or dimension:NAME (a slice)",
+)
 
 
 class ReportDocument(BaseModel):
@@ -86,13 +95,14 @@ def get_report(
     resamples: int = ResamplesQ,
     weights: str = WeightsQ,
     include_ids: bool = Query(default=False, description="list every evaluation id"),
+    by: str = ByQ,
 ) -> ReportDocument:
     """The report as JSON.
 
     It holds counts, pending ranges, bootstrap intervals, paired tests, Bradley-Terry ranking,
     repeats, cost and latency, judge view and provenance.
     """
-    cfg = _config(group_by, seed, resamples, weights, include_ids)
+    cfg = _config(group_by, seed, resamples, weights, include_ids, by)
     return ReportDocument.model_validate(_report(ctx, caller, task, model, cfg))
 
 
@@ -106,9 +116,10 @@ def get_report_html(
     seed: int = SeedQ,
     resamples: int = ResamplesQ,
     weights: str = WeightsQ,
+    by: str = ByQ,
 ) -> HTMLResponse:
     """The report page (server-side SVG charts, no script), served with a strict CSP."""
-    cfg = _config(group_by, seed, resamples, weights, False)
+    cfg = _config(group_by, seed, resamples, weights, False, by)
     page = render_html(_report(ctx, caller, task, model, cfg), css_href="/v1/reports/report.css")
     return HTMLResponse(page, headers=REPORT_HEADERS)
 
