@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from enum import StrEnum
 from typing import Any
 
@@ -57,6 +58,12 @@ HASH_OMITS_DEFAULT: dict[str, dict[str, object]] = {
 }
 """Limits added to the format after specs were frozen: omitted from the canonical JSON while they
 hold their default, so every spec written before them keeps its content hash."""
+
+TOP_LEVEL_OMITS_DEFAULT: dict[str, object] = {"canary": None}
+"""Top-level fields added after specs were frozen, omitted from the canonical JSON at default."""
+
+CANARY_NAMESPACE = uuid.UUID("5b0c6f8e-8e3a-4d55-9a43-0f1d2c3b4a59")
+"""Namespace of derived canaries (``uuid5`` of ``REF:CONTENT_HASH``), fixed for good."""
 
 
 class OutputConstraints(Frozen):
@@ -144,6 +151,9 @@ class TaskSpec(Frozen):
     render: RenderProfile
     animation: AnimationPlan | None = None
     criteria: tuple[Criterion, ...]
+    # --- pools (issue 16): optional, omitted from the content hash at default ---
+    canary: str | None = Field(default=None, min_length=16)
+    """A reserved task's canary (BIG-bench style); derived when absent (:meth:`canary_text`)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskSpec:
@@ -175,6 +185,9 @@ class TaskSpec(Frozen):
     def canonical_json(self) -> str:
         """A canonical JSON text of the spec; its hash freezes the version."""
         doc = self.model_dump(mode="json")
+        for key, default in TOP_LEVEL_OMITS_DEFAULT.items():
+            if key in doc and doc[key] == default:
+                del doc[key]
         for section, defaults in HASH_OMITS_DEFAULT.items():
             part = doc.get(section)
             if isinstance(part, dict):
@@ -186,6 +199,17 @@ class TaskSpec(Frozen):
     def content_hash(self) -> str:
         """sha256 of the canonical JSON."""
         return hashlib.sha256(self.canonical_json().encode()).hexdigest()
+
+    def canary_text(self) -> str:
+        """The canary string watched for in replies: the spec's own, else a derived GUID.
+
+        Derived as ``regua canary GUID <uuid5(CANARY_NAMESPACE, "REF:CONTENT_HASH")>``: stable
+        for a frozen version, different for every version, and never part of the prompt.
+        """
+        if self.canary:
+            return self.canary
+        guid = uuid.uuid5(CANARY_NAMESPACE, f"{self.ref}:{self.content_hash()}")
+        return f"regua canary GUID {guid}"
 
     def to_wire(self) -> dict[str, Any]:
         """Plain JSON-able form (what crosses the sandbox boundary)."""

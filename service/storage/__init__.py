@@ -19,6 +19,7 @@ from service.storage.models import (
     iso,
     utcnow,
 )
+from service.storage.pool_models import LeakFlag, TaskRetirement
 from service.storage.review_models import ReviewItem, ReviewRow, ReviewScan
 from service.storage.scoring_models import (
     CalibrationRunRow,
@@ -38,6 +39,7 @@ __all__ = [
     "Evaluation",
     "GateDecisionRow",
     "JudgeFailureRow",
+    "LeakFlag",
     "RenderRecord",
     "RescoreBatch",
     "RescoreItem",
@@ -47,6 +49,7 @@ __all__ = [
     "Run",
     "StageAttempt",
     "StageRecord",
+    "TaskRetirement",
     "TaskRow",
     "VerdictRow",
     "WebSession",
