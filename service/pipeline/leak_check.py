@@ -35,11 +35,8 @@ def find_run_leaks(
 
 def record_leaks(session: Session, run_id: str, leaks: Sequence[Leak]) -> None:
     """Store one flag per (reserved task, kind); a repeated check stores nothing twice."""
-    have = set(
-        session.execute(
-            select(LeakFlag.task_ref, LeakFlag.kind).where(LeakFlag.run_id == run_id)
-        ).tuples()
-    )
+    query = select(LeakFlag.task_ref, LeakFlag.kind).where(LeakFlag.run_id == run_id)
+    have = {(str(ref), str(kind)) for ref, kind in session.execute(query)}
     for leak in leaks:
         if (leak.ref, leak.kind) not in have:
             session.add(LeakFlag(run_id=run_id, task_ref=leak.ref, kind=leak.kind))
