@@ -196,3 +196,41 @@ def test_reviewer_is_never_offered_a_reserved_item(world: PoolWorld) -> None:
     )
     assert submit.status_code == 403 and "admin token" in submit.text
     assert SECRET_PIECE not in submit.text
+
+
+def test_reply_with_a_reserved_canary_or_prompt_is_flagged(world: PoolWorld) -> None:
+    admin = world.client("admin")
+    canary = admin.get(f"/v1/runs/{world.canary_run}").json()
+    assert canary["leaks"] and {(x["task"], x["kind"]) for x in canary["leaks"]} == {
+        (world.spec.ref, "canary")
+    }
+    quoted = admin.get(f"/v1/runs/{world.prompt_run}").json()
+    assert [(x["task"], x["kind"]) for x in quoted["leaks"]] == [(world.spec.ref, "prompt")]
+    own = admin.get(f"/v1/runs/{world.reserved_run}").json()
+    assert own["leaks"] == []  # neither its canary nor another reserved prompt
+    mine = world.client("submitter").get(f"/v1/runs/{world.canary_run}").json()
+    assert "leaks" not in mine  # flags are for admins
+    report = admin.get("/v1/reports", params={"resamples": 0}).json()
+    (entry,) = report["leaks"]
+    assert entry["task"] == world.spec.ref and entry["canary"] == 1 and entry["prompt"] == 1
+    assert sorted(entry["runs"]) == sorted([world.canary_run, world.prompt_run])
+    assert {p["pool"] for p in report["aggregates"]} == {"core", "reserved"}  # kept apart
+    page = world.client()
+    web_login(page, world.tokens["admin"])
+    assert (
+        f"leak: <code>{world.spec.ref}</code> (canary)"
+        in page.get(f"/runs/{world.canary_run}").text
+    )
+
+
+def test_retiring_unhides_the_reserved_task(world: PoolWorld) -> None:
+    """Last in the module: it retires the reserved task for good."""
+    submitter = world.client("submitter")
+    assert submitter.post(f"/v1/tasks/{world.spec.ref}/retire").status_code == 403
+    r = world.client("admin").post(f"/v1/tasks/{world.spec.ref}/retire", json={"note": "rotated"})
+    assert r.status_code == 200 and r.json()["note"] == "rotated"
+    again = world.client("admin").post(f"/v1/tasks/{world.spec.ref}/retire")
+    assert again.json()["retired_at"] == r.json()["retired_at"]  # idempotent
+    shown = submitter.get(f"/v1/tasks/{world.spec.ref}").json()
+    assert shown["retired"] and not shown["redacted"] and shown["spec"]["prompt"] == SECRET_PROMPT
+    assert world.client("admin").post("/v1/tasks/nope@1/retire").status_code == 404
