@@ -69,7 +69,9 @@ def fillers(world: PoolWorld) -> dict[str, list[str]]:
     return {
         "run_id": runs,
         "ref": [world.spec.ref],
-        "sha256": [sha for sha, _ in world.artifacts(*runs)],
+        # every artifact of the reserved run, and a few the caller may read (the canary run's)
+        "sha256": [sha for sha, _ in world.artifacts(world.reserved_run)]
+        + [sha for sha, _ in world.artifacts(world.canary_run)][:3],
         "item_id": world.reserved_items(),
         "token_id": [str(world.token_ids["admin"])],
         "job_id": ["job-of-nobody"],

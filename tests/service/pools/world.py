@@ -18,7 +18,7 @@ from service.access.tokens import create_token
 from service.context import ServiceContext
 from service.server import create_app
 from service.storage import Artifact, ReviewItem, Run
-from tasks import TaskSpec, bundled_registry
+from tasks import TaskRegistry, TaskSpec, bundled_registry
 from tests.helpers.server import serve_in_thread
 from tests.service.conftest import drain
 
@@ -108,6 +108,7 @@ def pool_world(tmp: Path, render_pool: WorkerPool) -> Iterator[PoolWorld]:
         render_workers=2,
     )
     ctx = ServiceContext.open(settings, render_pool=render_pool)
+    ctx.registry = TaskRegistry(bundled_registry().all())  # never the shared, cached one
     spec = reserved_spec()
     ctx.registry.register(spec)
     tokens: dict[str, str] = {}
