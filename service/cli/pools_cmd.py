@@ -6,6 +6,7 @@ as ``regua token`` does; the running service reads it on the next request.
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import typer
@@ -16,7 +17,7 @@ from service.access.pools import retire_task
 from service.access.secret import open_database
 from service.storage import iso
 from tasks import bundled_registry
-from tasks.bank import Bank, check_banks, load_bank_text
+from tasks.bank import Bank, check_banks, load_bank_text, shared_anchors
 
 
 def retire(
@@ -51,10 +52,19 @@ def _read_bank(path: Path) -> Bank:
     return load_bank_text(text, str(path))
 
 
+def _consecutive(banks: list[Bank]) -> list[tuple[Bank, Bank]]:
+    ordered = sorted(banks, key=lambda b: (b.id, b.version))
+    return [(a, b) for a, b in itertools.pairwise(ordered) if a.id == b.id]
+
+
 def bank(
     files: list[Path] = typer.Argument(..., help="Bank files (YAML), any order"),
 ) -> None:
-    """Check bank versions: every consecutive pair shares the anchors the newer one declares."""
+    """Check bank versions: every consecutive pair shares the anchors the newer one declares.
+
+    Prints the anchors of each pair as ``--task`` options: a report over those task versions
+    (``regua report --task …``) compares the two bank versions on the anchors only.
+    """
     try:
         banks = [_read_bank(f) for f in files]
         problems = check_banks(banks)
@@ -68,3 +78,6 @@ def bank(
             typer.echo(f"error: {p}", err=True)
         raise typer.Exit(1)
     typer.echo("ok: consecutive versions share their declared anchors")
+    for old, new in _consecutive(banks):
+        anchors = " ".join(f"--task {a}" for a in shared_anchors(old, new))
+        typer.echo(f"compare {new.id} v{old.version} and v{new.version} on: {anchors}")

@@ -42,6 +42,7 @@ def test_bank_check_names_lost_anchors(tmp_path: Path) -> None:
     two.write_text("id: pb\nversion: 2\nitems: [a@1, c@1]\nanchors: [a@1]\n")
     ok = CliRunner().invoke(app, ["tasks", "bank", str(one), str(two)])
     assert ok.exit_code == 0 and "share their declared anchors" in ok.output
+    assert "compare pb v1 and v2 on: --task a@1" in ok.output
     two.write_text("id: pb\nversion: 2\nitems: [c@1]\nanchors: [c@1]\n")
     bad = CliRunner().invoke(app, ["tasks", "bank", str(one), str(two)])
     assert bad.exit_code == 1 and "anchors missing from v1: ['c@1']" in bad.output

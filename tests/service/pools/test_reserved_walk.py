@@ -217,6 +217,8 @@ def test_reply_with_a_reserved_canary_or_prompt_is_flagged(world: PoolWorld) -> 
     assert entry["task"] == world.spec.ref and entry["canary"] == 1 and entry["prompt"] == 1
     assert sorted(entry["runs"]) == sorted([world.canary_run, world.prompt_run])
     assert {p["pool"] for p in report["aggregates"]} == {"core", "reserved"}  # kept apart
+    html = admin.get("/v1/reports/html", params={"resamples": 0}).text
+    assert f"<td>leak: {world.spec.ref}</td><td>1</td><td>1</td><td>2</td>" in html
     page = world.client()
     web_login(page, world.tokens["admin"])
     assert (
