@@ -16,9 +16,11 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import func, select
 
 from sandbox import WorkerPool
 from service.server import create_app
+from service.storage import ReviewRow, Run
 from tests.helpers.web import web_login
 from tests.service.pools.world import (
     GOOD,
@@ -190,14 +192,24 @@ def test_reviewer_is_never_offered_a_reserved_item(world: PoolWorld) -> None:
             break
         offered.append(got["item_id"])
     assert offered and not reserved & set(offered)
+    before = _stored(world)
     posted = reviewer.post(f"/v1/reviews/{sorted(reserved)[0]}", json={"status": "pass"})
-    assert posted.status_code == 404  # as if unknown; nothing stored
+    assert posted.status_code == 404 and "no review item" in posted.text  # as if unknown
     submit = world.client("submitter").post(
         "/v1/runs",
         json={"task": world.spec.ref, "model": {"label": "m"}, "output": GOOD},
     )
     assert submit.status_code == 403 and "admin token" in submit.text
     assert SECRET_PIECE not in submit.text
+    assert _stored(world) == before  # neither refusal stored anything
+
+
+def _stored(world: PoolWorld) -> tuple[int, int]:
+    """How many runs and review labels are stored."""
+    with world.ctx.db.read() as s:
+        runs = s.scalar(select(func.count(Run.id))) or 0
+        labels = s.scalar(select(func.count(ReviewRow.id))) or 0
+    return int(runs), int(labels)
 
 
 def test_reply_with_a_reserved_canary_or_prompt_is_flagged(world: PoolWorld) -> None:
