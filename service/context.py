@@ -107,7 +107,11 @@ class ServiceContext:
     def machinery(self) -> Machinery:
         """What the pipeline's stages run on (a finished run's review items are queued then)."""
         return Machinery(
-            CHECKER_VERSION, self.renderer, self.evaluator, on_done=(self.queue_reviews,)
+            CHECKER_VERSION,
+            self.renderer,
+            self.evaluator,
+            on_done=(self.queue_reviews,),
+            known_tasks=self.registry.all,
         )
 
     def review_policy(self) -> QueuePolicy:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from enum import StrEnum
 from typing import Any
 
@@ -61,6 +62,11 @@ hold their default, so every spec written before them keeps its content hash."""
 TOP_HASH_OMITS_DEFAULT: dict[str, object] = {"template": None, "dimensions": {}}
 """Top-level fields added after specs were frozen (task authoring, issue 16): omitted from the
 canonical JSON while they hold their default, so bundled specs keep their content hashes."""
+TOP_LEVEL_OMITS_DEFAULT: dict[str, object] = {"canary": None}
+"""Top-level fields added after specs were frozen, omitted from the canonical JSON at default."""
+
+CANARY_NAMESPACE = uuid.UUID("5b0c6f8e-8e3a-4d55-9a43-0f1d2c3b4a59")
+"""Namespace of derived canaries (``uuid5`` of ``REF:CONTENT_HASH``), fixed for good."""
 
 
 class OutputConstraints(Frozen):
@@ -153,6 +159,9 @@ class TaskSpec(Frozen):
     """The template (its id) this task version was generated from; None: written by hand."""
     dimensions: dict[str, str] = Field(default_factory=dict)
     """Dimension values of a template variant (``subject: heron``), for slicing reports."""
+    # --- pools (issue 16): optional, omitted from the content hash at default ---
+    canary: str | None = Field(default=None, min_length=16)
+    """A reserved task's canary (BIG-bench style); derived when absent (:meth:`canary_text`)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskSpec:
@@ -184,6 +193,9 @@ class TaskSpec(Frozen):
     def canonical_json(self) -> str:
         """A canonical JSON text of the spec; its hash freezes the version."""
         doc = self.model_dump(mode="json")
+        for key, default in TOP_LEVEL_OMITS_DEFAULT.items():
+            if key in doc and doc[key] == default:
+                del doc[key]
         for section, defaults in HASH_OMITS_DEFAULT.items():
             part = doc.get(section)
             if isinstance(part, dict):
@@ -198,6 +210,17 @@ class TaskSpec(Frozen):
     def content_hash(self) -> str:
         """sha256 of the canonical JSON."""
         return hashlib.sha256(self.canonical_json().encode()).hexdigest()
+
+    def canary_text(self) -> str:
+        """The canary string watched for in replies: the spec's own, else a derived GUID.
+
+        Derived as ``regua canary GUID <uuid5(CANARY_NAMESPACE, "REF:CONTENT_HASH")>``: stable
+        for a frozen version, different for every version, and never part of the prompt.
+        """
+        if self.canary:
+            return self.canary
+        guid = uuid.uuid5(CANARY_NAMESPACE, f"{self.ref}:{self.content_hash()}")
+        return f"regua canary GUID {guid}"
 
     def to_wire(self) -> dict[str, Any]:
         """Plain JSON-able form (what crosses the sandbox boundary)."""

@@ -100,5 +100,9 @@ def show_task(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``regua tasks`` to the main app."""
+    """Add ``regua tasks`` to the main app (with ``retire`` and ``bank``, issue 16)."""
+    from service.cli.pools_cmd import bank, retire
+
+    tasks_app.command("retire")(retire)
+    tasks_app.command("bank")(bank)
     app.add_typer(tasks_app, name="tasks")

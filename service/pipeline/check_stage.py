@@ -7,6 +7,7 @@ import json
 from sqlalchemy.orm import Session
 
 import checks
+from service.pipeline.leak_check import find_run_leaks, record_leaks
 from service.pipeline.runner import StageContext, Writer, Written
 from service.storage import Artifact, CheckResultRow, Run
 from service.storage.blobs import NewArtifact, record_artifact
@@ -43,7 +44,9 @@ def check_compute(ctx: StageContext) -> Writer:
     result.
     """
     raw = raw_artifact(ctx)
-    report = checks.check_reply(ctx.blobs.get(raw.sha256), ctx.task)
+    reply = ctx.blobs.get(raw.sha256)
+    report = checks.check_reply(reply, ctx.task)
+    leaks = find_run_leaks(ctx.db, reply, ctx.task.ref, ctx.machinery.known_tasks())
     extraction = report.extraction
     svg_text = extraction.svg_text if extraction is not None else None
     if svg_text is not None:  # bytes first, outside the writer's transaction (fsync)
@@ -66,6 +69,7 @@ def check_compute(ctx: StageContext) -> Writer:
             ),
         )
         _record_results(s, ctx.run_id, stored.id, report, version)
+        record_leaks(s, ctx.run_id, leaks)
         render, reason = render_decision(report, svg_text)
         return "done", CheckDetail(
             checker_version=version,

@@ -72,6 +72,8 @@ class Machinery:
     renderer: Renderer
     evaluator: Evaluator
     on_done: Sequence[RunDoneHook] = ()
+    known_tasks: Callable[[], Sequence[TaskSpec]] = tuple
+    """Task specs the leak check watches besides the stored ones (the service's registry)."""
 
 
 @dataclass

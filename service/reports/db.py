@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 
 from regua.errors import NotFoundError
 from service.reports.build import ReportConfig, build_report
+from service.reports.leaks import leak_report
 from service.reports.rows import JudgeVote, ReportRow
 from service.review.outcome import AuditRecord
 from service.storage.models import CriterionOutcomeRow, Evaluation, Run, TaskRow, VerdictRow
@@ -295,4 +296,7 @@ def generate_report(
         task_hashes={r: h for r, h in inputs.task_hashes.items() if r in used},
         task_dimensions=inputs.task_dimensions,
     )
+    if submitted_by is None:  # admins: replies that carried a reserved task (issue 16)
+        reported = {row.run_id for row in inputs.rows}
+        report["leaks"] = leak_report(session, reported)
     return report, inputs

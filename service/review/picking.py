@@ -36,17 +36,24 @@ class Pick:
     left: int
 
 
-def _available(reviewer_id: int) -> list[ColumnElement[bool]]:
-    """Not labelled by this reviewer, not of a run their token submitted."""
+def _available(reviewer_id: int, hidden: Sequence[str] = ()) -> list[ColumnElement[bool]]:
+    """Not labelled by this reviewer, not of a run their token submitted, not of ``hidden``.
+
+    ``hidden`` are task refs the reviewer may not see (reserved, :mod:`service.access.pools`).
+    """
     items = ITEMS.c
     done = select(REVIEWS.c.item_id).where(REVIEWS.c.reviewer_id == reviewer_id)
     own = select(RUNS.c.id).where(RUNS.c.submitted_by == reviewer_id)
-    return [items.id.not_in(done), items.run_id.not_in(own)]
+    conds: list[ColumnElement[bool]] = [items.id.not_in(done), items.run_id.not_in(own)]
+    if hidden:
+        conds.append(items.run_id.not_in(select(RUNS.c.id).where(RUNS.c.task_ref.in_(hidden))))
+    return conds
 
 
-def left_for(session: Session, reviewer_id: int) -> int:
+def left_for(session: Session, reviewer_id: int, hidden: Sequence[str] = ()) -> int:
     """How many items this reviewer may label now."""
-    query = select(func.count()).where(ITEMS.c.state.in_(OPEN_STATES), *_available(reviewer_id))
+    available = _available(reviewer_id, hidden)
+    query = select(func.count()).where(ITEMS.c.state.in_(OPEN_STATES), *available)
     return int(session.connection().execute(query).scalar() or 0)
 
 
@@ -101,15 +108,17 @@ def next_for_reviewer(
     *,
     want: str | None = None,
     skip: Sequence[str] = (),
+    hidden: Sequence[str] = (),
 ) -> Pick:
     """The reviewer's next item: ``want`` when it is available to them, else the first in order.
 
-    ``skip`` passes over items for now: they come back when nothing else is left.
+    ``skip`` passes over items for now: they come back when nothing else is left. Items of runs
+    of ``hidden`` task refs are never offered.
     """
-    left = left_for(session, reviewer_id)
+    left = left_for(session, reviewer_id, hidden)
     if left == 0:
         return Pick(None, 0)
-    base = _available(reviewer_id)
+    base = _available(reviewer_id, hidden)
     if want is not None:
         query = select(ITEMS.c.id).where(ITEMS.c.id == want, ITEMS.c.state.in_(OPEN_STATES), *base)
         if session.connection().execute(query).first() is not None:

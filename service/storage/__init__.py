@@ -20,6 +20,7 @@ from service.storage.models import (
     utcnow,
 )
 from service.storage.pairwise_models import PairwiseComparisonRow, PairwisePreferenceRow
+from service.storage.pool_models import LeakFlag, TaskRetirement
 from service.storage.review_models import ReviewItem, ReviewRow, ReviewScan
 from service.storage.scoring_models import (
     CalibrationRunRow,
@@ -42,6 +43,7 @@ __all__ = [
     "JudgeFailureRow",
     "PairwiseComparisonRow",
     "PairwisePreferenceRow",
+    "LeakFlag",
     "RenderRecord",
     "RescoreBatch",
     "RescoreItem",
@@ -51,6 +53,7 @@ __all__ = [
     "Run",
     "StageAttempt",
     "StageRecord",
+    "TaskRetirement",
     "TaskRow",
     "TaskVersionRow",
     "VerdictRow",

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from regua.errors import NotFoundError
 from service.access.tokens import Principal
+from service.reports.leaks import leak_views
 from service.reports.runs import evaluation_view, run_view
 from service.reports.stats import pass_range
 from service.review.store import reviews_of
@@ -84,6 +85,7 @@ def run_page(
     ]
     return {
         "reviews": review_items_of(session, run.id, principal.is_admin),
+        "leaks": leak_views(session, run.id) if principal.is_admin else [],
         "run": run,
         "current": current,
         "is_latest": shown_id == run.current_evaluation_id,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 from fastapi.responses import Response
-from sqlalchemy import select
+from sqlalchemy import or_, select
 
 from regua.errors import NotFoundError
+from service.access.pools import hidden_run_ids, sees_hidden
 from service.api.deps import Caller, Ctx
 from service.api.headers import ARTIFACT_CSP
 from service.storage import Artifact, Run
@@ -27,10 +28,14 @@ def get_artifact(sha256: str, ctx: Ctx, caller: Caller) -> Response:
 
     Submitters read artifacts of their own runs; reviewers only frames and masks. Anything else
     answers 404 exactly as an unknown address does, so nobody can test whether some bytes (an
-    SVG, a reply) were stored for another submitter.
+    SVG, a reply) were stored for another submitter. Artifacts of runs of a reserved task are
+    for admins only (:mod:`service.access.pools`).
     """
     with ctx.db.read() as s:
         q = select(Artifact).where(Artifact.sha256 == sha256)
+        if not sees_hidden(caller.role):
+            hidden = Artifact.run_id.in_(hidden_run_ids(s))
+            q = q.where(or_(Artifact.run_id.is_(None), ~hidden))
         if caller.role == "submitter":
             q = q.join(Run, Run.id == Artifact.run_id).where(Run.submitted_by == caller.token_id)
         elif caller.role == "reviewer":

@@ -13,8 +13,9 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
-from regua.errors import PermissionDeniedError
+from regua.errors import NotFoundError, PermissionDeniedError
 from regua.settings import Settings
+from service.access.pools import hidden_refs, sees_hidden
 from service.access.tokens import Principal
 from service.api.deps import Caller, Ctx
 from service.context import ServiceContext
@@ -62,6 +63,9 @@ def label_item(
     item = session.get(ReviewItem, item_id)
     if item is not None:
         run = session.get(Run, item.run_id)
+        hidden = run is not None and run.task_ref in hidden_refs(session)
+        if hidden and not sees_hidden(reviewer.role):  # reserved: admins only, as if unknown
+            raise NotFoundError(f"no review item {item_id!r}")
         if run is not None and run.submitted_by == reviewer.id:
             raise PermissionDeniedError(
                 "you submitted this run with this token; another reviewer must label it"
@@ -164,7 +168,10 @@ def next_payload(
     policy = policy_from(ctx.settings, ctx.secret)
     catch_up(ctx.db, policy)
     with ctx.db.read() as s:
-        pick = next_for_reviewer(s, reviewer.id, policy.seed, want=item_id, skip=skip)
+        hidden = () if sees_hidden(reviewer.role) else sorted(hidden_refs(s))
+        pick = next_for_reviewer(
+            s, reviewer.id, policy.seed, want=item_id, skip=skip, hidden=hidden
+        )
         done = store.reviewed_count(s, reviewer)
         item = reviewer_item(s, pick.item, policy.seed) if pick.item is not None else None
     return NextItem(item=item, progress=Progress(done=done, left=pick.left))

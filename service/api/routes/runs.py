@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 from sqlalchemy import select
 
 from regua.errors import NotFoundError
+from service.access.pools import require_may_submit
 from service.access.tokens import Principal
 from service.api.deps import Caller, Ctx
 from service.api.schemas import (
@@ -19,7 +20,9 @@ from service.api.schemas import (
     RunView,
 )
 from service.api.text import displayable
+from service.context import ServiceContext
 from service.pipeline.submit import Submission
+from service.reports.leaks import leak_views
 from service.reports.runs import run_summary, run_view
 from service.storage import Run
 
@@ -47,6 +50,13 @@ def _readable(principal: Principal, run: Run | None, run_id: str) -> Run:
     return run
 
 
+def _may_submit(ctx: ServiceContext, caller: Principal, reqs: list[RunRequest]) -> None:
+    """403 when a non-admin submits for a reserved task (see :mod:`service.access.pools`)."""
+    specs = [ctx.registry.get(r.task) for r in reqs]
+    with ctx.db.read() as s:
+        require_may_submit(caller, specs, s)
+
+
 @router.post("", status_code=202, response_model=RunAccepted)
 def create_run(body: RunRequest, ctx: Ctx, caller: Caller) -> RunAccepted:
     """Store a model's raw reply for a task version and queue it (202).
@@ -57,6 +67,7 @@ def create_run(body: RunRequest, ctx: Ctx, caller: Caller) -> RunAccepted:
     is over its rate. Nothing is stored on error.
     """
     caller.require("submitter")
+    _may_submit(ctx, caller, [body])
     (run_id,) = ctx.submit([_submission(body)], caller.token_id)
     return RunAccepted(run_id=run_id, status="queued")
 
@@ -68,6 +79,7 @@ def create_runs(body: BatchRequest, ctx: Ctx, caller: Caller) -> BatchAccepted:
     A batch larger than the queue or than one submitter's share answers 422: it can never fit.
     """
     caller.require("submitter")
+    _may_submit(ctx, caller, body.runs)
     ids = ctx.submit([_submission(r) for r in body.runs], caller.token_id)
     return BatchAccepted(
         batch_size=len(ids), runs=[RunAccepted(run_id=i, status="queued") for i in ids]
@@ -108,6 +120,8 @@ def get_run(run_id: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
     with ctx.db.read() as s:
         run = _readable(caller, s.get(Run, run_id), run_id)
         view = run_view(s, run, include_model=True)
+        if caller.is_admin:
+            view["leaks"] = leak_views(s, run.id)
     if view.get("model"):  # params stored before unstorable text was refused (issue 14)
         view["model"]["params"] = displayable(view["model"].get("params"))
     return view

@@ -8,7 +8,9 @@ from fastapi import APIRouter, Body, Response
 from pydantic import BaseModel
 
 from regua.errors import ConfigurationError
+from service.access.pools import retire_task, retired_refs, task_detail, task_line
 from service.api.deps import Caller, Ctx
+from service.storage import iso
 from service.tasks_store import StoredTaskRegistry, register_task
 from tasks.authoring import spec_from_data
 
@@ -16,17 +18,19 @@ router = APIRouter(prefix="/v1/tasks", tags=["tasks"])
 
 
 class TaskLine(BaseModel):
-    """One registered task version."""
+    """One registered task version (title and family are null when ``redacted``)."""
 
     ref: str
-    title: str
-    family: str
+    title: str | None
+    family: str | None
     pool: str
     mode: str
     content_hash: str
     criteria: list[str]
     template: str | None = None
     dimensions: dict[str, str] = {}
+    retired: bool = False
+    redacted: bool = False
 
 
 class TaskList(BaseModel):
@@ -41,36 +45,52 @@ class TaskDetail(BaseModel):
     ref: str
     content_hash: str
     spec: dict[str, Any]
+    retired: bool = False
+    redacted: bool = False
+    """True when the spec is cut to ref, pool, mode and criterion ids (a reserved task)."""
+    canary: str | None = None
+    """A reserved task's canary (admins only)."""
+
+
+class Retired(BaseModel):
+    """A retired task version."""
+
+    ref: str
+    retired_at: str
+    retired_by: str
+    note: str
+
+
+class RetireBody(BaseModel):
+    """Why a task version is retired (optional)."""
+
+    note: str = ""
 
 
 @router.get("", response_model=TaskList)
 def list_tasks(ctx: Ctx, caller: Caller) -> TaskList:
-    """Every registered task version with its content hash."""
-    del caller  # any role may read the tasks
-    return TaskList(
-        tasks=[
-            TaskLine(
-                ref=t.ref,
-                title=t.title,
-                family=t.family,
-                pool=t.pool.value,
-                mode=t.mode.value,
-                content_hash=ctx.registry.content_hash(t.ref),
-                criteria=[c.id for c in t.criteria],
-                template=t.template,
-                dimensions=t.dimensions,
-            )
-            for t in ctx.registry.all()
-        ]
-    )
+    """Every registered task version with its content hash (any role; reserved ones redacted)."""
+    with ctx.db.read() as s:
+        retired = retired_refs(s)
+    lines = [
+        task_line(t, ctx.registry.content_hash(t.ref), role=caller.role, retired=retired)
+        for t in ctx.registry.all()
+    ]
+    return TaskList.model_validate({"tasks": lines})
 
 
 @router.get("/{ref}", response_model=TaskDetail)
 def get_task(ref: str, ctx: Ctx, caller: Caller) -> TaskDetail:
-    """One frozen task version: prompt, constraints, render profile, acceptance table."""
-    del caller
+    """One frozen task version: prompt, constraints, render profile, acceptance table.
+
+    A reserved task that is not retired shows only its ref, pool, mode and criterion ids to
+    submitters and reviewers (``redacted``).
+    """
     spec = ctx.registry.get(ref)
-    return TaskDetail(ref=spec.ref, content_hash=spec.content_hash(), spec=spec.to_wire())
+    with ctx.db.read() as s:
+        retired = retired_refs(s)
+    view = task_detail(spec, spec.content_hash(), role=caller.role, retired=retired)
+    return TaskDetail.model_validate(view)
 
 
 class Registered(BaseModel):
@@ -103,3 +123,22 @@ def add_task(
     if done.outcome == "unchanged":
         response.status_code = 200
     return Registered(ref=done.ref, content_hash=done.content_hash, outcome=done.outcome)
+
+
+@router.post("/{ref}/retire", response_model=Retired)
+def retire(ref: str, ctx: Ctx, caller: Caller, body: RetireBody | None = None) -> Retired:
+    """Retire a task version (admin): rotated out, and a reserved prompt may be published.
+
+    Idempotent: retiring a retired task answers its first retirement. 404 for an unknown task.
+    """
+    caller.require("admin")
+    spec = ctx.registry.get(ref)
+    with ctx.db.write() as s:
+        row = retire_task(s, spec.ref, caller.name, body.note if body else "")
+        out = Retired(
+            ref=row.task_ref,
+            retired_at=iso(row.retired_at) or "",
+            retired_by=row.retired_by,
+            note=row.note,
+        )
+    return out

@@ -1,0 +1,153 @@
+"""Who may see a reserved task: the one place where task pools turn into visibility.
+
+Pools are ``core``, ``rotating`` and ``reserved``. A reserved task that is not retired is
+*hidden*: its prompt, title, family, criterion questions and drawings are shown only to admins
+(the generation runner submits its runs with an admin token). Submitters and reviewers see its
+reference and pool, never its prompt:
+
+- the task listing and detail are cut down to ref, pool, mode and criterion ids
+  (:func:`task_line`, :func:`task_detail`);
+- only an admin may submit a run for it (:func:`require_may_submit`), so no submitter ever has
+  a run, a frame or a report line of it;
+- its review items are offered only to admin reviewers, and only admins may label them
+  (:func:`hidden_run_ids`, used by the queue's picking and labelling);
+- its artifacts (frames, masks, replies) answer 404 to everyone but admins (artifact route).
+
+Retiring a task (:func:`retire_task`, ``regua tasks retire`` or ``POST /v1/tasks/{ref}/retire``)
+rotates it out of the bank; a retired reserved task is no longer hidden (its prompt may be
+published) and no longer watched for leaks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Iterable
+from typing import Any
+
+from sqlalchemy import Select, select
+from sqlalchemy.orm import Session
+
+from checks.leaks import Watched
+from regua.errors import PermissionDeniedError
+from service.access.tokens import Principal
+from service.storage import Run, TaskRetirement, TaskRow
+from tasks import TaskSpec
+from tasks.model import Pool
+
+SEES_HIDDEN = ("admin",)
+"""Roles that see hidden (reserved, not retired) tasks in full."""
+
+
+def sees_hidden(role: str) -> bool:
+    """Whether ``role`` sees reserved tasks' prompts and drawings."""
+    return role in SEES_HIDDEN
+
+
+def retired_refs(session: Session) -> frozenset[str]:
+    """References of every retired task version."""
+    return frozenset(session.scalars(select(TaskRetirement.task_ref)))
+
+
+def is_hidden(spec: TaskSpec, retired: Container[str]) -> bool:
+    """A reserved task that is not retired."""
+    return spec.pool is Pool.RESERVED and spec.ref not in retired
+
+
+def hidden_refs(session: Session, extra: Iterable[TaskSpec] = ()) -> frozenset[str]:
+    """Refs of hidden tasks among those stored (``tasks`` rows) and ``extra`` specs."""
+    retired = retired_refs(session)
+    stored = session.execute(select(TaskRow.ref, TaskRow.spec)).all()
+    refs = {ref for ref, spec in stored if (spec or {}).get("pool") == Pool.RESERVED.value}
+    refs.update(s.ref for s in extra if s.pool is Pool.RESERVED)
+    return frozenset(refs - retired)
+
+
+def hidden_run_ids(session: Session) -> Select[str]:
+    """A sub-query of the ids of runs of hidden tasks (what non-admins never see)."""
+    refs = sorted(hidden_refs(session))
+    return select(Run.id).where(Run.task_ref.in_(refs))
+
+
+def task_line(
+    spec: TaskSpec, content_hash: str, *, role: str, retired: Container[str]
+) -> dict[str, Any]:
+    """One task in a listing, as ``role`` may see it (title and family cut when hidden)."""
+    hidden = is_hidden(spec, retired) and not sees_hidden(role)
+    return {
+        "ref": spec.ref,
+        "title": None if hidden else spec.title,
+        "family": None if hidden else spec.family,
+        "pool": spec.pool.value,
+        "mode": spec.mode.value,
+        "content_hash": content_hash,
+        "criteria": [c.id for c in spec.criteria],
+        "template": None if hidden else spec.template,
+        "dimensions": {} if hidden else spec.dimensions,
+        "retired": spec.ref in retired,
+        "redacted": hidden,
+    }
+
+
+def task_detail(
+    spec: TaskSpec, content_hash: str, *, role: str, retired: Container[str]
+) -> dict[str, Any]:
+    """One task version as ``role`` may see it: the full spec, or ref, pool, mode and ids."""
+    hidden = is_hidden(spec, retired) and not sees_hidden(role)
+    body: dict[str, Any]
+    if hidden:
+        body = {
+            "id": spec.id,
+            "version": spec.version,
+            "pool": spec.pool.value,
+            "mode": spec.mode.value,
+            "criteria": [{"id": c.id, "kind": c.kind.value} for c in spec.criteria],
+        }
+    else:
+        body = spec.to_wire()
+    reserved = spec.pool is Pool.RESERVED
+    return {
+        "ref": spec.ref,
+        "content_hash": content_hash,
+        "spec": body,
+        "retired": spec.ref in retired,
+        "redacted": hidden,
+        "canary": spec.canary_text() if reserved and sees_hidden(role) else None,
+    }
+
+
+def require_may_submit(principal: Principal, specs: Iterable[TaskSpec], session: Session) -> None:
+    """Only admins (the generation runner) submit runs of hidden tasks (else 403)."""
+    if sees_hidden(principal.role):
+        return
+    retired = retired_refs(session)
+    for spec in specs:
+        if is_hidden(spec, retired):
+            raise PermissionDeniedError(
+                f"{spec.ref} is a reserved task: its runs are submitted by the generation "
+                "runner with an admin token"
+            )
+
+
+def watched_tasks(specs: Iterable[TaskSpec], retired: Container[str]) -> list[Watched]:
+    """What the check stage watches replies for: every hidden task's canary and prompt."""
+    return [Watched(s.ref, s.canary_text(), s.prompt) for s in specs if is_hidden(s, retired)]
+
+
+def stored_specs(session: Session) -> list[TaskSpec]:
+    """Every task version stored by the service (rows that no longer parse are skipped)."""
+    out = []
+    for (spec,) in session.execute(select(TaskRow.spec)):
+        try:
+            out.append(TaskSpec.model_validate(spec))
+        except ValueError:
+            continue
+    return out
+
+
+def retire_task(session: Session, ref: str, by: str, note: str = "") -> TaskRetirement:
+    """Mark ``ref`` retired (idempotent: a retired task keeps its first retirement)."""
+    row = session.scalar(select(TaskRetirement).where(TaskRetirement.task_ref == ref))
+    if row is None:
+        row = TaskRetirement(task_ref=ref, retired_by=by, note=note)
+        session.add(row)
+        session.flush()
+    return row

@@ -1,0 +1,83 @@
+"""``regua tasks retire ID@VERSION`` (rotation) and ``regua tasks bank FILE`` (bank versions).
+
+Retiring writes straight to the service's database (``--data-dir`` or ``REGUA_DATABASE_URL``),
+as ``regua token`` does; the running service reads it on the next request.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import typer
+
+from regua.errors import ReguaError, TaskError
+from regua.settings import load_settings
+from service.access.pools import retire_task
+from service.access.secret import open_database
+from service.storage import iso
+from tasks import bundled_registry
+from tasks.bank import Bank, check_banks, load_bank_text, shared_anchors
+
+
+def retire(
+    ref: str = typer.Argument(..., help="The task version to retire, ID@VERSION"),
+    note: str = typer.Option("", help="Why it is retired (kept with the retirement)"),
+    data_dir: Path | None = typer.Option(None, "--data-dir", help="Data folder (REGUA_DATA_DIR)"),
+) -> None:
+    """Retire a task version: rotated out of the bank; a reserved prompt may now be published."""
+    settings = load_settings()
+    if data_dir is not None:
+        settings = settings.model_copy(update={"data_dir": data_dir})
+    try:
+        spec = bundled_registry().get(ref)
+    except ReguaError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    db = open_database(settings)
+    try:
+        with db.write() as s:
+            row = retire_task(s, spec.ref, "cli", note)
+            when = iso(row.retired_at)
+    finally:
+        db.dispose()
+    typer.echo(f"{spec.ref} retired at {when} (pool {spec.pool.value})")
+
+
+def _read_bank(path: Path) -> Bank:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TaskError(f"{path}: cannot read: {exc.strerror}") from exc
+    return load_bank_text(text, str(path))
+
+
+def _consecutive(banks: list[Bank]) -> list[tuple[Bank, Bank]]:
+    ordered = sorted(banks, key=lambda b: (b.id, b.version))
+    return [(a, b) for a, b in itertools.pairwise(ordered) if a.id == b.id]
+
+
+def bank(
+    files: list[Path] = typer.Argument(..., help="Bank files (YAML), any order"),
+) -> None:
+    """Check bank versions: every consecutive pair shares the anchors the newer one declares.
+
+    Prints the anchors of each pair as ``--task`` options: a report over those task versions
+    (``regua report --task …``) compares the two bank versions on the anchors only.
+    """
+    try:
+        banks = [_read_bank(f) for f in files]
+        problems = check_banks(banks)
+    except ReguaError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    for b in banks:
+        typer.echo(f"{b.id} v{b.version}: {len(b.items)} items, {len(b.anchors)} anchors")
+    if problems:
+        for p in problems:
+            typer.echo(f"error: {p}", err=True)
+        raise typer.Exit(1)
+    typer.echo("ok: consecutive versions share their declared anchors")
+    for old, new in _consecutive(banks):
+        anchors = " ".join(f"--task {a}" for a in shared_anchors(old, new))
+        typer.echo(f"compare {new.id} v{old.version} and v{new.version} on: {anchors}")

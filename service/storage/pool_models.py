@@ -1,0 +1,38 @@
+"""Tables of task pools (issue 16; created by migration ``0710_task_pools``).
+
+``task_retirements`` records that a task version was retired (rotated out; a retired reserved
+task's prompt may be published). ``leak_flags`` records that a run's raw reply carried a
+reserved task's canary or prompt, found by the check stage at extraction. Both are append-only.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from service.storage.models import Base, utcnow
+
+
+class TaskRetirement(Base):
+    """One retired task version (by reference); a row is never removed."""
+
+    __tablename__ = "task_retirements"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    task_ref: Mapped[str] = mapped_column(String(200), unique=True)
+    retired_by: Mapped[str] = mapped_column(String(200), default="")
+    note: Mapped[str] = mapped_column(Text, default="")
+    retired_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class LeakFlag(Base):
+    """A reserved task (``task_ref``) whose canary or prompt (``kind``) a run's reply contains."""
+
+    __tablename__ = "leak_flags"
+    __table_args__ = (UniqueConstraint("run_id", "task_ref", "kind"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
+    task_ref: Mapped[str] = mapped_column(String(200), index=True)
+    kind: Mapped[str] = mapped_column(String(16))  # canary | prompt
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

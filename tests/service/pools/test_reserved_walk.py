@@ -1,0 +1,256 @@
+"""A reserved task's prompt and drawings reach no submitter or reviewer (issue 16).
+
+The walk is generic: it expands every route of the served app (API and pages), fills each path
+parameter with real ids (failing on a parameter it cannot fill, so a new route is covered or
+the test says why not), calls every method with a bearer token and with a logged-in web
+session, and asserts that no body holds the reserved prompt, its title or the bytes of any of
+its run's artifacts. The admin walk must see the prompt, so the test can fail.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import func, select
+
+from sandbox import WorkerPool
+from service.server import create_app
+from service.storage import ReviewRow, Run
+from tests.helpers.web import web_login
+from tests.service.pools.world import (
+    GOOD,
+    SECRET_PIECE,
+    SECRET_PROMPT,
+    SECRET_TITLE,
+    PoolWorld,
+    pool_world,
+)
+
+STATIC = sorted(p.name for p in (Path(__file__).parents[3] / "service/web/static").iterdir())
+QUICK = {"resamples": "0"}
+"""Sent to every route (reports take it: no bootstrap, so the walk stays quick)."""
+PARAM = re.compile(r"{([^}:]+)(?::[^}]*)?}")
+SKIPPED = {
+    ("POST", "/logout"): "ends the session the walk uses; answers a redirect, no data",
+    ("POST", "/login"): "the login form (answers the form or a redirect); web_login covers it",
+}
+ADMIN_SKIPPED = {
+    ("POST", "/v1/tasks/{ref}/retire"): "would unhide the reserved task for the other walks",
+    ("DELETE", "/v1/tokens/{token_id}"): "would revoke the admin's own token",
+}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, render_pool: WorkerPool) -> Iterator[PoolWorld]:
+    """One served app for the module (see :mod:`tests.service.pools.world`)."""
+    yield from pool_world(tmp_path_factory.mktemp("pools"), render_pool)
+
+
+def endpoints(routes: list[Any], prefix: str = "") -> Iterator[tuple[str, str]]:
+    """(method, path template) of every route, entering included routers (any FastAPI)."""
+    for route in routes:
+        included = getattr(route, "original_router", None)
+        if included is not None:
+            sub = prefix + str(getattr(route.include_context, "prefix", ""))
+            yield from endpoints(list(included.routes), sub)
+        elif getattr(route, "methods", None) and getattr(route, "path", None):
+            for method in sorted(set(route.methods) - {"HEAD"}):
+                yield method, prefix + route.path
+        else:
+            raise AssertionError(f"the walker cannot enter route {route!r}; teach it")
+
+
+def fillers(world: PoolWorld) -> dict[str, list[str]]:
+    """Real values for every path parameter name the app uses."""
+    runs = [world.reserved_run, world.canary_run, world.prompt_run]
+    return {
+        "run_id": runs,
+        "ref": [world.spec.ref],
+        # every artifact of the reserved run, and a few the caller may read (the canary run's)
+        "sha256": [sha for sha, _ in world.artifacts(world.reserved_run)]
+        + [sha for sha, _ in world.artifacts(world.canary_run)][:3],
+        "item_id": world.reserved_items(),
+        "token_id": [str(world.token_ids["admin"])],
+        "job_id": ["job-of-nobody"],
+        "batch_id": ["1"],
+        "name": STATIC,
+    }
+
+
+def concrete(template: str, fill: dict[str, list[str]]) -> list[str]:
+    """Every path of ``template`` with its parameters filled (fails on an unknown one)."""
+    paths = [template]
+    for name in PARAM.findall(template):
+        assert name in fill, f"no value for path parameter {name!r} of {template}; add one"
+        assert fill[name], f"no real value for {name!r} of {template}"
+        one = re.compile(r"{" + name + r"(?::[^}]*)?}")
+        paths = [one.sub(v, p) for p in paths for v in fill[name]]
+    return paths
+
+
+def bodies(world: PoolWorld, csrf: str) -> dict[tuple[str, str], dict[str, Any]]:
+    """Valid bodies for the routes that take one (JSON for /v1, form fields for pages)."""
+    run = {"task": world.spec.ref, "model": {"label": "x", "provider": "p"}, "output": GOOD}
+    return {
+        ("POST", "/v1/runs"): run,
+        ("POST", "/v1/runs/batch"): {"runs": [run]},
+        ("POST", "/v1/reviews/{item_id}"): {"status": "pass", "note": ""},
+        ("POST", "/review/{item_id}"): {"status": "pass", "csrf": csrf},
+    }
+
+
+def _call(http: httpx.Client, method: str, path: str, query: dict[str, str], body: Any) -> bytes:
+    if method == "GET":
+        return http.get(path, params=query).content
+    if path.startswith("/v1"):
+        return http.request(method, path, params=query, json=body).content
+    return http.request(method, path, params=query, data=body).content
+
+
+def walk(world: PoolWorld, http: httpx.Client, csrf: str, *, admin: bool = False) -> dict[str, str]:
+    """Call every endpoint with ``http``; the text of each answer by ``METHOD path query``.
+
+    Routes without path parameters are also called with ``?item=`` (a reserved review item) and
+    ``?task=`` (the reserved ref), the query parameters pages and reports take.
+    """
+    fill = fillers(world)
+    body_of = bodies(world, csrf)
+    secret_bytes = [(s, d) for s, d in world.secret_artifacts() if len(d) >= 64]
+    assert any(d[:4] == b"\x89PNG" for _, d in secret_bytes), "the reserved run has own frames"
+    skipped = SKIPPED | (ADMIN_SKIPPED if admin else {})
+    seen: dict[str, str] = {}
+    got_secret_bytes = False
+    for method, template in endpoints(list(create_app(world.ctx).routes)):
+        if (method, template) in skipped:
+            continue
+        queries: list[dict[str, str]] = [QUICK]
+        if "{" not in template:
+            queries.append({**QUICK, "item": fill["item_id"][0], "task": world.spec.ref})
+        for path in concrete(template, fill):
+            for query in queries:
+                content = _call(http, method, path, query, body_of.get((method, template), {}))
+                seen[f"{method} {path} {query}"] = content.decode("utf-8", "replace")
+                for sha, data in secret_bytes:
+                    if admin:
+                        got_secret_bytes = got_secret_bytes or data in content
+                    else:
+                        assert data not in content, f"{method} {path} sent reserved artifact {sha}"
+    assert got_secret_bytes or not admin, "the admin walk must get the reserved drawings"
+    return seen
+
+
+def _leaks(seen: dict[str, str]) -> list[str]:
+    return [
+        k
+        for k, text in seen.items()
+        if SECRET_PIECE in text.casefold() or SECRET_PROMPT in text or SECRET_TITLE in text
+    ]
+
+
+@pytest.mark.parametrize("name", ["submitter", "reviewer"])
+def test_reserved_prompt_reaches_no_submitter_or_reviewer(world: PoolWorld, name: str) -> None:
+    assert world.reserved_items(), "the reserved run has a review item to walk"
+    bearer = walk(world, world.client(name), csrf="")
+    assert _leaks(bearer) == []
+    walked = {template for _, template in endpoints(list(create_app(world.ctx).routes))}
+    schema = world.client(name).get("/v1/openapi.json").json()["paths"]
+    assert set(schema) <= walked  # every documented route is walked, and the pages too:
+    assert {"/review", "/runs/{run_id}", "/report/full", "/v1/tasks/{ref}"} <= walked
+    page = world.client()
+    csrf = web_login(page, world.tokens[name])
+    pages = walk(world, page, csrf)
+    assert _leaks(pages) == []
+    # what they do see: the ref and pool
+    listing = world.client(name).get("/v1/tasks").json()["tasks"]
+    line = next(t for t in listing if t["ref"] == world.spec.ref)
+    assert line["pool"] == "reserved" and line["redacted"] and line["title"] is None
+
+
+def test_admin_sees_the_reserved_prompt(world: PoolWorld) -> None:
+    seen = walk(world, world.client("admin"), csrf="", admin=True)
+    assert _leaks(seen), "the admin walk must see the reserved prompt"
+    detail = world.client("admin").get(f"/v1/tasks/{world.spec.ref}").json()
+    assert detail["spec"]["prompt"] == SECRET_PROMPT and not detail["redacted"]
+    assert detail["canary"] == world.spec.canary_text()
+    page = world.client()
+    web_login(page, world.tokens["admin2"])  # admin did submit it; another admin reviews
+    item = world.reserved_items()[0]
+    shown = page.get("/review", params={"item": item})
+    assert shown.status_code == 200 and SECRET_PROMPT in shown.text
+    frame = next(sha for sha, d in world.artifacts(world.reserved_run) if d[:4] == b"\x89PNG")
+    assert world.client("admin").get(f"/v1/artifacts/{frame}").status_code == 200
+
+
+def test_reviewer_is_never_offered_a_reserved_item(world: PoolWorld) -> None:
+    reviewer = world.client("reviewer")
+    reserved = set(world.reserved_items())
+    offered: list[str] = []
+    while True:
+        got = reviewer.get("/v1/reviews/next", params={"skip": offered}).json()["item"]
+        if got is None or got["item_id"] in offered:
+            break
+        offered.append(got["item_id"])
+    assert offered and not reserved & set(offered)
+    before = _stored(world)
+    posted = reviewer.post(f"/v1/reviews/{sorted(reserved)[0]}", json={"status": "pass"})
+    assert posted.status_code == 404 and "no review item" in posted.text  # as if unknown
+    submit = world.client("submitter").post(
+        "/v1/runs",
+        json={"task": world.spec.ref, "model": {"label": "m"}, "output": GOOD},
+    )
+    assert submit.status_code == 403 and "admin token" in submit.text
+    assert SECRET_PIECE not in submit.text
+    assert _stored(world) == before  # neither refusal stored anything
+
+
+def _stored(world: PoolWorld) -> tuple[int, int]:
+    """How many runs and review labels are stored."""
+    with world.ctx.db.read() as s:
+        runs = s.scalar(select(func.count(Run.id))) or 0
+        labels = s.scalar(select(func.count(ReviewRow.id))) or 0
+    return int(runs), int(labels)
+
+
+def test_reply_with_a_reserved_canary_or_prompt_is_flagged(world: PoolWorld) -> None:
+    admin = world.client("admin")
+    canary = admin.get(f"/v1/runs/{world.canary_run}").json()
+    assert canary["leaks"] and {(x["task"], x["kind"]) for x in canary["leaks"]} == {
+        (world.spec.ref, "canary")
+    }
+    quoted = admin.get(f"/v1/runs/{world.prompt_run}").json()
+    assert [(x["task"], x["kind"]) for x in quoted["leaks"]] == [(world.spec.ref, "prompt")]
+    own = admin.get(f"/v1/runs/{world.reserved_run}").json()
+    assert own["leaks"] == []  # neither its canary nor another reserved prompt
+    mine = world.client("submitter").get(f"/v1/runs/{world.canary_run}").json()
+    assert "leaks" not in mine  # flags are for admins
+    report = admin.get("/v1/reports", params={"resamples": 0}).json()
+    (entry,) = report["leaks"]
+    assert entry["task"] == world.spec.ref and entry["canary"] == 1 and entry["prompt"] == 1
+    assert sorted(entry["runs"]) == sorted([world.canary_run, world.prompt_run])
+    assert {p["pool"] for p in report["aggregates"]} == {"core", "reserved"}  # kept apart
+    html = admin.get("/v1/reports/html", params={"resamples": 0}).text
+    assert f"<td>leak: {world.spec.ref}</td><td>1</td><td>1</td><td>2</td>" in html
+    page = world.client()
+    web_login(page, world.tokens["admin"])
+    assert (
+        f"leak: <code>{world.spec.ref}</code> (canary)"
+        in page.get(f"/runs/{world.canary_run}").text
+    )
+
+
+def test_retiring_unhides_the_reserved_task(world: PoolWorld) -> None:
+    """Last in the module: it retires the reserved task for good."""
+    submitter = world.client("submitter")
+    assert submitter.post(f"/v1/tasks/{world.spec.ref}/retire").status_code == 403
+    r = world.client("admin").post(f"/v1/tasks/{world.spec.ref}/retire", json={"note": "rotated"})
+    assert r.status_code == 200 and r.json()["note"] == "rotated"
+    again = world.client("admin").post(f"/v1/tasks/{world.spec.ref}/retire")
+    assert again.json()["retired_at"] == r.json()["retired_at"]  # idempotent
+    shown = submitter.get(f"/v1/tasks/{world.spec.ref}").json()
+    assert shown["retired"] and not shown["redacted"] and shown["spec"]["prompt"] == SECRET_PROMPT
+    assert world.client("admin").post("/v1/tasks/nope@1/retire").status_code == 404
