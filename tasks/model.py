@@ -9,6 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tasks.geometry import GeometrySpec
+
 
 class Pool(StrEnum):
     """Which item pool a task belongs to; pools are reported separately."""
@@ -57,6 +59,11 @@ HASH_OMITS_DEFAULT: dict[str, dict[str, object]] = {
 }
 """Limits added to the format after specs were frozen: omitted from the canonical JSON while they
 hold their default, so every spec written before them keeps its content hash."""
+
+HASH_OMITS_NONE: tuple[str, ...] = ("geometry",)
+CRITERION_OMITS_DEFAULT: dict[str, object] = {"states": []}
+"""Optional top-level blocks added after specs were frozen: omitted from the canonical JSON while
+unset, so every spec written before them keeps its content hash."""
 
 
 class OutputConstraints(Frozen):
@@ -128,6 +135,11 @@ class Criterion(Frozen):
     For example animation on a static task; such a criterion is always reported
     ``not_applicable`` and costs nothing.
     """
+    states: tuple[str, ...] = ()
+    """Phrases of the prompt that state this criterion (checked by ``regua tasks check``).
+
+    Added after the first released specs: left empty it takes no part in the content hash.
+    """
 
 
 class TaskSpec(Frozen):
@@ -144,6 +156,8 @@ class TaskSpec(Frozen):
     render: RenderProfile
     animation: AnimationPlan | None = None
     criteria: tuple[Criterion, ...]
+    # Task-declared geometry (issue 16): parts, relations, reference length; see tasks.geometry.
+    geometry: GeometrySpec | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskSpec:
@@ -154,7 +168,17 @@ class TaskSpec(Frozen):
             raise ValueError(f"{self.ref}: an animated task needs an animation plan")
         if self.mode is Mode.STATIC and self.animation is not None:
             raise ValueError(f"{self.ref}: a static task has no animation plan")
+        if self.geometry is not None:
+            self._geometry_consistent(self.geometry, set(ids))
         return self
+
+    def _geometry_consistent(self, geo: GeometrySpec, criteria: set[str]) -> None:
+        missing = [p for p in geo.required_ids() if p not in self.output.required_ids]
+        if missing:
+            raise ValueError(f"{self.ref}: required geometry parts {missing} not in required_ids")
+        unknown = [r.criterion for r in geo.relations if r.criterion not in criteria]
+        if unknown:
+            raise ValueError(f"{self.ref}: geometry relations for unknown criteria {unknown}")
 
     @property
     def ref(self) -> str:
@@ -175,6 +199,13 @@ class TaskSpec(Frozen):
     def canonical_json(self) -> str:
         """A canonical JSON text of the spec; its hash freezes the version."""
         doc = self.model_dump(mode="json")
+        for key in HASH_OMITS_NONE:
+            if doc.get(key) is None:
+                doc.pop(key, None)
+        for row in doc.get("criteria") or ():
+            for key, default in CRITERION_OMITS_DEFAULT.items():
+                if row.get(key) == default:
+                    del row[key]
         for section, defaults in HASH_OMITS_DEFAULT.items():
             part = doc.get(section)
             if isinstance(part, dict):

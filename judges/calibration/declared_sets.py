@@ -1,0 +1,67 @@
+"""Perturbation sets a task's declared geometry implies: one recipe per geometric criterion.
+
+:func:`declared_recipes` reads :func:`tasks.declared.declared_geometry` and fills in the
+parameters of the declared perturbations (:mod:`judges.calibration.perturb_declared`): which
+part moves off which, the reference length, and the criteria the edit must or may change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from judges.calibration.perturb import Recipe, judged_criteria
+from tasks import TaskSpec
+from tasks.declared import declared_geometry
+from tasks.geometry import GeometrySpec, Relation, RelationKind
+
+
+def _mentions(geo: GeometrySpec, parts: Sequence[str], skip: set[str]) -> list[str]:
+    """Criteria of the other relations that mention one of ``parts``."""
+    return [
+        r.criterion
+        for r in geo.relations
+        if r.criterion not in skip and any(p in r.part_ids() for p in parts)
+    ]
+
+
+def _recipe(geo: GeometrySpec, rel: Relation) -> Recipe:
+    ref = geo.reference_length
+    if rel.kind is RelationKind.PRESENT:
+        # hiding a part that sets the scale would leave every other relation unmeasurable
+        part = next((p for p in rel.parts if p not in ref.parts), rel.parts[0])
+        return Recipe(
+            "hide-declared-part",
+            {"part": part, "must": [rel.criterion], "may": _mentions(geo, [part], {rel.criterion})},
+        )
+    if rel.kind is RelationKind.ROTATES:
+        part = rel.parts[0]
+        may = _mentions(geo, [part], {rel.criterion})
+        return Recipe("freeze-part", {"part": part, "must": [rel.criterion], "may": may})
+    moves = [[p.a, p.b, "centre" if p.to == "centre" else "box"] for p in rel.pairs]
+    if rel.quantifier == "all":
+        moves = moves[:1]  # one broken pair fails the relation: a single factor
+    pairs = {(m[0], m[1]) for m in moves}
+    must = [
+        r.criterion
+        for r in geo.relations
+        if r.kind is rel.kind and pairs <= {(p.a, p.b) for p in r.pairs} and r.quantifier == "all"
+    ]
+    must = list(dict.fromkeys([rel.criterion, *must]))
+    moved = [m[1] if m[2] == "centre" else m[0] for m in moves]
+    params = {
+        "moves": moves,
+        "reference": list(ref.parts),
+        "measure": ref.measure,
+        "must": must,
+        "may": _mentions(geo, moved, set(must)),
+    }
+    return Recipe("separate-parts", params)
+
+
+def declared_recipes(task: TaskSpec) -> dict[str, Recipe]:
+    """One must-change recipe per judged criterion the task's geometry declares a relation for."""
+    geo = declared_geometry(task)
+    if geo is None:
+        return {}
+    judged = set(judged_criteria(task))
+    return {r.criterion: _recipe(geo, r) for r in geo.relations if r.criterion in judged}
