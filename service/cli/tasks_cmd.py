@@ -98,4 +98,7 @@ def show_task(
 
 def register(app: typer.Typer) -> None:
     """Add ``regua tasks`` to the main app."""
+    from service.cli.tasks_check_cmd import check_command
+
+    tasks_app.command("check")(check_command)
     app.add_typer(tasks_app, name="tasks")
