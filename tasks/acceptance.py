@@ -135,8 +135,8 @@ def unstated(criterion: Criterion, prompt: str) -> str | None:
         return None
     absent = [t for t in terms if t not in found]
     return (
-        f"only {len(found)} of {len(terms)} key terms in the prompt (absent: {', '.join(absent)});"
-        " state it in the prompt, list the prompt `states` phrases, or mark it applicable: false"
+        f"only {len(found)} of {len(terms)} key terms in the prompt (absent: {', '.join(absent)})"
+        " - state it in the prompt, list the prompt `states` phrases, or mark it applicable: false"
     )
 
 
