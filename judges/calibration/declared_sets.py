@@ -41,9 +41,11 @@ def _recipe(geo: GeometrySpec, rel: Relation) -> Recipe:
             {"part": part, "must": [rel.criterion], "may": _mentions(geo, [part], {rel.criterion})},
         )
     if rel.kind is RelationKind.ROTATES:
-        part = rel.parts[0]
-        may = _mentions(geo, [part], {rel.criterion})
-        return Recipe("freeze-part", {"part": part, "must": [rel.criterion], "may": may})
+        frozen = list(
+            dict.fromkeys([rel.parts[0], *(p for q in rel.pairs[:1] for p in (q.a, q.b))])
+        )
+        may = _mentions(geo, frozen, {rel.criterion})
+        return Recipe("freeze-part", {"parts": frozen, "must": [rel.criterion], "may": may})
     moves = [[p.a, p.b, "centre" if p.to == "centre" else "box"] for p in rel.pairs]
     if rel.quantifier == "all":
         moves = moves[:1]  # one broken pair fails the relation: a single factor

@@ -11,7 +11,8 @@ the manifest line of every variant records the declaration it was made from.
   reference length apart (``box``), or moves ``b`` until its centre is that far outside ``a``'s
   box (``centre``, a join to an axle); for contact, seated and joined relations.
 * ``hide-declared-part`` — hides one declared part (``display:none``); for ``present``.
-* ``freeze-part`` — removes the animation of a part; for ``rotates``.
+* ``freeze-part`` — removes the animation of the rotating part and of the pair its angle is
+  read from; for ``rotates``.
 """
 
 from __future__ import annotations
@@ -119,30 +120,42 @@ def hide_declared_part(
     return _effect(params, {})
 
 
-def freeze_part(tree: etree._ElementTree, params: Mapping[str, Any], rng: random.Random) -> Effect:
-    """Remove every SMIL animation of a part and switch off its CSS animations."""
-    del rng  # PerturbFn signature; this edit draws nothing at random
-    part_id = str(params["part"])
-    part = require_id(tree, part_id)
-    refs = {f"#{part_id}"}
-    found = [
+def _animations_of(tree: etree._ElementTree, part: etree._Element) -> list[etree._Element]:
+    """SMIL animation elements inside ``part`` or targeting it by reference."""
+    ref = f"#{part.get('id')}"
+    return [
         el
         for el in tree.getroot().iter()
         if isinstance(el.tag, str)
         and local_name(el) in _ANIMATIONS
         and (
             part in el.iterancestors()
-            or (el.get("href") or el.get(f"{{{XLINK_NS}}}href") or "") in refs
+            or (el.get("href") or el.get(f"{{{XLINK_NS}}}href") or "") == ref
         )
     ]
-    for el in found:
-        remove(el)
-    for el in part.iter():
-        if isinstance(el.tag, str) and local_name(el) not in _ANIMATIONS:
-            set_style(el, "animation", "none")
-    if not found and not part.get("style"):
-        raise PerturbationNotApplicableError(f"{part_id} has no animation to remove")
-    return _effect(params, {"removed_animations": len(found)})
+
+
+def freeze_part(tree: etree._ElementTree, params: Mapping[str, Any], rng: random.Random) -> Effect:
+    """Remove every SMIL animation of the parts and switch off their CSS animations."""
+    del rng  # PerturbFn signature; this edit draws nothing at random
+    parts = [require_id(tree, str(p)) for p in params["parts"]]
+    found = [a for part in parts for a in _animations_of(tree, part)]
+    styled = any(local_name(el) == "style" for el in tree.getroot().iter()) or any(
+        "animation" in (el.get("style") or "")
+        for part in parts
+        for el in part.iter()
+        if isinstance(el.tag, str)
+    )
+    if not found and not styled:
+        raise PerturbationNotApplicableError(f"{list(params['parts'])}: no animation to remove")
+    for el in dict.fromkeys(found):
+        if el.getparent() is not None:
+            remove(el)
+    for part in parts:
+        for el in part.iter():
+            if isinstance(el.tag, str) and local_name(el) not in _ANIMATIONS:
+                set_style(el, "animation", "none")
+    return _effect(params, {"removed_animations": len(set(found))})
 
 
 DECLARED_PERTURBATIONS = ("separate-parts", "hide-declared-part", "freeze-part")
@@ -175,8 +188,8 @@ for _spec in (
         "freeze-part",
         1,
         "must_change",
-        "Remove the animation of a declared part.",
-        {"part": "", **_COMMON},
+        "Remove the animation of declared parts (a rotating part and its direction pair).",
+        {"parts": [], **_COMMON},
         freeze_part,
     ),
 ):

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from judges.calibration.declared_sets import PerturbationSets, declared_recipes
-from judges.calibration.perturb import default_recipes, list_perturbations, perturb
+from judges.calibration.perturb import (
+    PerturbationNotApplicableError,
+    default_recipes,
+    list_perturbations,
+    perturb,
+)
 from tasks import bundled_registry
 from tasks.acceptance import AcceptanceSubject
 from tasks.registry import bundled_spec_texts
@@ -63,3 +69,16 @@ def test_perturbation_sets_check_without_geometry_or_spec() -> None:
     doc["version"] = 0
     skipped = check.run(AcceptanceSubject.from_text(yaml.safe_dump(doc), "f.yaml"))
     assert skipped.status == "skip"
+
+
+def test_rotation_set_freezes_the_part_and_its_direction_pair() -> None:
+    task = bundled_registry().get("pelican-bicycle-animated@2")
+    recipe = declared_recipes(task)["A1"]
+    assert recipe.params["parts"] == ["crank", "pedal-left", "pedal-right"]
+    animated = (ROOT / "samples" / "outputs" / "animated-pedalling.svg").read_text()
+    variant = perturb(animated, recipe.perturbation_id, task=task, params=recipe.params)
+    assert variant.must_change == ("A1",) and "A2" in variant.may_change
+    assert variant.measured["removed_animations"] > 0
+    assert variant.svg.count(b"<animate") < animated.count("<animate")
+    with pytest.raises(PerturbationNotApplicableError, match="no animation to remove"):
+        perturb(SAMPLE, recipe.perturbation_id, task=task, params=recipe.params)
