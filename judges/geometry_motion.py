@@ -11,6 +11,15 @@ from judges.geometry_measure import slope, unwrap_degrees
 from judges.geometry_scene import Finding, Scene, Thresholds
 from judges.model import VerdictStatus
 from tasks import TaskSpec
+from tasks.geometry import PartPair, Relation, RelationKind
+
+CRANK = Relation(
+    criterion="A1",
+    kind=RelationKind.ROTATES,
+    parts=("crank",),
+    pairs=(PartPair(a="pedal-left", b="pedal-right"),),
+)
+"""The pelican tasks' rotation relation (the default when none is given)."""
 
 EXPECTED_REVS_PER_LOOP = 1.0
 MAX_STEP_SHARE = 0.4
@@ -20,34 +29,41 @@ Beyond it the direction of the turn is ambiguous (aliasing) and A1 is uncertain.
 """
 
 
-def crank_angle(scene: Scene) -> tuple[float, float] | None:
-    """(angle in degrees, period) of the crank at one time.
+def crank_angle(scene: Scene, rel: Relation = CRANK) -> tuple[float, float] | None:
+    """(angle in degrees, period) of the rotating part (the crank) at one time.
 
-    The direction from the left pedal to the right pedal turns with the crank over a full
-    360°; without both pedals, the crank's own axis (image moments) gives the angle modulo 180°.
+    The direction from the first pair's ``a`` to its ``b`` (left to right pedal) turns with the
+    part over a full 360°; without both, the part's own axis (image moments) gives the angle
+    modulo 180°.
     """
-    left, right = scene.alone("pedal-left").centroid, scene.alone("pedal-right").centroid
-    if left is not None and right is not None and left != right:
-        return math.degrees(math.atan2(right[1] - left[1], right[0] - left[0])), 360.0
-    axis = scene.alone("crank").orientation_deg
+    if rel.pairs:
+        pair = rel.pairs[0]
+        left, right = scene.alone(pair.a).centroid, scene.alone(pair.b).centroid
+        if left is not None and right is not None and left != right:
+            return math.degrees(math.atan2(right[1] - left[1], right[0] - left[0])), 360.0
+    axis = scene.alone(rel.parts[0]).orientation_deg
     if axis is None:
         return None
     return axis, 180.0
 
 
-def judge_a1(scenes: Sequence[Scene], th: Thresholds, task: TaskSpec) -> Finding:
-    """A1: the crank turns about one revolution per loop across the sampled frames."""
+def judge_a1(
+    scenes: Sequence[Scene], th: Thresholds, task: TaskSpec, rel: Relation = CRANK
+) -> Finding:
+    """A1: the part (crank) turns the declared revolutions per loop across the sampled frames."""
+    part = rel.parts[0]
     loop_s = task.animation.loop_s if task.animation else 4.0
     angles: list[float] = []
     times: list[float] = []
     periods: set[float] = set()
     for scene in scenes:
-        measured = crank_angle(scene)
+        measured = crank_angle(scene, rel)
         if measured is None:
+            others = " and ".join(p for q in rel.pairs[:1] for p in (q.a, q.b)) or "its ends"
             return Finding(
                 VerdictStatus.FAIL,
-                scene.ref("crank", "alone"),
-                "neither the crank nor the pedals are drawn",
+                scene.ref(part, "alone"),
+                f"neither the {part} nor {others} are drawn",
                 time_s=scene.time_s,
             )
         angles.append(measured[0])
@@ -62,14 +78,15 @@ def judge_a1(scenes: Sequence[Scene], th: Thresholds, task: TaskSpec) -> Finding
     steps = [abs(b - a) for a, b in itertools.pairwise(unwrapped)]
     if steps and max(steps) > MAX_STEP_SHARE * period:
         desc = (
-            f"the crank moves {max(steps):.0f}° between two samples: too far to follow its turn "
+            f"the {part} moves {max(steps):.0f}° between two samples: too far to follow its turn "
             f"(period {period:g}°)"
         )
         track = {"angles_deg": [round(a, 1) for a in unwrapped], "times_s": times}
-        return Finding(VerdictStatus.UNCERTAIN, scenes[-1].ref("crank", "alone"), desc, track)
+        return Finding(VerdictStatus.UNCERTAIN, scenes[-1].ref(part, "alone"), desc, track)
     rate = slope(times, unwrapped)  # degrees per second
     revs = abs(rate) * loop_s / 360.0
-    ratio = revs / EXPECTED_REVS_PER_LOOP
+    expected = rel.turns_per_loop
+    ratio = revs / expected
     lo, hi = th.rotation_pass
     ulo, uhi = th.rotation_uncertain
     if lo <= ratio <= hi:
@@ -79,22 +96,29 @@ def judge_a1(scenes: Sequence[Scene], th: Thresholds, task: TaskSpec) -> Finding
     else:
         status = VerdictStatus.FAIL
     span = f"t={times[0]:g}-{times[-1]:g}s over {len(times)} frames"
-    desc = f"crank turns {revs:.2f} revolutions per {loop_s:g}s loop (expected 1; {span})"
+    desc = (
+        f"{part} turns {revs:.2f} revolutions per {loop_s:g}s loop (expected {expected:g}; {span})"
+    )
     details: dict[str, Any] = {
         "revolutions_per_loop": round(revs, 3),
         "angle_source": "pedals" if period == 360.0 else "crank axis",
         "angles_deg": [round(a, 1) for a in unwrapped],
         "times_s": times,
     }
-    return Finding(status, scenes[-1].ref("crank", "alone"), desc, details)
+    return Finding(status, scenes[-1].ref(part, "alone"), desc, details)
 
 
 def judge_a2(
     scenes: Sequence[Scene],
     th: Thresholds,
     contact_at: Callable[[Scene, Thresholds], Finding],
+    summary: str = "both feet on their pedals",
+    part: str = "foot-left",
 ) -> Finding:
-    """A2: both feet stay on their pedals at every sampled time; the first break is evidence."""
+    """A2: the contacts hold at every sampled time; the first break is evidence.
+
+    ``summary`` says what held on a pass; ``part`` is the mask cited as its evidence.
+    """
     per_time: list[dict[str, Any]] = []
     first_fail: Finding | None = None
     first_unsure: Finding | None = None
@@ -119,6 +143,6 @@ def judge_a2(
             details["first_fail_s"] = first_fail.time_s
             desc += f"; clearly lost at t={first_fail.time_s:g}s"
         return Finding(status, broken.artifact_ref, desc, details, broken.time_s)
-    desc = f"both feet on their pedals at all {len(scenes)} sampled times"
-    ref = scenes[0].ref("foot-left") if scenes else None
+    desc = f"{summary} at all {len(scenes)} sampled times"
+    ref = scenes[0].ref(part) if scenes else None
     return Finding(VerdictStatus.PASS, ref, desc, details)

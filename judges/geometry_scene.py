@@ -13,6 +13,10 @@ import numpy as np
 from judges.geometry_measure import Mask, Measured, Region
 from judges.inputs import MaskImage
 from judges.model import JudgeProfile, VerdictStatus
+from tasks.geometry import ReferenceLength
+
+WHEELS = ReferenceLength(parts=("wheel-front", "wheel-rear"), name="wheel diameter")
+"""The reference length of the pelican tasks (and the default of a scene built without one)."""
 
 
 class MaskDecodeError(ValueError):
@@ -108,9 +112,14 @@ class Scene:
         masks: dict[tuple[str, str], MaskImage],
         decode: RegionSource,
         threshold: int,
+        reference: ReferenceLength = WHEELS,
     ) -> None:
-        """Hold the masks of time ``time_s``; ``decode`` turns one into a region on demand."""
+        """Hold the masks of time ``time_s``; ``decode`` turns one into a region on demand.
+
+        ``reference`` says which parts' size normalises distances (:attr:`scale`).
+        """
         self.time_s = time_s
+        self.reference = reference
         self._masks = masks
         self._decode = decode
         self._threshold = threshold
@@ -118,7 +127,12 @@ class Scene:
         self._shape: tuple[int, int] | None = None
 
     @staticmethod
-    def build_all(masks: Sequence[MaskImage], th: Thresholds, decode: RegionSource) -> list[Scene]:
+    def build_all(
+        masks: Sequence[MaskImage],
+        th: Thresholds,
+        decode: RegionSource,
+        reference: ReferenceLength = WHEELS,
+    ) -> list[Scene]:
         """One scene per distinct time, sorted.
 
         Masks are decoded lazily, on first use, and identical PNGs (a part nothing covers has
@@ -136,7 +150,10 @@ class Scene:
                 region = decoded[(image.png, threshold)] = decode(image, threshold)
             return region
 
-        return [Scene(t, ms, decode_once, th.mask_threshold) for t, ms in sorted(by_time.items())]
+        return [
+            Scene(t, ms, decode_once, th.mask_threshold, reference)
+            for t, ms in sorted(by_time.items())
+        ]
 
     def _region(self, part: str, kind: str) -> Measured:
         key = (part, kind)
@@ -172,20 +189,41 @@ class Scene:
         return image.artifact_ref if image else None
 
     @cached_property
-    def wheel_diameter(self) -> float | None:
-        """Mean fitted diameter of the drawn wheels (pixels), or None when no wheel is drawn."""
-        sizes = [
-            ell.diameter
-            for w in ("wheel-front", "wheel-rear")
-            if (ell := self.alone(w).ellipse) is not None
-        ]
+    def scale(self) -> float | None:
+        """The reference length in pixels: the mean declared measure of the drawn parts.
+
+        ``diameter`` is the fitted ellipse's mean axis; ``height`` / ``width`` the part's box.
+        None when no reference part is drawn.
+        """
+        sizes: list[float] = []
+        for part in self.reference.parts:
+            region = self.alone(part)
+            if self.reference.measure == "diameter":
+                if (ell := region.ellipse) is not None:
+                    sizes.append(ell.diameter)
+            elif (box := region.bbox) is not None:
+                x0, y0, x1, y1 = box
+                sizes.append(
+                    float(y1 - y0 + 1 if self.reference.measure == "height" else x1 - x0 + 1)
+                )
         return sum(sizes) / len(sizes) if sizes else None
+
+    @property
+    def wheel_diameter(self) -> float | None:
+        """The reference length in pixels (the wheel diameter on the pelican tasks)."""
+        return self.scale
+
+    @property
+    def unit(self) -> str:
+        """How descriptions call the reference length (``wheel diameter``)."""
+        return self.reference.name
 
     @property
     def info(self) -> dict[str, Any]:
         """Scale information recorded with every finding."""
-        d = self.wheel_diameter
-        return {"wheel_diameter_px": None if d is None else round(d, 2)}
+        d = self.scale
+        key = self.reference.name.replace(" ", "_") + "_px"
+        return {key: None if d is None else round(d, 2)}
 
 
 def not_visible_reason(scene: Scene, part: str, th: Thresholds) -> str | None:

@@ -10,6 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tasks.geometry import GeometrySpec
+
 
 class Pool(StrEnum):
     """Which item pool a task belongs to; pools are reported separately."""
@@ -67,6 +69,10 @@ TOP_LEVEL_OMITS_DEFAULT: dict[str, object] = {"canary": None}
 
 CANARY_NAMESPACE = uuid.UUID("5b0c6f8e-8e3a-4d55-9a43-0f1d2c3b4a59")
 """Namespace of derived canaries (``uuid5`` of ``REF:CONTENT_HASH``), fixed for good."""
+HASH_OMITS_NONE: tuple[str, ...] = ("geometry",)
+CRITERION_OMITS_DEFAULT: dict[str, object] = {"states": []}
+"""Optional top-level blocks added after specs were frozen: omitted from the canonical JSON while
+unset, so every spec written before them keeps its content hash."""
 
 
 class OutputConstraints(Frozen):
@@ -138,6 +144,11 @@ class Criterion(Frozen):
     For example animation on a static task; such a criterion is always reported
     ``not_applicable`` and costs nothing.
     """
+    states: tuple[str, ...] = ()
+    """Phrases of the prompt that state this criterion (checked by ``regua tasks check``).
+
+    Added after the first released specs: left empty it takes no part in the content hash.
+    """
 
 
 class TaskSpec(Frozen):
@@ -162,6 +173,8 @@ class TaskSpec(Frozen):
     # --- pools (issue 16): optional, omitted from the content hash at default ---
     canary: str | None = Field(default=None, min_length=16)
     """A reserved task's canary (BIG-bench style); derived when absent (:meth:`canary_text`)."""
+    # Task-declared geometry (issue 16): parts, relations, reference length; see tasks.geometry.
+    geometry: GeometrySpec | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskSpec:
@@ -172,7 +185,17 @@ class TaskSpec(Frozen):
             raise ValueError(f"{self.ref}: an animated task needs an animation plan")
         if self.mode is Mode.STATIC and self.animation is not None:
             raise ValueError(f"{self.ref}: a static task has no animation plan")
+        if self.geometry is not None:
+            self._geometry_consistent(self.geometry, set(ids))
         return self
+
+    def _geometry_consistent(self, geo: GeometrySpec, criteria: set[str]) -> None:
+        missing = [p for p in geo.required_ids() if p not in self.output.required_ids]
+        if missing:
+            raise ValueError(f"{self.ref}: required geometry parts {missing} not in required_ids")
+        unknown = [r.criterion for r in geo.relations if r.criterion not in criteria]
+        if unknown:
+            raise ValueError(f"{self.ref}: geometry relations for unknown criteria {unknown}")
 
     @property
     def ref(self) -> str:
@@ -196,6 +219,13 @@ class TaskSpec(Frozen):
         for key, default in TOP_LEVEL_OMITS_DEFAULT.items():
             if key in doc and doc[key] == default:
                 del doc[key]
+        for key in HASH_OMITS_NONE:
+            if doc.get(key) is None:
+                doc.pop(key, None)
+        for row in doc.get("criteria") or ():
+            for key, default in CRITERION_OMITS_DEFAULT.items():
+                if row.get(key) == default:
+                    del row[key]
         for section, defaults in HASH_OMITS_DEFAULT.items():
             part = doc.get(section)
             if isinstance(part, dict):

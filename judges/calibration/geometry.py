@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lxml import etree
@@ -172,6 +173,26 @@ def reference_diameter(tree: etree._ElementTree) -> float:
     ]
     if not sizes:
         raise InputError("no wheel to measure a diameter from")
+    return sum(sizes) / len(sizes)
+
+
+def reference_length(tree: etree._ElementTree, parts: Sequence[str], measure: str) -> float:
+    """A task's declared reference length in root user space: mean ``measure`` of ``parts``.
+
+    ``diameter`` is the larger side of a part's box (as :func:`wheel_diameter`), ``height`` and
+    ``width`` its box's sides. Parts the drawing lacks are skipped; none at all is an InputError.
+    """
+    sizes: list[float] = []
+    for pid in parts:
+        el = find_id(tree, pid)
+        if el is None:
+            continue
+        box = require_bbox(el)
+        sizes.append(
+            {"diameter": max(box.width, box.height), "height": box.height}.get(measure, box.width)
+        )
+    if not sizes:
+        raise InputError(f"none of {list(parts)} is drawn: no reference length to measure")
     return sum(sizes) / len(sizes)
 
 

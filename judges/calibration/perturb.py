@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # Importing the two built-in modules registers every built-in perturbation.
-from judges.calibration import perturb_change, perturb_keep  # noqa: F401
+from judges.calibration import perturb_change, perturb_declared, perturb_keep  # noqa: F401
+from judges.calibration.perturb_declared import DECLARED_PERTURBATIONS
 from judges.calibration.perturb_registry import Effect as Effect
 from judges.calibration.perturb_registry import Family, registered_perturbations
 from judges.calibration.perturb_registry import (
@@ -52,10 +53,14 @@ def get_perturbation(perturbation_id: str) -> PerturbationSpec:
         ) from None
 
 
-def list_perturbations() -> tuple[PerturbationSpec, ...]:
-    """Every registered perturbation, sorted by id."""
+def list_perturbations(*, declared: bool = False) -> tuple[PerturbationSpec, ...]:
+    """Every registered perturbation of the standard battery, sorted by id.
+
+    ``declared=True`` adds the ones whose parameters come from a task's declared geometry
+    (:mod:`judges.calibration.perturb_declared`).
+    """
     known = registered_perturbations()
-    return tuple(known[k] for k in sorted(known))
+    return tuple(known[k] for k in sorted(known) if declared or k not in DECLARED_PERTURBATIONS)
 
 
 def canonical(value: Any) -> str:

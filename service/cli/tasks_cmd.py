@@ -100,9 +100,11 @@ def show_task(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``regua tasks`` to the main app (with ``retire`` and ``bank``, issue 16)."""
+    """Add ``regua tasks`` to the main app (with ``retire``, ``bank`` and ``check``, issue 16)."""
     from service.cli.pools_cmd import bank, retire
+    from service.cli.tasks_check_cmd import check_command
 
     tasks_app.command("retire")(retire)
     tasks_app.command("bank")(bank)
+    tasks_app.command("check")(check_command)
     app.add_typer(tasks_app, name="tasks")
