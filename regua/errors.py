@@ -120,5 +120,7 @@ class BatchTooLargeError(InputError):
 
 class ArtifactIntegrityError(StorageError):
     """Stored artifact bytes no longer hash to their address (changed or damaged in the store)."""
+
+
 class InvalidTaskError(TaskError, InputError):
     """A user's task file or template is not a valid task (the field and line are named)."""

@@ -1,4 +1,6 @@
-"""Server-rendered pages: login, review queue, runs, run evidence, report.
+"""Server-rendered pages: login, review queue, runs, run evidence.
+
+The report pages live in :mod:`service.web.report_pages`.
 
 Mounted by the app factory (``service.server.app.ROUTERS`` lists
 ``service.web.pages:router``). Logging in with a bearer token opens a server-side session whose
@@ -36,7 +38,6 @@ from service.access.tokens import Principal, authenticate
 from service.api.deps import Ctx, get_ctx
 from service.api.headers import PAGE_HEADERS
 from service.api.routes.artifacts import get_artifact
-from service.api.routes.reports import get_report_html
 from service.api.routes.reviews import label_item, next_payload, reviewer_of
 from service.review import store
 from service.web.auth import (
@@ -54,8 +55,7 @@ from service.web.auth import (
     read_cookie,
     set_cookie,
 )
-from service.web.data import report_page, run_page, runs_list
-from service.web.pairwise_section import pairwise_sections
+from service.web.data import run_page, runs_list
 
 router = APIRouter(include_in_schema=False)
 
@@ -345,59 +345,3 @@ def run_detail(run_id: str, request: Request, ctx: Ctx, evaluation: int | None =
     except NotFoundError as exc:
         return _error(request, who, exc, 404)
     return page(request, "run.html", {"who": who, "nav": "runs", **data})
-
-
-@router.get("/report")
-def report(request: Request, ctx: Ctx) -> Response:
-    """Counts per task version and model with the pending range, linking to the runs."""
-    who = cookie_principal(request)
-    if who is None:
-        return _login_redirect(request)
-    try:
-        with ctx.db.read() as s:
-            tasks = report_page(s, who)
-            audits = store.audit_stats(s) if who.is_admin else []
-            agreement = store.agreement(s) if who.is_admin else []
-        pairwise = (
-            pairwise_sections(ctx.db, ctx.settings.pairwise_min_comparisons) if who.is_admin else []
-        )
-    except PermissionDeniedError as exc:
-        return _error(request, who, exc, 403)
-    context = {
-        "who": who,
-        "nav": "report",
-        "tasks": tasks,
-        "audits": audits,
-        "agreement": agreement,
-        "pairwise": pairwise,
-        "full_report": "/report/full",
-    }
-    return page(request, "report.html", context)
-
-
-@router.get("/report/full")
-def full_report(request: Request, ctx: Ctx) -> Response:
-    """The full statistics page of ``service/reports`` (``/v1/reports/html``) for page users.
-
-    Same handler and scope rules as the API, with the login cookie instead of a bearer header.
-    """
-    who = cookie_principal(request)
-    if who is None:
-        return _login_redirect(request)
-    try:
-        response: Response = get_report_html(
-            ctx,
-            who,
-            task=[],
-            group_by="model",
-            model=[],
-            seed=20261129,
-            resamples=1000,
-            weights="equal",
-            by=request.query_params.get("by", "family"),
-        )
-    except PermissionDeniedError as exc:
-        return _error(request, who, exc, 403)
-    except InputError as exc:
-        return _error(request, who, exc, 422)
-    return response
