@@ -116,3 +116,7 @@ class RateLimitedError(BackpressureError):
 
 class BatchTooLargeError(InputError):
     """A batch larger than the queue (or a submitter's share of it) can never be accepted."""
+
+
+class ExperimentFileError(InputError):
+    """An experiment file (YAML) is unreadable or breaks its schema (the field is named)."""

@@ -13,6 +13,7 @@ from service.api.routes import (
     artifacts,
     calibrations,
     evaluations,
+    experiments,
     gate,
     health,
     judges,
@@ -37,6 +38,7 @@ ROUTERS = (
     gate.router,
     evaluations.router,
     judges.router,
+    experiments.router,
     pages.router,
     docs.router,
 )

@@ -2,6 +2,7 @@
 
 from service.storage.access_models import WebSession
 from service.storage.engine import Database, upgrade
+from service.storage.experiment_models import ExperimentCaseRow, ExperimentRow
 from service.storage.models import (
     ApiToken,
     Artifact,
@@ -36,6 +37,8 @@ __all__ = [
     "CriterionOutcomeRow",
     "Database",
     "Evaluation",
+    "ExperimentCaseRow",
+    "ExperimentRow",
     "GateDecisionRow",
     "JudgeFailureRow",
     "RenderRecord",
