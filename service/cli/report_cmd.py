@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from regua.errors import ReguaError
-from regua.settings import load_settings
+from regua.settings import Settings, load_settings
 
 
 def report(
@@ -24,8 +24,15 @@ def report(
     resamples: int = typer.Option(1000, help="Bootstrap resamples"),
     weights: str = typer.Option("equal", help="Family weighting: equal | runs"),
     data_dir: Path | None = typer.Option(None, help="Data folder (REGUA_DATA_DIR)"),
+    experiment: str | None = typer.Option(
+        None, "--experiment", help="An experiment's paired report: NAME@WINDOW or NAME (newest)"
+    ),
 ) -> None:
-    """Compute the report of the stored runs and write it to OUT (report.html, CSVs, JSON)."""
+    """Compute the report of the stored runs and write it to OUT (report.html, CSVs, JSON).
+
+    With ``--experiment`` it writes that experiment's paired report instead (experiment.html,
+    experiment.json, history.json).
+    """
     from service.reports.build import ReportConfig
     from service.reports.db import generate_report
     from service.reports.exports import write_outputs
@@ -34,6 +41,9 @@ def report(
     settings = load_settings()
     if data_dir is not None:
         settings = settings.model_copy(update={"data_dir": data_dir})
+    if experiment is not None:
+        _experiment_report(settings, experiment, out)
+        return
     try:
         if weights not in ("equal", "runs"):
             raise typer.BadParameter("--weights must be equal or runs")
@@ -58,6 +68,24 @@ def report(
     for tv in result["task_versions"]:
         for g in tv["groups"]:
             typer.echo(f"  {tv['task_ref']}  {g['model']}: pass rate {g['pass_range']['text']}")
+    for path in paths:
+        typer.echo(f"wrote {path}")
+
+
+def _experiment_report(settings: Settings, ident: str, out: Path) -> None:
+    from service.experiments.exports import summary_lines, write_experiment_report
+    from service.storage import Database
+
+    db = Database(settings.resolved_database_url())
+    try:
+        result, paths = write_experiment_report(db, ident, out)
+    except ReguaError as exc:
+        typer.echo(f"report: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    finally:
+        db.dispose()
+    for line in summary_lines(result):
+        typer.echo(line)
     for path in paths:
         typer.echo(f"wrote {path}")
 

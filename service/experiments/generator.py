@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from regua.errors import ConfigurationError
+from regua.errors import NotFoundError
 from service.experiments.spec import ModelParams
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def get_generator(name: str | None = None) -> Generator:
     found = _GENERATORS.get(key)
     if found is None:
         known = ", ".join(sorted(_GENERATORS)) or "(none)"
-        raise ConfigurationError(
+        raise NotFoundError(
             f"no experiment generator {key!r} is registered (known: {known}); the generation "
             "runner registers 'runner' when service.generation is installed"
         )

@@ -9,6 +9,7 @@ that run (found by the key stored in the run's ``model_params``) without a secon
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections import Counter
@@ -70,9 +71,7 @@ class ScriptedGenerator:
 
     def _existing(self, ctx: ServiceContext, label: str) -> dict[str, str]:
         with ctx.db.read() as s:
-            rows = s.execute(
-                select(Run.id, Run.model_params).where(Run.model_label == label)
-            ).all()
+            rows = s.execute(select(Run.id, Run.model_params).where(Run.model_label == label)).all()
         return {p["case_key"]: rid for rid, p in rows if p and "case_key" in p}
 
     def generate(
@@ -91,7 +90,9 @@ class ScriptedGenerator:
         assert len(case_keys) == repeats
         label = params.label or params.model
         existing = self._existing(ctx, label)
-        ids = []
+        sent = prompt if prompt is not None else ctx.registry.get(task_ref).prompt
+        digest = hashlib.sha256(sent.encode("utf-8")).hexdigest()
+        ids: list[str] = []
         for repeat, key in enumerate(case_keys):
             if key in existing:
                 ids.append(existing[key])
@@ -101,15 +102,25 @@ class ScriptedGenerator:
             time.sleep(self.delay_s)  # the "provider" takes a moment
             latency, cost, timed_out = self.measure(params.model, task_ref, repeat)
             reply = GOOD if self.decide(params.model, task_ref, repeat) else BAD
-            meta = {"case_key": key, "latency_ms": latency, "cost_usd": cost, "timed_out": timed_out}
+            meta = {
+                "case_key": key,
+                "latency_ms": latency,
+                "cost_usd": cost,
+                "timed_out": timed_out,
+                "prompt_sha256": digest,
+            }
             sub = Submission(task_ref, label, reply, params.api, meta, panel)
             ids.extend(ctx.submit([sub], token_id))
+            if on_progress is not None:
+                on_progress(repeat + 1, repeats)
         return ids
 
     def facts(self, ctx: ServiceContext, run_ids: Sequence[str]) -> Mapping[str, GenerationFacts]:
         with ctx.db.read() as s:
             rows = s.execute(select(Run.id, Run.model_params).where(Run.id.in_(run_ids))).all()
         return {
-            rid: GenerationFacts(rid, p["latency_ms"], p["cost_usd"], p["timed_out"], None)
+            rid: GenerationFacts(
+                rid, p["latency_ms"], p["cost_usd"], p["timed_out"], p["prompt_sha256"]
+            )
             for rid, p in rows
         }

@@ -13,10 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Response
-from pydantic import BaseModel, Field
+from fastapi.responses import HTMLResponse
+from pydantic import BaseModel, ConfigDict, Field
 
 from regua.errors import ExperimentFileError
 from service.api.deps import Caller, Ctx
+from service.api.headers import REPORT_HEADERS
+from service.experiments.html import render_experiment_html
 from service.experiments.jobs import experiment_progress, start_experiment
 from service.experiments.report_db import experiment_history, experiment_report
 from service.experiments.spec import ExperimentFile, load_experiment_text, parse_experiment
@@ -55,6 +58,26 @@ class ExperimentProgress(BaseModel):
     error: str | None = None
 
 
+class ExperimentReport(BaseModel):
+    """The paired report of one experiment run.
+
+    Keys: ``experiment``, ``arms``, ``comparisons``, ``reproducibility``, ``methods``.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    schema_: str = Field(alias="schema")
+
+
+class ExperimentHistory(BaseModel):
+    """Every window of an experiment: one series per arm and version key, with its drift."""
+
+    model_config = ConfigDict(extra="allow")
+
+    experiment: str
+    series: list[dict[str, Any]]
+
+
 def _spec(body: ExperimentBody) -> ExperimentFile:
     if (body.file is None) == (body.experiment is None):
         raise ExperimentFileError("give exactly one of 'file' (YAML text) or 'experiment'")
@@ -91,7 +114,7 @@ def get_experiment(experiment_id: str, ctx: Ctx, caller: Caller) -> ExperimentPr
     return ExperimentProgress(**p.__dict__)
 
 
-@router.get("/{experiment_id}/report")
+@router.get("/{experiment_id}/report", response_model=ExperimentReport)
 def get_experiment_report(experiment_id: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
     """The paired report (schema ``regua.experiment-report/1``)."""
     caller.require("submitter", "reviewer")
@@ -99,7 +122,17 @@ def get_experiment_report(experiment_id: str, ctx: Ctx, caller: Caller) -> dict[
     return experiment_report(ctx.db, experiment_id)
 
 
-@router.get("/{name}/history")
+@router.get("/{experiment_id}/report.html", response_class=HTMLResponse)
+def get_experiment_report_html(experiment_id: str, ctx: Ctx, caller: Caller) -> HTMLResponse:
+    """The report page (SVG charts, no script) with the experiment's windows over time."""
+    caller.require("submitter", "reviewer")
+    experiment_progress(ctx, experiment_id)
+    report = experiment_report(ctx.db, experiment_id)
+    history = experiment_history(ctx.db, report["experiment"]["name"])
+    return HTMLResponse(render_experiment_html(report, history), headers=REPORT_HEADERS)
+
+
+@router.get("/{name}/history", response_model=ExperimentHistory)
 def get_experiment_history(name: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
     """Every window of the experiment ``name``: one series per arm and version, with drift."""
     caller.require("submitter", "reviewer")

@@ -3,6 +3,8 @@ render, static judges), stopped mid-way and resumed, then its report against han
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections import Counter
 from pathlib import Path
@@ -12,10 +14,12 @@ import httpx
 import numpy as np
 import pytest
 from sqlalchemy import select
+from typer.testing import CliRunner
 
 from regua.settings import Settings
 from sandbox import WorkerPool
 from service.access.tokens import create_token
+from service.cli import app
 from service.context import ServiceContext
 from service.experiments.generator import register_generator
 from service.reports.stats import rng_for
@@ -66,6 +70,10 @@ def measure(model: str, ref: str, repeat: int) -> tuple[float, float, bool]:
 
 
 GEN = register_generator(ScriptedGenerator(decide, measure, delay_s=0.03))
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def open_ctx(settings: Settings, pool: WorkerPool) -> ServiceContext:
@@ -134,6 +142,9 @@ def test_experiment_stops_resumes_without_duplicates_and_reports_hand_figures(
 
             wait(finished, 120)
             report = client.get(again["report_url"], headers=h).json()
+            page = client.get(f"{again['report_url']}.html", headers=h)
+        assert page.status_code == 200 and "script" not in page.headers["content-security-policy"]
+        assert "Exact McNemar p = 0.001953" in page.text and page.text.count("<svg") == 3
         with ctx2.db.read() as s:
             keys = Counter(
                 (p or {}).get("case_key") for p in s.scalars(select(Run.model_params)).all()
@@ -143,6 +154,14 @@ def test_experiment_stops_resumes_without_duplicates_and_reports_hand_figures(
         check_report(report)
     finally:
         ctx2.close()
+    env = {"REGUA_DATA_DIR": str(settings.data_dir), "REGUA_DATABASE_URL": settings.database_url}
+    out = CliRunner().invoke(
+        app, ["report", "--experiment", "mini", "--out", str(tmp_path / "r")], env=env
+    )
+    assert out.exit_code == 0, out.output
+    assert "base vs terse: both pass 11, only base 10, only terse 0, both fail 6" in out.output
+    assert "McNemar p = 0.001953" in out.output
+    assert json.loads((tmp_path / "r/experiment.json").read_text())["arms"] == report["arms"]
 
 
 def check_report(report: dict[str, Any]) -> None:
@@ -165,7 +184,11 @@ def check_report(report: dict[str, Any]) -> None:
     (cmp,) = report["comparisons"]
     # pairs: both pass 9 + 2, only base: items 3-4 r1-2 (4) + items 5-6 (6), both fail 7-8
     assert cmp["table"] == {
-        "both_pass": 11, "only_a": 10, "only_b": 0, "both_fail": 6, "undecided": 3
+        "both_pass": 11,
+        "only_a": 10,
+        "only_b": 0,
+        "both_fail": 6,
+        "undecided": 3,
     }
     assert cmp["mcnemar_p"] == pytest.approx(2 / 2**10)
     diff = cmp["difference"]
@@ -181,6 +204,9 @@ def check_report(report: dict[str, Any]) -> None:
     assert rep["seed"] == 42 and rep["models"]["terse"]["model"] == "m-b"
     assert rep["panels"][0]["id"] == "static-only@1"
     assert rep["judges"]["static@1"]
-    base_hashes = rep["prompt_sha256"]["base"]["exp-mini-0@1"]
-    assert base_hashes != rep["prompt_sha256"]["terse"]["exp-mini-0@1"]
+    prompt = mini_tasks()[0].prompt
+    assert rep["prompt_sha256"]["base"]["exp-mini-0@1"] == [sha(prompt)]
+    assert rep["prompt_sha256"]["terse"]["exp-mini-0@1"] == [
+        sha(f"{prompt} Reply with the SVG only.")
+    ]
     assert rep["time_window"]["first_generation"] <= rep["time_window"]["last_generation"]
