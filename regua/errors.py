@@ -116,3 +116,11 @@ class RateLimitedError(BackpressureError):
 
 class BatchTooLargeError(InputError):
     """A batch larger than the queue (or a submitter's share of it) can never be accepted."""
+
+
+class GenerationError(ReguaError):
+    """A model provider gave no reply (HTTP error, timeout); the run is ``incomplete``."""
+
+
+class GenerationSetupError(InputError):
+    """A generation cannot be sent as asked (unknown API, API key variable not set)."""

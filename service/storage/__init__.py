@@ -2,6 +2,7 @@
 
 from service.storage.access_models import WebSession
 from service.storage.engine import Database, upgrade
+from service.storage.generation_models import GenerationRow
 from service.storage.models import (
     ApiToken,
     Artifact,
@@ -37,6 +38,7 @@ __all__ = [
     "Database",
     "Evaluation",
     "GateDecisionRow",
+    "GenerationRow",
     "JudgeFailureRow",
     "RenderRecord",
     "RescoreBatch",
