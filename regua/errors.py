@@ -120,3 +120,11 @@ class BatchTooLargeError(InputError):
 
 class ExperimentFileError(InputError):
     """An experiment file (YAML) is unreadable or breaks its schema (the field is named)."""
+
+
+class GenerationError(ReguaError):
+    """A model provider gave no reply (HTTP error, timeout); the run is ``incomplete``."""
+
+
+class GenerationSetupError(InputError):
+    """A generation cannot be sent as asked (unknown API, API key variable not set)."""

@@ -104,6 +104,27 @@ class Settings(BaseSettings):
         "version's own default panel",
     )
 
+    generation_concurrency: int = Field(
+        default=4, ge=1, le=256, description="Calls in flight at once per model provider"
+    )
+    generation_rate_per_minute: float = Field(
+        default=0.0, ge=0, description="Calls per minute per model provider (0: no limit)"
+    )
+    generation_max_attempts: int = Field(
+        default=4, ge=1, le=20, description="Attempts per generation call (429, 5xx, timeouts)"
+    )
+    generation_backoff_s: float = Field(
+        default=1.0, ge=0, description="First wait between attempts (then doubling)"
+    )
+    generation_max_retry_after_s: float = Field(
+        default=120.0, ge=0, description="Longest Retry-After of a provider that is obeyed"
+    )
+    price_table: Path | None = Field(
+        default=None,
+        description="YAML price table (version, per api+model USD per million tokens) for "
+        "the cost of generations; without it costs are not available",
+    )
+
     def resolved_database_url(self) -> str:
         """The database URL in force: the configured one, or SQLite inside ``data_dir``."""
         if self.database_url:

@@ -74,6 +74,27 @@ def _ref(item: str, arm: Arm, registry: TaskRegistry) -> str:
     return registry.latest(item).ref
 
 
+CASE_KEY_MAX = 200
+"""The longest case key the ``generations`` table keeps."""
+
+
+def check_case_keys(experiment_id: str, plan: Plan) -> None:
+    """Refuse ids, arm names or items so long that a case key would not fit."""
+    longest = max(
+        (
+            case_key(experiment_id, a.name, item, plan.repeats - 1)
+            for a in plan.arms
+            for item in plan.items
+        ),
+        key=len,
+    )
+    if len(longest) > CASE_KEY_MAX:
+        raise ExperimentFileError(
+            f"case key {longest[:60]}... is {len(longest)} characters (at most {CASE_KEY_MAX}); "
+            "use a shorter id, window, arm name or item"
+        )
+
+
 def resolve_plan(spec: ExperimentFile, registry: TaskRegistry) -> Plan:
     """Resolve items, versions, prompts and the panel; an unknown one is named with its field."""
     items = _items(spec, registry)

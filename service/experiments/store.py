@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from regua.errors import ImmutableRecordError, NotFoundError
 from service.experiments.generator import GenerationFacts
-from service.experiments.plan import Case, Plan, case_key
+from service.experiments.plan import Case, Plan, case_key, check_case_keys
 from service.experiments.spec import ExperimentFile
 from service.storage import Database, ExperimentCaseRow, ExperimentRow, Run, utcnow
 
@@ -31,6 +31,7 @@ def open_experiment(
     experiment is a new window or a new id, never spliced into the stored one.
     """
     ident = experiment_id(spec.id, window)
+    check_case_keys(ident, plan)
     digest = spec.content_hash()
     with db.write() as s:
         row = s.get(ExperimentRow, ident)

@@ -3,6 +3,7 @@
 from service.storage.access_models import WebSession
 from service.storage.engine import Database, upgrade
 from service.storage.experiment_models import ExperimentCaseRow, ExperimentRow
+from service.storage.generation_models import GenerationRow
 from service.storage.models import (
     ApiToken,
     Artifact,
@@ -40,6 +41,7 @@ __all__ = [
     "ExperimentCaseRow",
     "ExperimentRow",
     "GateDecisionRow",
+    "GenerationRow",
     "JudgeFailureRow",
     "RenderRecord",
     "RescoreBatch",

@@ -1,10 +1,12 @@
-"""End to end: 2 arms x 10 items x 3 repeats through the real service (checks, sandboxed
-render, static judges), stopped mid-way and resumed, then its report against hand figures."""
+"""End to end: 2 arms x 10 items x 3 repeats on the mock provider through the real service
+(generation runner, checks, sandboxed render, static judges), stopped mid-way and resumed;
+its report's figures against the same figures computed here from the mock's replies."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 from collections import Counter
 from pathlib import Path
@@ -13,6 +15,7 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
+from scipy import stats
 from sqlalchemy import select
 from typer.testing import CliRunner
 
@@ -21,80 +24,76 @@ from sandbox import WorkerPool
 from service.access.tokens import create_token
 from service.cli import app
 from service.context import ServiceContext
-from service.experiments.generator import register_generator
+from service.generation.mock_api import reply_name
+from service.generation.request import GenerationParams
 from service.reports.stats import rng_for
 from service.server import create_app
-from service.storage import ExperimentCaseRow, ExperimentRow, Run
-from tests.helpers.experiment_gen import ScriptedGenerator, mini_tasks, register_tasks
+from service.storage import ExperimentCaseRow, ExperimentRow, GenerationRow, Run
+from tests.helpers.experiments import TINY, mini_tasks, register_tasks
 from tests.helpers.server import serve_in_thread
 
-FILE = """
+ITEMS = [f"exp-mini-{i}" for i in range(10)]
+SUFFIX = " Reply with the SVG only."
+FILE = f"""
 id: mini
 seed: 42
 repeats: 3
-items: [exp-mini-0, exp-mini-1, exp-mini-2, exp-mini-3, exp-mini-4,
-        exp-mini-5, exp-mini-6, exp-mini-7, exp-mini-8, exp-mini-9]
+items: [{", ".join(ITEMS)}]
 prompts:
-  terse: "{prompt} Reply with the SVG only."
+  terse: "{{prompt}}{SUFFIX}"
 arms:
   - name: base
-    model: {api: mock, model: m-a}
+    model: {{api: mock, model: m-a}}
   - name: terse
-    model: {api: mock, model: m-b}
+    model: {{api: mock, model: m-b}}
     prompt: terse
 """
+NO_SVG = {"prose.txt", "refusal.txt"}
 
 
-def item_of(ref: str) -> int:
-    return int(ref.split("@")[0].rsplit("-", 1)[1])
-
-
-def decide(model: str, ref: str, repeat: int) -> bool:
-    """base passes items 0-6 (9 is valid but pending); terse passes 0-2, and 3-4 on repeat 0."""
-    i = item_of(ref)
-    if i == 9:
-        return True
-    if model == "m-a":
-        return i <= 6
-    return i <= 2 or (i in (3, 4) and repeat == 0)
-
-
-def measure(model: str, ref: str, repeat: int) -> tuple[float, float, bool]:
-    """base: 100(i+1)+r ms at $0.002; terse: 50(i+1)+r ms at $0.001, item 8 r1-2 time out."""
-    i = item_of(ref)
-    if model == "m-a":
-        return 100.0 * (i + 1) + repeat, 0.002, False
-    if i == 8 and repeat >= 1:
-        return 5000.0, 0.001, True
-    return 50.0 * (i + 1) + repeat, 0.001, False
-
-
-GEN = register_generator(ScriptedGenerator(decide, measure, delay_s=0.03))
-
-
-def sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+def expected_outcomes() -> dict[str, dict[tuple[str, int], str]]:
+    """What each case must end as, from the mock's reply table: no SVG fails by rule; an SVG
+    passes F1 (the only criterion), except on the last task, whose P1 nobody answers (pending),
+    and on tasks 5-8, whose byte limit every drawing breaks (fail)."""
+    prompt = mini_tasks()[0].prompt
+    out: dict[str, dict[tuple[str, int], str]] = {"base": {}, "terse": {}}
+    for arm, model, text in (("base", "m-a", prompt), ("terse", "m-b", prompt + SUFFIX)):
+        params = GenerationParams(api="mock", model=model)
+        for item in ITEMS:
+            for r in range(3):
+                name = reply_name(params, text, r + 1)  # the runner numbers repeats from 1
+                good = "pending" if item == ITEMS[-1] else "pass"
+                if int(item.rsplit("-", 1)[1]) in TINY:
+                    good = "fail"
+                out[arm][(item, r)] = "fail" if name in NO_SVG else good
+    return out
 
 
 def open_ctx(settings: Settings, pool: WorkerPool) -> ServiceContext:
     ctx = ServiceContext.open(settings, render_pool=pool)
     register_tasks(ctx.registry, mini_tasks())
-    ctx.gate.ttl_s = 0.0
     return ctx
 
 
 def post(client: httpx.Client, token: str) -> dict[str, Any]:
-    body = {"file": FILE, "generator": GEN.name}
-    r = client.post("/v1/experiments", json=body, headers={"Authorization": f"Bearer {token}"})
+    r = client.post("/v1/experiments", json={"file": FILE}, headers=auth(token))
     assert r.status_code == 202, r.text
     return dict(r.json())
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def count(ctx: ServiceContext, column: Any) -> int:
+    with ctx.db.read() as s:
+        return len(s.scalars(select(column)).all())
 
 
 def status_of(ctx: ServiceContext) -> str:
     with ctx.db.read() as s:
         row = s.get(ExperimentRow, "mini@default")
-        assert row is not None
-        return row.status
+        return row.status if row is not None else "missing"
 
 
 def wait(cond: Any, timeout: float = 60.0) -> None:
@@ -104,7 +103,7 @@ def wait(cond: Any, timeout: float = 60.0) -> None:
         time.sleep(0.05)
 
 
-def test_experiment_stops_resumes_without_duplicates_and_reports_hand_figures(
+def test_mock_experiment_stops_resumes_without_duplicates_and_reports_its_figures(
     tmp_path: Path, render_pool: WorkerPool
 ) -> None:
     settings = Settings(
@@ -114,6 +113,7 @@ def test_experiment_stops_resumes_without_duplicates_and_reports_hand_figures(
         queue_capacity=200,
         submit_rate_per_minute=100000,
         submit_burst=1000,
+        generation_rate_per_minute=900,  # 15 calls a second: the stop lands mid-way
     )
     ctx = open_ctx(settings, render_pool)
     token, _ = create_token(ctx.db, "submitter", "exp")
@@ -121,13 +121,11 @@ def test_experiment_stops_resumes_without_duplicates_and_reports_hand_figures(
     with serve_in_thread(create_app(ctx)) as url, httpx.Client(base_url=url) as client:
         first = post(client, token)
         assert first["resumed"] is False and first["experiment_id"] == "mini@default"
-        wait(lambda: sum(GEN.calls.values()) >= 12)
-    ctx.close(grace_s=0.1)  # the service stops mid-way: the job is told to stop
+        wait(lambda: count(ctx, GenerationRow.id) >= 9)
+    ctx.close(grace_s=0.05)  # the service stops mid-way: its job is told to stop
     wait(lambda: status_of(ctx) == "interrupted")
-    with ctx.db.read() as s:
-        stopped_at = len(s.scalars(select(ExperimentCaseRow.id)).all())
-    assert 12 <= stopped_at < 60
-    assert sum(GEN.calls.values()) < 60
+    stopped_at = count(ctx, GenerationRow.id)
+    assert 9 <= stopped_at < 60 and count(ctx, ExperimentCaseRow.id) <= stopped_at
 
     ctx2 = open_ctx(settings, render_pool)
     ctx2.start_executor()
@@ -135,78 +133,94 @@ def test_experiment_stops_resumes_without_duplicates_and_reports_hand_figures(
         with serve_in_thread(create_app(ctx2)) as url, httpx.Client(base_url=url) as client:
             again = post(client, token)
             assert again["resumed"] is True
-            h = {"Authorization": f"Bearer {token}"}
-
-            def finished() -> bool:
-                return bool(client.get(again["status_url"], headers=h).json()["status"] == "done")
-
-            wait(finished, 120)
-            report = client.get(again["report_url"], headers=h).json()
-            page = client.get(f"{again['report_url']}.html", headers=h)
-        assert page.status_code == 200 and "script" not in page.headers["content-security-policy"]
-        assert "Exact McNemar p = 0.001953" in page.text and page.text.count("<svg") == 3
-        with ctx2.db.read() as s:
-            keys = Counter(
-                (p or {}).get("case_key") for p in s.scalars(select(Run.model_params)).all()
+            wait(
+                lambda: (
+                    client.get(again["status_url"], headers=auth(token)).json()["status"] == "done"
+                ),
+                120,
             )
+            report = client.get(again["report_url"], headers=auth(token)).json()
+            page = client.get(f"{again['report_url']}.html", headers=auth(token))
+        with ctx2.db.read() as s:
+            keys = Counter(s.scalars(select(GenerationRow.case_key)).all())
+            latencies = {
+                arm: sorted(
+                    s.scalars(
+                        select(GenerationRow.latency_ms)
+                        .join(ExperimentCaseRow, ExperimentCaseRow.run_id == GenerationRow.run_id)
+                        .where(ExperimentCaseRow.arm == arm)
+                    ).all()
+                )
+                for arm in ("base", "terse")
+            }
         assert len(keys) == 60 and set(keys.values()) == {1}  # one generation per case key
-        assert len(GEN.calls) == 60 and set(GEN.calls.values()) == {1}  # one call per key
-        check_report(report)
+        assert count(ctx2, Run.id) == 60 and count(ctx2, ExperimentCaseRow.id) == 60
     finally:
         ctx2.close()
+    check_report(report, latencies)
+    assert page.status_code == 200 and "script" not in page.headers["content-security-policy"]
+    assert page.text.count("<svg") == 3 and "Exact McNemar p" in page.text
     env = {"REGUA_DATA_DIR": str(settings.data_dir), "REGUA_DATABASE_URL": settings.database_url}
-    out = CliRunner().invoke(
-        app, ["report", "--experiment", "mini", "--out", str(tmp_path / "r")], env=env
+    out_dir = tmp_path / "r"
+    res = CliRunner().invoke(
+        app, ["report", "--experiment", "mini", "--out", str(out_dir)], env=env
     )
-    assert out.exit_code == 0, out.output
-    assert "base vs terse: both pass 11, only base 10, only terse 0, both fail 6" in out.output
-    assert "McNemar p = 0.001953" in out.output
-    assert json.loads((tmp_path / "r/experiment.json").read_text())["arms"] == report["arms"]
+    assert res.exit_code == 0, res.output
+    assert f"McNemar p = {report['comparisons'][0]['mcnemar_p']:.4g}" in res.output
+    assert json.loads((out_dir / "experiment.json").read_text())["arms"] == report["arms"]
 
 
-def check_report(report: dict[str, Any]) -> None:
-    base, terse = report["arms"]
-    assert base["counts"] == {"pass": 21, "fail": 6, "pending": 3, "incomplete": 0, "running": 0}
-    assert terse["counts"] == {"pass": 11, "fail": 16, "pending": 3, "incomplete": 0, "running": 0}
-    assert base["pass_rate"] == pytest.approx(21 / 30)
-    assert terse["pass_rate"] == pytest.approx(11 / 30)
-    # cost per pass: 30 x $0.002 / 21 passes; 30 x $0.001 / 11
-    assert base["cost"]["per_pass_usd"] == pytest.approx(0.06 / 21)
-    assert terse["cost"]["per_pass_usd"] == pytest.approx(0.03 / 11)
-    # base latencies 100..1002: p50 = rank 15 (item 4, repeat 2) = 502, p95 = rank 29 = 1001
-    assert (base["latency"]["p50_ms"], base["latency"]["p95_ms"]) == (502.0, 1001.0)
-    # terse: rank 15 = item 4 repeat 2 = 252; the two 5000 ms timeouts are ranks 29-30
-    assert (terse["latency"]["p50_ms"], terse["latency"]["p95_ms"]) == (252.0, 5000.0)
-    assert terse["latency"]["timeouts"] == 2
-    assert terse["consistency"]["unstable"] == ["exp-mini-3", "exp-mini-4"]
-    assert base["consistency"]["always_right"] == [f"exp-mini-{i}" for i in range(7)]
-    assert base["consistency"]["unresolved"] == ["exp-mini-9"]
+def nearest(values: list[float], p: float) -> float:
+    return values[math.ceil(p / 100 * len(values)) - 1]
+
+
+def check_report(report: dict[str, Any], latencies: dict[str, list[float]]) -> None:
+    want = expected_outcomes()
+    arms = {a["arm"]: a for a in report["arms"]}
+    for name, outcomes in want.items():
+        c = Counter(outcomes.values())
+        a = arms[name]
+        assert a["counts"] == {
+            "pass": c["pass"],
+            "fail": c["fail"],
+            "pending": c["pending"],
+            "incomplete": 0,
+            "running": 0,
+        }
+        assert a["pass_rate"] == pytest.approx(c["pass"] / 30)
+        # the mock has no price: the cost of a pass is unknown, never made up
+        assert a["cost"]["per_pass_usd"] is None and a["cost"]["unknown"] == 30
+        lat = latencies[name]
+        assert (a["latency"]["p50_ms"], a["latency"]["p95_ms"]) == (
+            nearest(lat, 50),
+            nearest(lat, 95),
+        )
+    a, b = want["base"], want["terse"]
+    keys = sorted(a)
+    decided = [k for k in keys if a[k] in ("pass", "fail") and b[k] in ("pass", "fail")]
+    only_a = sum(1 for k in decided if a[k] == "pass" and b[k] == "fail")
+    only_b = sum(1 for k in decided if a[k] == "fail" and b[k] == "pass")
     (cmp,) = report["comparisons"]
-    # pairs: both pass 9 + 2, only base: items 3-4 r1-2 (4) + items 5-6 (6), both fail 7-8
-    assert cmp["table"] == {
-        "both_pass": 11,
-        "only_a": 10,
-        "only_b": 0,
-        "both_fail": 6,
-        "undecided": 3,
-    }
-    assert cmp["mcnemar_p"] == pytest.approx(2 / 2**10)
-    diff = cmp["difference"]
-    assert diff["point"] == pytest.approx(10 / 30)
-    # the same resampling by hand: items' diffs 0 0 0 2 2 3 3 0 0 0, 3 cases each
-    d = np.array([0, 0, 0, 2, 2, 3, 3, 0, 0, 0], dtype=float)
+    assert cmp["table"]["only_a"] == only_a and cmp["table"]["only_b"] == only_b
+    assert cmp["table"]["undecided"] == len(keys) - len(decided) >= 3
+    p = stats.binomtest(only_a, only_a + only_b, 0.5).pvalue if only_a + only_b else 1.0
+    assert cmp["mcnemar_p"] == pytest.approx(p)
+    d = np.array(
+        [sum((a[(i, r)] == "pass") - (b[(i, r)] == "pass") for r in range(3)) for i in ITEMS],
+        dtype=float,
+    )
+    assert cmp["difference"]["point"] == pytest.approx(d.sum() / 30)
     picks = rng_for(42, "experiment", "base", "terse").integers(0, 10, size=(2000, 10))
-    draws = np.array([d[row].sum() / 30.0 for row in picks])
-    lo, hi = np.quantile(draws, [0.025, 0.975])
-    assert (diff["low"], diff["high"]) == pytest.approx((lo, hi))
-    assert 0.0 <= diff["low"] < diff["point"] < diff["high"] <= 1.0
+    lo, hi = np.quantile([d[row].sum() / 30 for row in picks], [0.025, 0.975])
+    assert (cmp["difference"]["low"], cmp["difference"]["high"]) == pytest.approx((lo, hi))
     rep = report["reproducibility"]
-    assert rep["seed"] == 42 and rep["models"]["terse"]["model"] == "m-b"
-    assert rep["panels"][0]["id"] == "static-only@1"
-    assert rep["judges"]["static@1"]
     prompt = mini_tasks()[0].prompt
     assert rep["prompt_sha256"]["base"]["exp-mini-0@1"] == [sha(prompt)]
-    assert rep["prompt_sha256"]["terse"]["exp-mini-0@1"] == [
-        sha(f"{prompt} Reply with the SVG only.")
-    ]
+    assert rep["prompt_sha256"]["terse"]["exp-mini-0@1"] == [sha(prompt + SUFFIX)]
+    assert rep["seed"] == 42 and rep["models"]["terse"]["model"] == "m-b"
+    assert rep["panels"][0]["id"] == "static-only@1" and rep["judges"]["static@1"]
     assert rep["time_window"]["first_generation"] <= rep["time_window"]["last_generation"]
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()

@@ -1,7 +1,7 @@
 """experiments and their generated cases (issue 15).
 
 Revision ID: 0610_experiments
-Revises: 0510_gate_status
+Revises: 0600_generations
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0610_experiments"
-down_revision = "0510_gate_status"
+down_revision = "0600_generations"
 branch_labels = None
 depends_on = None
 

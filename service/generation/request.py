@@ -1,0 +1,36 @@
+"""What a generation asks of a model: the API, the model and the request parameters."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Api = Literal["openai", "anthropic", "mock"]
+
+
+class GenerationParams(BaseModel, frozen=True):
+    """One model configuration to generate with (the API key is named, never held)."""
+
+    api: Api
+    model: str = Field(min_length=1, max_length=200)
+    base_url: str | None = Field(default=None, max_length=2000)
+    api_key_env: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Name of the environment variable holding the API key (never the key)",
+    )
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
+    label: str | None = Field(default=None, max_length=200)
+    timeout_s: float = Field(default=120.0, gt=0, le=3600)
+
+    @property
+    def is_mock(self) -> bool:
+        """Whether the bundled mock answers (its runs never pool with live ones)."""
+        return self.api == "mock"
+
+    def model_label(self) -> str:
+        """The run's model label: the label (default: the model), ``mock:`` first for the mock."""
+        name = self.label or self.model
+        return f"mock:{name}" if self.is_mock else name
