@@ -143,16 +143,7 @@ def test_mock_experiment_stops_resumes_without_duplicates_and_reports_its_figure
             page = client.get(f"{again['report_url']}.html", headers=auth(token))
         with ctx2.db.read() as s:
             keys = Counter(s.scalars(select(GenerationRow.case_key)).all())
-            latencies = {
-                arm: sorted(
-                    s.scalars(
-                        select(GenerationRow.latency_ms)
-                        .join(ExperimentCaseRow, ExperimentCaseRow.run_id == GenerationRow.run_id)
-                        .where(ExperimentCaseRow.arm == arm)
-                    ).all()
-                )
-                for arm in ("base", "terse")
-            }
+        latencies = {arm: stored_latencies(ctx2, arm) for arm in ("base", "terse")}
         assert len(keys) == 60 and set(keys.values()) == {1}  # one generation per case key
         assert count(ctx2, Run.id) == 60 and count(ctx2, ExperimentCaseRow.id) == 60
     finally:
@@ -160,8 +151,23 @@ def test_mock_experiment_stops_resumes_without_duplicates_and_reports_its_figure
     check_report(report, latencies)
     assert page.status_code == 200 and "script" not in page.headers["content-security-policy"]
     assert page.text.count("<svg") == 3 and "Exact McNemar p" in page.text
+    check_cli_report(settings, tmp_path / "r", report)
+
+
+def stored_latencies(ctx: ServiceContext, arm: str) -> list[float]:
+    """The latencies the generation runner stored for an arm's cases, sorted."""
+    with ctx.db.read() as s:
+        found = s.scalars(
+            select(GenerationRow.latency_ms)
+            .join(ExperimentCaseRow, ExperimentCaseRow.run_id == GenerationRow.run_id)
+            .where(ExperimentCaseRow.arm == arm)
+        ).all()
+    return sorted(v for v in found if v is not None)
+
+
+def check_cli_report(settings: Settings, out_dir: Path, report: dict[str, Any]) -> None:
+    """``regua report --experiment mini`` writes the same report and prints its figures."""
     env = {"REGUA_DATA_DIR": str(settings.data_dir), "REGUA_DATABASE_URL": settings.database_url}
-    out_dir = tmp_path / "r"
     res = CliRunner().invoke(
         app, ["report", "--experiment", "mini", "--out", str(out_dir)], env=env
     )

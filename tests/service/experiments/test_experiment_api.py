@@ -1,0 +1,127 @@
+"""``/v1/experiments`` and ``regua experiment run``: what a caller sees for each bad request,
+and that nothing is stored for it (a real service on loopback, no rendering needed)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import select
+from typer.testing import CliRunner
+
+from regua.settings import Settings
+from service.access.tokens import create_token
+from service.cli import app
+from service.context import ServiceContext
+from service.server import create_app
+from service.storage import ExperimentCaseRow, ExperimentRow
+from tests.helpers.server import serve_in_thread
+
+GOOD = """
+id: tiny
+items: [pelican-bicycle-static]
+arms:
+  - {name: a, model: {api: mock, model: m1}}
+"""
+
+
+class Served:
+    def __init__(self, client: httpx.Client, ctx: ServiceContext) -> None:
+        self.client, self.ctx = client, ctx
+        self.submitter = {"Authorization": f"Bearer {create_token(ctx.db, 'submitter', 's')[0]}"}
+        self.reviewer = {"Authorization": f"Bearer {create_token(ctx.db, 'reviewer', 'r')[0]}"}
+
+    def post(
+        self, body: dict[str, object], headers: dict[str, str] | None = None
+    ) -> httpx.Response:
+        return self.client.post("/v1/experiments", json=body, headers=headers or self.submitter)
+
+    def stored(self) -> list[ExperimentRow]:
+        with self.ctx.db.read() as s:
+            return list(s.scalars(select(ExperimentRow)))
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One service for the module (SQLite; the tables' PostgreSQL form is checked by the
+    storage tests' migration test)."""
+    tmp = tmp_path_factory.mktemp("exp-api")
+    settings = Settings(data_dir=tmp / "data", database_url=f"sqlite:///{tmp / 'r.sqlite3'}")
+    ctx = ServiceContext.open(settings)
+    try:
+        with serve_in_thread(create_app(ctx)) as url, httpx.Client(base_url=url) as client:
+            yield Served(client, ctx)
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "detail"),
+    [
+        (
+            {"file": GOOD.replace("api: mock", "api: gpt")},
+            422,
+            "file: arms.0.model.api: Input should be 'openai', 'anthropic' or 'mock'",
+        ),
+        ({"file": GOOD.replace("static", "nope")}, 422, "arms.0 (a): unknown task"),
+        ({"file": GOOD, "experiment": {"id": "x"}}, 422, "give exactly one of 'file'"),
+        ({"file": GOOD, "generator": "nope"}, 404, "no experiment generator 'nope'"),
+        ({"file": GOOD + "panel: pelican-bicycle-llm@9\n"}, 422, "pelican-bicycle-llm@9"),
+    ],
+)
+def test_a_bad_request_is_refused_before_anything_is_stored(
+    served: Served, body: dict[str, object], status: int, detail: str
+) -> None:
+    before = len(served.stored())
+    r = served.post(body)
+    assert r.status_code == status, r.text
+    assert detail in r.json()["detail"]
+    assert len(served.stored()) == before
+
+
+def test_a_reviewer_may_not_start_an_experiment(served: Served) -> None:
+    before = len(served.stored())
+    r = served.post({"file": GOOD}, served.reviewer)
+    assert r.status_code == 403 and "needs submitter" in r.json()["detail"]
+    assert len(served.stored()) == before
+
+
+def test_a_changed_file_under_a_stored_id_is_refused_and_the_stored_one_kept(
+    served: Served,
+) -> None:
+    first = served.post({"file": GOOD})
+    assert first.status_code == 202, first.text
+    url = first.json()["status_url"]
+    deadline = time.monotonic() + 30
+    while served.client.get(url, headers=served.submitter).json()["generated"] < 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    changed = served.post({"file": GOOD + "repeats: 2\n"})
+    assert changed.status_code == 409
+    assert "give a new --window or a new id" in changed.json()["detail"]
+    (row,) = [r for r in served.stored() if r.id == "tiny@default"]
+    assert row.spec["repeats"] == 1
+    with served.ctx.db.read() as s:
+        assert len(s.scalars(select(ExperimentCaseRow)).all()) == 1
+    other_window = served.post({"file": GOOD + "repeats: 2\n", "window": "2026-12-02"})
+    assert (
+        other_window.status_code == 202
+        and other_window.json()["experiment_id"] == "tiny@2026-12-02"
+    )
+
+
+def test_an_unknown_experiment_is_404_naming_the_stored_ones(served: Served) -> None:
+    r = served.client.get("/v1/experiments/nope@default", headers=served.submitter)
+    assert r.status_code == 404 and "stored experiments:" in r.json()["detail"]
+
+
+def test_cli_run_of_a_bad_file_names_the_field_and_exits_2(tmp_path: Path) -> None:
+    bad = tmp_path / "exp.yaml"
+    bad.write_text(GOOD.replace("items:", "itemz:"))
+    res = CliRunner().invoke(app, ["experiment", "run", str(bad), "--data-dir", str(tmp_path)])
+    assert res.exit_code == 2
+    assert f"{bad}: itemz: Extra inputs are not permitted" in res.output
+    assert not (tmp_path / "regua.sqlite3").exists()
