@@ -24,7 +24,7 @@ from service.api.routes import (
     tokens,
 )
 from service.context import ServiceContext
-from service.web import docs, pages
+from service.web import docs, experiment_pages, pages
 
 ROUTERS = (
     runs.router,
@@ -40,6 +40,7 @@ ROUTERS = (
     judges.router,
     experiments.router,
     pages.router,
+    experiment_pages.router,
     docs.router,
 )
 """Every router of the service, in the order the OpenAPI document lists them."""

@@ -19,6 +19,7 @@ from service.context import ServiceContext
 from service.server import create_app
 from service.storage import ExperimentCaseRow, ExperimentRow
 from tests.helpers.server import serve_in_thread
+from tests.helpers.web import web_login
 
 GOOD = """
 id: tiny
@@ -111,6 +112,18 @@ def test_a_changed_file_under_a_stored_id_is_refused_and_the_stored_one_kept(
         other_window.status_code == 202
         and other_window.json()["experiment_id"] == "tiny@2026-12-02"
     )
+
+
+def test_the_report_page_needs_a_login_then_shows_the_charts(served: Served) -> None:
+    if not any(r.id == "tiny@default" for r in served.stored()):
+        assert served.post({"file": GOOD}).status_code == 202
+    with httpx.Client(base_url=served.client.base_url, follow_redirects=True) as browser:
+        r = browser.get("/report/experiments/tiny@default", follow_redirects=False)
+        assert r.status_code == 303 and r.headers["location"].startswith("/login?next=")
+        web_login(browser, served.submitter["Authorization"].removeprefix("Bearer "))
+        page = browser.get("/report/experiments/tiny@default")
+    assert page.status_code == 200 and page.text.count("<svg") == 3
+    assert "Experiment tiny@default" in page.text and "Reproducibility" in page.text
 
 
 def test_an_unknown_experiment_is_404_naming_the_stored_ones(served: Served) -> None:
