@@ -16,8 +16,15 @@ from regua.settings import Settings
 from service.access.tokens import create_token
 from service.cli import app
 from service.context import ServiceContext
+from service.experiments.builtin import RUNNER
+from service.experiments.plan import case_key, resolve_plan
+from service.experiments.runner import generate_cases
+from service.experiments.spec import load_experiment_text
+from service.experiments.store import open_experiment
+from service.generation.request import GenerationParams
+from service.generation.runner import generate_runs
 from service.server import create_app
-from service.storage import ExperimentCaseRow, ExperimentRow
+from service.storage import ExperimentCaseRow, ExperimentRow, GenerationRow
 from tests.helpers.server import serve_in_thread
 from tests.helpers.web import web_login
 
@@ -138,3 +145,42 @@ def test_cli_run_of_a_bad_file_names_the_field_and_exits_2(tmp_path: Path) -> No
     assert res.exit_code == 2
     assert f"{bad}: itemz: Extra inputs are not permitted" in res.output
     assert not (tmp_path / "regua.sqlite3").exists()
+
+
+def test_cases_generated_before_a_crash_are_taken_over_not_generated_again(served: Served) -> None:
+    """The process died after the runner stored two generations but before the experiment
+    wrote its case rows: the next run finds them by case key and calls nobody."""
+    ctx = served.ctx
+    spec = load_experiment_text(GOOD.replace("id: tiny", "id: crash") + "repeats: 2\n")
+    ident, resumed = open_experiment(ctx.db, spec, resolve_plan(spec, ctx.registry), "w", None)
+    keys = [case_key(ident, "a", "pelican-bicycle-static", r) for r in range(2)]
+    params = GenerationParams(api="mock", model="m1")
+    before = generate_runs(
+        ctx, "pelican-bicycle-static@1", params, 2, token_id=None, case_keys=keys
+    )
+    new, finished = generate_cases(ctx, ident, RUNNER, token_id=None)
+    assert (resumed, new, finished) == (False, 2, True)
+    with ctx.db.read() as s:
+        rows = s.scalars(select(ExperimentCaseRow).where(ExperimentCaseRow.experiment_id == ident))
+        assert [c.run_id for c in sorted(rows, key=lambda c: c.repeat)] == before
+        gens = s.scalars(select(GenerationRow.case_key).where(GenerationRow.case_key.in_(keys)))
+        assert sorted(gens) == sorted(keys)  # still one generation per key
+
+
+def test_unjudged_runs_stay_visible_and_windows_sit_side_by_side(served: Served) -> None:
+    """No executor runs here: every case is still ``running``, counted, never a pass."""
+    for body in ({"file": GOOD}, {"file": GOOD + "repeats: 2\n", "window": "2026-12-02"}):
+        r = served.post(body)
+        assert r.status_code == 202 or r.status_code == 409, r.text
+    deadline = time.monotonic() + 30
+    url = "/v1/experiments/tiny@2026-12-02"
+    while served.client.get(url, headers=served.submitter).json()["generated"] < 2:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    report = served.client.get(f"{url}/report", headers=served.submitter).json()
+    (arm,) = report["arms"]
+    assert arm["counts"]["running"] == 2 and arm["pass_rate"] == 0.0
+    assert report["experiment"]["status"] == "evaluating"
+    hist = served.client.get("/v1/experiments/tiny/history", headers=served.submitter).json()
+    windows = [p["window"] for s in hist["series"] for p in s["points"]]
+    assert windows == ["default", "2026-12-02"]
