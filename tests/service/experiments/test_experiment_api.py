@@ -24,7 +24,7 @@ from service.experiments.store import open_experiment
 from service.generation.request import GenerationParams
 from service.generation.runner import generate_runs
 from service.server import create_app
-from service.storage import ExperimentCaseRow, ExperimentRow, GenerationRow
+from service.storage import ExperimentCaseRow, ExperimentRow, GenerationRow, Run
 from tests.helpers.server import serve_in_thread
 from tests.helpers.web import web_login
 
@@ -184,3 +184,22 @@ def test_unjudged_runs_stay_visible_and_windows_sit_side_by_side(served: Served)
     hist = served.client.get("/v1/experiments/tiny/history", headers=served.submitter).json()
     windows = [p["window"] for s in hist["series"] for p in s["points"]]
     assert windows == ["default", "2026-12-02"]
+
+
+def test_the_experiment_panel_reaches_every_run(served: Served) -> None:
+    text = GOOD.replace("id: tiny", "id: paneled") + "panel: static-only@1\n"
+    r = served.post({"file": text})
+    assert r.status_code == 202, r.text
+    deadline = time.monotonic() + 30
+    while (
+        served.client.get(r.json()["status_url"], headers=served.submitter).json()["generated"] < 1
+    ):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    with served.ctx.db.read() as s:
+        (run_id,) = s.scalars(
+            select(ExperimentCaseRow.run_id).where(
+                ExperimentCaseRow.experiment_id == "paneled@default"
+            )
+        )
+        assert s.scalar(select(Run.panel_id).where(Run.id == run_id)) == "static-only@1"
