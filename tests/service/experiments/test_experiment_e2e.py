@@ -24,6 +24,7 @@ from sandbox import WorkerPool
 from service.access.tokens import create_token
 from service.cli import app
 from service.context import ServiceContext
+from service.experiments.exports import summary_lines
 from service.generation.mock_api import reply_name
 from service.generation.request import GenerationParams
 from service.reports.stats import rng_for
@@ -54,14 +55,15 @@ NO_SVG = {"prose.txt", "refusal.txt"}
 def expected_outcomes() -> dict[str, dict[tuple[str, int], str]]:
     """What each case must end as, from the mock's reply table: no SVG fails by rule; an SVG
     passes F1 (the only criterion), except on the last task, whose P1 nobody answers (pending),
-    and on tasks 5-8, whose byte limit every drawing breaks (fail)."""
-    prompt = mini_tasks()[0].prompt
+    and on tasks 4-8, whose byte limit every drawing breaks (fail)."""
+    prompts = {t.id: t.prompt for t in mini_tasks()}
     out: dict[str, dict[tuple[str, int], str]] = {"base": {}, "terse": {}}
-    for arm, model, text in (("base", "m-a", prompt), ("terse", "m-b", prompt + SUFFIX)):
+    for arm, model, suffix in (("base", "m-a", ""), ("terse", "m-b", SUFFIX)):
         params = GenerationParams(api="mock", model=model)
         for item in ITEMS:
             for r in range(3):
-                name = reply_name(params, text, r + 1)  # the runner numbers repeats from 1
+                # the runner numbers repeats from 1
+                name = reply_name(params, prompts[item] + suffix, r + 1)
                 good = "pending" if item == ITEMS[-1] else "pass"
                 if int(item.rsplit("-", 1)[1]) in TINY:
                     good = "fail"
@@ -149,6 +151,8 @@ def test_mock_experiment_stops_resumes_without_duplicates_and_reports_its_figure
     finally:
         ctx2.close()
     check_report(report, latencies)
+    print(f"stopped after {stopped_at} of 60 generations, resumed to 60 (one per case key)")
+    print("\n".join(summary_lines(report)))
     assert page.status_code == 200 and "script" not in page.headers["content-security-policy"]
     assert page.text.count("<svg") == 3 and "Exact McNemar p" in page.text
     check_cli_report(settings, tmp_path / "r", report)
@@ -208,7 +212,7 @@ def check_report(report: dict[str, Any], latencies: dict[str, list[float]]) -> N
     only_b = sum(1 for k in decided if a[k] == "fail" and b[k] == "pass")
     (cmp,) = report["comparisons"]
     assert cmp["table"]["only_a"] == only_a and cmp["table"]["only_b"] == only_b
-    assert cmp["table"]["undecided"] == len(keys) - len(decided) >= 3
+    assert cmp["table"]["undecided"] == len(keys) - len(decided) >= 1
     p = stats.binomtest(only_a, only_a + only_b, 0.5).pvalue if only_a + only_b else 1.0
     assert cmp["mcnemar_p"] == pytest.approx(p)
     d = np.array(
@@ -220,9 +224,9 @@ def check_report(report: dict[str, Any], latencies: dict[str, list[float]]) -> N
     lo, hi = np.quantile([d[row].sum() / 30 for row in picks], [0.025, 0.975])
     assert (cmp["difference"]["low"], cmp["difference"]["high"]) == pytest.approx((lo, hi))
     rep = report["reproducibility"]
-    prompt = mini_tasks()[0].prompt
-    assert rep["prompt_sha256"]["base"]["exp-mini-0@1"] == [sha(prompt)]
-    assert rep["prompt_sha256"]["terse"]["exp-mini-0@1"] == [sha(prompt + SUFFIX)]
+    for task in mini_tasks():
+        assert rep["prompt_sha256"]["base"][task.ref] == [sha(task.prompt)]
+        assert rep["prompt_sha256"]["terse"][task.ref] == [sha(task.prompt + SUFFIX)]
     assert rep["seed"] == 42 and rep["models"]["terse"]["model"] == "m-b"
     assert rep["panels"][0]["id"] == "static-only@1" and rep["judges"]["static@1"]
     assert rep["time_window"]["first_generation"] <= rep["time_window"]["last_generation"]
