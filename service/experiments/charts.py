@@ -114,7 +114,10 @@ def latency_chart(arms: Sequence[Mapping[str, Any]], ident: str) -> Markup:
                 f'<rect x="{LABEL_W}" y="{y + j * 11}" width="{w:.1f}" height="10" fill="{fill}">'
                 f"<title>{_t(a['arm'])} {key[:3]}: {v} ms</title></rect>"
             )
-        text = f"p50 {lat['p50_ms']} ms · p95 {lat['p95_ms']} ms · {lat['timeouts']} timeouts"
+        p50, p95 = (
+            f"{v:.1f} ms" if v is not None else "n/a" for v in (lat["p50_ms"], lat["p95_ms"])
+        )
+        text = f"p50 {p50} · p95 {p95} · {lat['timeouts']} timeouts"
         body.append(_text(LABEL_W + PLOT_W + 10, y + 14, text, "start", 11))
         desc.append(f"{a['arm']}: {text}")
     title = "Generation latency per arm (nearest rank, timeouts kept in)"

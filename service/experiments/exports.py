@@ -36,6 +36,10 @@ def write_experiment_report(
     return report, [*paths, out_dir / CSS_NAME]
 
 
+def _ms(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f} ms"
+
+
 def summary_lines(report: dict[str, Any]) -> list[str]:
     """The report in a few lines for a terminal."""
     exp = report["experiment"]
@@ -48,7 +52,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         lines.append(
             f"  {a['arm']}: pass {c['pass']}/{a['cases']} ({rate}), fail {c['fail']}, "
             f"pending {c['pending']}, incomplete {c['incomplete']}, running {c['running']}; "
-            f"cost/pass {per_pass}; p50 {lat['p50_ms']} ms, p95 {lat['p95_ms']} ms "
+            f"cost/pass {per_pass}; p50 {_ms(lat['p50_ms'])}, p95 {_ms(lat['p95_ms'])} "
             f"({lat['timeouts']} timeouts)"
         )
     for cmp in report["comparisons"]:

@@ -19,6 +19,10 @@ def _signed(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:+.1f} %"
 
 
+def _ms(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f} ms"
+
+
 def _usd(value: float | None) -> str:
     return "unknown" if value is None else f"${value:.4f}"
 
@@ -29,7 +33,7 @@ _ENV = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-_ENV.filters.update(pct=_pct, signed=_signed, usd=_usd)
+_ENV.filters.update(pct=_pct, signed=_signed, usd=_usd, ms=_ms)
 
 
 def render_experiment_html(
