@@ -62,7 +62,7 @@ def difference_chart(comparisons: Sequence[Mapping[str, Any]], ident: str) -> Ma
     """Each pair's difference of pass rates (A - B) on a -100 … +100 % axis, with its interval."""
     row_h, top = 36, 20
     height = top + row_h * len(comparisons) + 30
-    width = LABEL_W + PLOT_W + 160
+    width = LABEL_W + PLOT_W + 220
 
     def sx(v: float) -> float:
         return LABEL_W + PLOT_W * (v + 1.0) / 2.0
@@ -101,7 +101,7 @@ def latency_chart(arms: Sequence[Mapping[str, Any]], ident: str) -> Markup:
     row_h, top = 34, 12
     values = [a["latency"][k] or 0.0 for a in arms for k in ("p50_ms", "p95_ms")]
     peak = max([*values, 1.0])
-    height, width = top + row_h * len(arms) + 12, LABEL_W + PLOT_W + 200
+    height, width = top + row_h * len(arms) + 12, LABEL_W + PLOT_W + 320
     body, desc = [], []
     for i, a in enumerate(arms):
         y = top + i * row_h

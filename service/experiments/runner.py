@@ -56,6 +56,8 @@ def generate_cases(
     planned = len(plan.arms) * len(plan.items) * plan.repeats
     new = 0
     set_status(ctx.db, ident, "generating")
+    if on_progress is not None:
+        on_progress(len(done), planned)
     for arm in plan.arms:
         for item in plan.items:
             if stop is not None and stop.is_set():
