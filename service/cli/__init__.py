@@ -8,6 +8,7 @@ from service.cli import (
     calibrate_cmd,
     check_cmd,
     doctor_cmd,
+    generate_cmd,
     judge_cmd,
     judges_cmd,
     labels_cmd,
@@ -43,6 +44,7 @@ for _module in (
     labels_cmd,
     report_cmd,
     doctor_cmd,
+    generate_cmd,
 ):
     _module.register(app)
 

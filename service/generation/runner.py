@@ -65,6 +65,17 @@ def run_params(params: GenerationParams, provider: Provider) -> dict[str, JsonVa
     return recorded
 
 
+def check_generation(ctx: ServiceContext, task_ref: str, params: GenerationParams) -> None:
+    """Refuse a generation that cannot start: unknown task, unknown API, key variable unset.
+
+    Also reads the price table, so a broken one is reported before any call.
+    """
+    ctx.registry.get(task_ref)
+    provider_for(params.api)
+    api_key(params)
+    load_prices(ctx.settings.price_table)
+
+
 def generate_runs(
     ctx: ServiceContext,
     task_ref: str,

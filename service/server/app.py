@@ -14,6 +14,7 @@ from service.api.routes import (
     calibrations,
     evaluations,
     gate,
+    generations,
     health,
     judges,
     reports,
@@ -37,6 +38,7 @@ ROUTERS = (
     gate.router,
     evaluations.router,
     judges.router,
+    generations.router,
     pages.router,
     docs.router,
 )
