@@ -1,0 +1,59 @@
+"""``POST /v1/generations`` and ``GET /v1/generations/{id}`` on a real loopback server."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+
+from service.access.tokens import create_token
+from service.context import ServiceContext
+from service.server import create_app
+from service.storage import Run
+from tests.helpers.server import serve_in_thread
+
+TASK = "pelican-bicycle-structured@1"
+
+
+def _h(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_generation_job_runs_and_refusals(gen_ctx: ServiceContext) -> None:
+    alice = _h(create_token(gen_ctx.db, "submitter", "alice")[0])
+    bob = _h(create_token(gen_ctx.db, "submitter", "bob")[0])
+    reviewer = _h(create_token(gen_ctx.db, "reviewer", "rev")[0])
+    body = {"task": TASK, "api": "mock", "model": "m", "repeats": 2}
+    with serve_in_thread(create_app(gen_ctx)) as url, httpx.Client(base_url=url) as http:
+        job = http.post("/v1/generations", json=body, headers=alice)
+        assert job.status_code == 202, job.text
+        view = job.json()
+        assert view["mock"] is True and view["model"] == "mock:m" and view["repeats"] == 2
+        deadline = time.monotonic() + 30
+        while view["state"] == "running" and time.monotonic() < deadline:
+            time.sleep(0.05)
+            view = http.get(view["status_url"], headers=alice).json()
+        assert view["state"] == "done" and view["done"] == 2 and len(view["run_ids"]) == 2
+        assert http.get(view["status_url"], headers=bob).status_code == 404  # not bob's
+        run = http.get(f"/v1/runs/{view['run_ids'][0]}", headers=alice).json()
+        assert run["generation"]["api"] == "mock" and run["generation"]["mock"] is True
+        assert run["model"]["label"] == "mock:m"
+        waited = http.post("/v1/generations", json={**body, "wait": True}, headers=alice)
+        assert waited.status_code == 201 and waited.json()["state"] == "done"
+        assert http.post("/v1/generations", json=body, headers=reviewer).status_code == 403
+        unknown = http.post("/v1/generations", json={**body, "task": "nope@1"}, headers=alice)
+        assert unknown.status_code == 404 and unknown.json()["error"] == "unknown_task"
+        keyless = {**body, "api": "openai", "api_key_env": "GEN_TEST_NOT_SET"}
+        missing = http.post("/v1/generations", json=keyless, headers=alice)
+        assert missing.status_code == 422
+        assert "GEN_TEST_NOT_SET is not set" in missing.json()["detail"]
+        bad_api = http.post("/v1/generations", json={**body, "api": "palm"}, headers=alice)
+        assert bad_api.status_code == 422 and "api" in bad_api.text
+        plain = http.post(
+            "/v1/runs",
+            json={"task": TASK, "model": {"label": "x"}, "output": "no svg"},
+            headers=alice,
+        ).json()
+        assert http.get(f"/v1/runs/{plain['run_id']}", headers=alice).json()["generation"] is None
+    with gen_ctx.db.read() as s:
+        assert s.query(Run).count() == 5  # 2 + 2 generated + 1 submitted; refusals stored none
