@@ -11,6 +11,7 @@ from service.context import ServiceContext
 from service.server import create_app
 from service.storage import Run
 from tests.helpers.server import serve_in_thread
+from tests.helpers.web import web_login
 
 TASK = "pelican-bicycle-structured@1"
 
@@ -20,7 +21,8 @@ def _h(token: str) -> dict[str, str]:
 
 
 def test_generation_job_runs_and_refusals(gen_ctx: ServiceContext) -> None:
-    alice = _h(create_token(gen_ctx.db, "submitter", "alice")[0])
+    alice_token = create_token(gen_ctx.db, "submitter", "alice")[0]
+    alice = _h(alice_token)
     bob = _h(create_token(gen_ctx.db, "submitter", "bob")[0])
     reviewer = _h(create_token(gen_ctx.db, "reviewer", "rev")[0])
     body = {"task": TASK, "api": "mock", "model": "m", "repeats": 2}
@@ -55,5 +57,13 @@ def test_generation_job_runs_and_refusals(gen_ctx: ServiceContext) -> None:
             headers=alice,
         ).json()
         assert http.get(f"/v1/runs/{plain['run_id']}", headers=alice).json()["generation"] is None
+        with httpx.Client(base_url=url, follow_redirects=True) as browser:
+            web_login(browser, alice_token)
+            page = browser.get(f"/runs/{view['run_ids'][0]}")
+            assert page.status_code == 200
+            assert "Generation" in page.text and "MOCK: bundled replies" in page.text
+            assert "not available" in page.text  # the mock's cost
+            plain_page = browser.get(f"/runs/{plain['run_id']}").text
+            assert "MOCK: bundled" not in plain_page and "Prompt sha256" not in plain_page
     with gen_ctx.db.read() as s:
         assert s.query(Run).count() == 5  # 2 + 2 generated + 1 submitted; refusals stored none
