@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,18 @@ def test_bad_requests_are_refused_before_any_call_or_row(
     with gen_ctx.db.read() as s:
         assert s.query(Run).count() == 0
     assert llm.requests == []
+
+
+def test_concurrency_and_rate_per_provider_are_settings(
+    gen_ctx: ServiceContext, llm: FakeLLM
+) -> None:
+    gen_ctx.settings = gen_ctx.settings.model_copy(update={"generation_concurrency": 2})
+    llm.script = [Reply(body=openai_body("x"), delay_s=0.25) for _ in range(4)]
+    params = GenerationParams(api="openai", model="m", base_url=f"{llm.url}/v1")
+    t0 = time.monotonic()
+    assert len(generate_runs(gen_ctx, TASK, params, 4, token_id=None)) == 4
+    assert time.monotonic() - t0 >= 0.5  # two at a time: two waves of 0.25 s (four: one)
+    gen_ctx.settings = gen_ctx.settings.model_copy(update={"generation_rate_per_minute": 600.0})
+    t0 = time.monotonic()
+    generate_runs(gen_ctx, TASK, GenerationParams(api="mock", model="m"), 4, token_id=None)
+    assert time.monotonic() - t0 >= 0.3  # 600 a minute: 0.1 s apart
