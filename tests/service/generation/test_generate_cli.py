@@ -1,20 +1,29 @@
 """``regua generate`` (the real CLI, in-process) against ``regua serve`` (a subprocess) that
 calls a fake OpenAI server on loopback: three runs with tokens and latency, each with an outcome.
+
+The replies (an SVG that does not parse, prose, a refusal) each fail by a declared rule, so the
+service finishes them without starting the browser (the rendering path is the submit path's,
+tested there); what is under test is the generation end to end.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner, Result
 
 from service.cli import app
 from service.server.run import free_port
 from tests.helpers.llm_server import Reply, fake_llm_server
-from tests.helpers.server import REPO, Served, require_real_rendering
+from tests.helpers.server import Served
 
 TASK = "pelican-bicycle-structured@1"
-SVG = (REPO / "samples/outputs/structured-good.svg").read_text()
+REPLIES = (
+    "Here:\n```svg\n<svg xmlns='http://www.w3.org/2000/svg'><g></svg>\n```\n",
+    "A pelican riding a bicycle, described in words only.",
+    "I'm sorry, but I can't draw that.",
+)
 
 
 def _regua(*args: str, env: dict[str, str]) -> Result:
@@ -22,13 +31,12 @@ def _regua(*args: str, env: dict[str, str]) -> Result:
 
 
 def test_generate_three_repeats_and_wait_for_their_outcomes(tmp_path: Path) -> None:
-    require_real_rendering()
     data = tmp_path / "data"
     data.mkdir()
     server = Served(data, REGUA_GENERATION_BACKOFF_S="0.01")
     try:
         with fake_llm_server() as llm:
-            llm.script = [Reply(text=f"Here:\n```svg\n{SVG}```\n") for _ in range(3)]
+            llm.script = [Reply(text=text) for text in REPLIES]
             env = {"REGUA_URL": server.url, "REGUA_DATA_DIR": str(data)}
             args = ["--task", TASK, "--api", "openai", "--base-url", f"{llm.url}/v1"]
             done = _regua("generate", *args, "--model", "m", "--repeats", "3", "--wait", env=env)
@@ -40,10 +48,12 @@ def test_generate_three_repeats_and_wait_for_their_outcomes(tmp_path: Path) -> N
         with server.client() as client:
             views = [client.run(i) for i in ids]
         assert sorted(v["generation"]["repeat"] for v in views) == [1, 2, 3]
+        raws = {client_raw(server, v) for v in views}
+        assert raws == set(REPLIES)  # each reply is its run's raw artifact
         for view in views:
             gen = view["generation"]
             assert view["status"] == "done" and view["model"]["label"] == "m"
-            assert view["outcome"]["status"] in {"pass", "fail", "pending"}  # judged, not broken
+            assert view["outcome"]["status"] == "fail"  # by rule: no SVG that parses
             assert (gen["input_tokens"], gen["output_tokens"], gen["attempts"]) == (1200, 40, 1)
             assert gen["latency_ms"] > 0 and gen["cost_usd"] is None and not gen["mock"]
             assert view["outcome"]["status"] in done.stdout and "not available" in done.stdout
@@ -56,6 +66,13 @@ def test_generate_three_repeats_and_wait_for_their_outcomes(tmp_path: Path) -> N
             assert len(client.http.get("/v1/runs").json()["runs"]) == 3  # nothing more stored
     finally:
         server.stop()
+
+
+def client_raw(server: Served, view: dict[str, Any]) -> str:
+    """The text of a run's raw artifact, fetched over the API."""
+    raw = next(a for a in view["artifacts"] if a["kind"] == "raw")
+    with server.client() as client:
+        return client.artifact(raw["sha256"]).text
 
 
 def test_generate_without_a_service_says_what_to_run() -> None:
