@@ -13,7 +13,7 @@ from rich.table import Table
 
 from regua.errors import GenerationError
 from service.api.client import ReguaClient
-from service.cli.service_cmd import _client, _friendly
+from service.cli.service_cmd import friendly, service_client
 
 NOT_AVAILABLE = "not available"
 
@@ -55,7 +55,7 @@ def generate(
         "max_tokens": max_tokens,
         "timeout_s": timeout_s,
     }
-    with _client(url, token, data_dir) as client:
+    with service_client(url, token, data_dir) as client:
         job = _generate_with_progress(client, request, console)
         ids = [str(i) for i in job["run_ids"]]
         for run_id in ids:
@@ -115,4 +115,4 @@ def _n(value: object) -> str:
 
 def register(app: typer.Typer) -> None:
     """Add ``regua generate``."""
-    app.command("generate")(_friendly(generate))
+    app.command("generate")(friendly(generate))

@@ -10,6 +10,7 @@ from service.api.deps import Caller, Ctx
 from service.api.text import Text
 from service.generation import jobs
 from service.generation.jobs import GenerationJob, GenerationJobView
+from service.generation.policy import check_allowed
 from service.generation.request import Api, GenerationParams
 from service.generation.runner import check_generation
 
@@ -52,12 +53,15 @@ def create_generation(
 ) -> GenerationJobView:
     """Generate ``repeats`` replies and queue each as a run (202 with a job to poll).
 
-    Refused before any call: 404 for an unknown task, 422 for an unknown API or an API key
-    variable not set in the service's environment (named). A provider error is not refused:
-    its run is stored ``incomplete`` with the cause. ``wait``: 201 once every run is stored.
+    Refused before any call: 403 for a submitter's base URL or key variable outside the
+    service's allow-lists (``REGUA_GENERATION_BASE_URLS``, ``REGUA_GENERATION_KEY_ENVS``), 404
+    for an unknown task, 422 for an unknown API or a key variable not set in the service. A
+    provider error is not refused: its run is stored ``incomplete`` with the cause.
+    ``wait``: 201 once every run is stored.
     """
     caller.require("submitter")
     params = body.params()
+    check_allowed(ctx.settings, params, is_admin=caller.is_admin)
     check_generation(ctx, body.task, params)
     job = GenerationJob(body.task, params, body.repeats, caller.token_id)
     if body.wait:
