@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from regua.errors import NotFoundError
 from service.api.deps import Caller, Ctx
@@ -11,7 +11,7 @@ from service.api.text import Text
 from service.generation import jobs
 from service.generation.jobs import GenerationJob, GenerationJobView
 from service.generation.policy import check_allowed
-from service.generation.request import Api, GenerationParams
+from service.generation.request import Api, GenerationParams, http_base_url
 from service.generation.runner import check_generation
 
 router = APIRouter(prefix="/v1/generations", tags=["generations"])
@@ -41,6 +41,11 @@ class GenerationRequest(BaseModel):
         description="Generate inside the request and answer 201 when every run is stored "
         "(instead of 202 and a job to poll)",
     )
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        return http_base_url(value)
 
     def params(self) -> GenerationParams:
         """The model configuration."""

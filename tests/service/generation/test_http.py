@@ -63,6 +63,8 @@ def test_generation_job_runs_and_refusals(gen_ctx: ServiceContext) -> None:
         inside = {**body, "api": "openai", "base_url": "http://10.0.0.1/v1"}
         probe = http.post("/v1/generations", json=inside, headers=alice)
         assert probe.status_code == 403 and "REGUA_GENERATION_BASE_URLS" in probe.json()["detail"]
+        ftp = http.post("/v1/generations", json={**body, "base_url": "ftp://x/v1"}, headers=admin)
+        assert ftp.status_code == 422 and "http:// or https://" in ftp.text
         bad_api = http.post("/v1/generations", json={**body, "api": "palm"}, headers=alice)
         assert bad_api.status_code == 422 and "api" in bad_api.text
         plain = http.post(
