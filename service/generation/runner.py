@@ -33,6 +33,8 @@ from service.pipeline.submit import Submission
 
 MAX_BACKPRESSURE_WAIT_S = 600.0
 """How long a generated reply waits for room in the queue before the generation gives up."""
+MAX_CASE_KEY = 200
+"""Longest case key (``generations.case_key``)."""
 Progress = Callable[[int, int], None]
 
 
@@ -98,6 +100,8 @@ def generate_runs(
         raise InputError(f"repeats must be at least 1 (got {repeats})")
     if case_keys is not None and len(case_keys) != repeats:
         raise InputError(f"{len(case_keys)} case keys for {repeats} repeats; give one per repeat")
+    if case_keys is not None and any(not 0 < len(k) <= MAX_CASE_KEY for k in case_keys):
+        raise InputError(f"a case key must have 1 to {MAX_CASE_KEY} characters")
     spec = ctx.registry.get(task_ref)
     provider = provider_for(params.api)
     text = spec.prompt if prompt is None else prompt

@@ -160,6 +160,10 @@ def test_bad_requests_are_refused_before_any_call_or_row(
         generate_runs(gen_ctx, "no-such@1", params, 1, token_id=None)
     with pytest.raises(InputError, match="case keys"):
         generate_runs(gen_ctx, TASK, params, 2, token_id=None, case_keys=["only-one"])
+    with pytest.raises(InputError, match="1 to 200 characters"):
+        generate_runs(gen_ctx, TASK, params, 1, token_id=None, case_keys=["k" * 201])
+    with pytest.raises(InputError, match="at least 1"):
+        generate_runs(gen_ctx, TASK, params, 0, token_id=None)
     with gen_ctx.db.read() as s:
         assert s.query(Run).count() == 0
     assert llm.requests == []
