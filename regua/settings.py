@@ -119,6 +119,15 @@ class Settings(BaseSettings):
     generation_max_retry_after_s: float = Field(
         default=120.0, ge=0, description="Longest Retry-After of a provider that is obeyed"
     )
+    generation_base_urls: list[str] = Field(
+        default_factory=list,
+        description="Base URLs a submitter may generate against besides each API's default "
+        "(admins may use any); e.g. http://127.0.0.1:11434/v1",
+    )
+    generation_key_envs: list[str] = Field(
+        default_factory=lambda: ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"],
+        description="Environment variables a submitter may name as the API key (admins: any)",
+    )
     price_table: Path | None = Field(
         default=None,
         description="YAML price table (version, per api+model USD per million tokens) for "

@@ -9,6 +9,7 @@ from service.cli import (
     check_cmd,
     doctor_cmd,
     experiment_cmd,
+    generate_cmd,
     judge_cmd,
     judges_cmd,
     labels_cmd,
@@ -45,6 +46,7 @@ for _module in (
     report_cmd,
     doctor_cmd,
     experiment_cmd,
+    generate_cmd,
 ):
     _module.register(app)
 

@@ -54,6 +54,8 @@ def run(
         raise typer.Exit(2) from exc
     try:
         plan = resolve_plan(spec, ctx.registry)
+        for arm in plan.arms:  # the command line runs with the data folder's own rights
+            gen.check(ctx, next(iter(arm.refs.values())), arm.model, is_admin=True)
         ident, resumed = open_experiment(ctx.db, spec, plan, window, None)
         typer.echo(f"{'resuming' if resumed else 'starting'} experiment {ident}")
         ctx.start_executor()

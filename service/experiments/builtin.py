@@ -12,12 +12,17 @@ from sqlalchemy import select
 
 from service.experiments.generator import GenerationFacts, register_generator
 from service.experiments.spec import ModelParams
+from service.generation.policy import check_allowed
 from service.generation.request import GenerationParams
-from service.generation.runner import generate_runs
+from service.generation.runner import check_generation, generate_runs
 from service.storage import GenerationRow
 
 if TYPE_CHECKING:
     from service.context import ServiceContext
+
+
+def _params(params: ModelParams) -> GenerationParams:
+    return GenerationParams(**params.model_dump())
 
 
 class RunnerGenerator:
@@ -42,7 +47,7 @@ class RunnerGenerator:
         return generate_runs(
             ctx,
             task_ref,
-            GenerationParams(**params.model_dump()),
+            _params(params),
             repeats,
             token_id=token_id,
             prompt=prompt,
@@ -50,6 +55,18 @@ class RunnerGenerator:
             on_progress=on_progress,
             panel=panel,
         )
+
+    def check(
+        self, ctx: ServiceContext, task_ref: str, params: ModelParams, *, is_admin: bool
+    ) -> None:
+        """Apply the generation endpoint's rules to an arm.
+
+        A submitter's base URL and key variable must be on the service's allow-lists (403);
+        the API must be known and its key variable set (422).
+        """
+        gen = _params(params)
+        check_allowed(ctx.settings, gen, is_admin=is_admin)
+        check_generation(ctx, task_ref, gen)
 
     def facts(self, ctx: ServiceContext, run_ids: Sequence[str]) -> Mapping[str, GenerationFacts]:
         """Latency, cost, timeout, prompt hash and tokens from each run's ``generations`` row."""

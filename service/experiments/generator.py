@@ -62,6 +62,12 @@ class Generator(Protocol):
         """What each run's generation measured, by run id."""
         ...
 
+    def check(
+        self, ctx: ServiceContext, task_ref: str, params: ModelParams, *, is_admin: bool
+    ) -> None:
+        """Refuse, before anything is stored, an arm this caller may not or cannot run."""
+        ...
+
 
 _GENERATORS: dict[str, Generator] = {}
 DEFAULT = "runner"

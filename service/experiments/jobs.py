@@ -45,14 +45,18 @@ def start_experiment(
     window: str,
     generator: str | None,
     token_id: int | None,
+    is_admin: bool = False,
 ) -> Started:
     """Check and store (or find) the experiment, then generate its missing cases in the background.
 
     Everything that can refuse the request (the file's tasks, versions, panel, the generator,
-    a changed file under a stored id) is checked before the job is queued.
+    an arm the caller may not run, a changed file under a stored id) is checked before anything
+    is stored.
     """
     gen = get_generator(generator)
     plan = resolve_plan(spec, ctx.registry)
+    for arm in plan.arms:
+        gen.check(ctx, next(iter(arm.refs.values())), arm.model, is_admin=is_admin)
     ident, resumed = open_experiment(ctx.db, spec, plan, window, token_id)
     stop = threading.Event()
 

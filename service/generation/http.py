@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -27,8 +28,6 @@ def retry_after_s(response: httpx.Response) -> float | None:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
-    from datetime import UTC, datetime
-
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 

@@ -16,10 +16,11 @@ a price for the api+model or a token count it is ``None`` ("not available"), nev
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from regua.errors import ConfigurationError
 
@@ -38,6 +39,12 @@ class PriceTable(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     version: str = Field(min_length=1, max_length=100)
     prices: dict[str, dict[str, Price]] = Field(default_factory=dict)
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _as_text(cls, value: object) -> object:
+        """YAML reads ``version: 2026-12-01`` as a date and ``version: 3`` as a number."""
+        return str(value) if isinstance(value, int | float | date) else value
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 Api = Literal["openai", "anthropic", "mock"]
+
+
+def http_base_url(value: str | None) -> str | None:
+    """A base URL is http(s)://HOST[...]: anything else could never be called (ValueError)."""
+    if value is not None and not value.startswith(("http://", "https://")):
+        raise ValueError(f"base_url must start with http:// or https:// (got {value!r})")
+    return value
 
 
 class GenerationParams(BaseModel, frozen=True):
@@ -24,6 +31,11 @@ class GenerationParams(BaseModel, frozen=True):
     max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
     label: str | None = Field(default=None, max_length=200)
     timeout_s: float = Field(default=120.0, gt=0, le=3600)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        return http_base_url(value)
 
     @property
     def is_mock(self) -> bool:

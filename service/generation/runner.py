@@ -33,6 +33,8 @@ from service.pipeline.submit import Submission
 
 MAX_BACKPRESSURE_WAIT_S = 600.0
 """How long a generated reply waits for room in the queue before the generation gives up."""
+MAX_CASE_KEY = 200
+"""Longest case key (``generations.case_key``)."""
 Progress = Callable[[int, int], None]
 
 
@@ -67,6 +69,17 @@ def run_params(params: GenerationParams, provider: Provider) -> dict[str, JsonVa
     return recorded
 
 
+def check_generation(ctx: ServiceContext, task_ref: str, params: GenerationParams) -> None:
+    """Refuse a generation that cannot start: unknown task, unknown API, key variable unset.
+
+    Also reads the price table, so a broken one is reported before any call.
+    """
+    ctx.registry.get(task_ref)
+    provider_for(params.api)
+    api_key(params)
+    load_prices(ctx.settings.price_table)
+
+
 def generate_runs(
     ctx: ServiceContext,
     task_ref: str,
@@ -90,6 +103,8 @@ def generate_runs(
         raise InputError(f"repeats must be at least 1 (got {repeats})")
     if case_keys is not None and len(case_keys) != repeats:
         raise InputError(f"{len(case_keys)} case keys for {repeats} repeats; give one per repeat")
+    if case_keys is not None and any(not 0 < len(k) <= MAX_CASE_KEY for k in case_keys):
+        raise InputError(f"a case key must have 1 to {MAX_CASE_KEY} characters")
     spec = ctx.registry.get(task_ref)
     provider = provider_for(params.api)
     text = spec.prompt if prompt is None else prompt

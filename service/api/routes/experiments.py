@@ -93,7 +93,12 @@ def create_experiment(
     """Store (or resume) an experiment and generate its missing cases in the background."""
     caller.require("submitter")
     started = start_experiment(
-        ctx, _spec(body), window=body.window, generator=body.generator, token_id=caller.token_id
+        ctx,
+        _spec(body),
+        window=body.window,
+        generator=body.generator,
+        token_id=caller.token_id,
+        is_admin=caller.is_admin,
     )
     url = f"/v1/experiments/{started.experiment_id}"
     response.headers["Location"] = url

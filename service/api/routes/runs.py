@@ -19,6 +19,7 @@ from service.api.schemas import (
     RunView,
 )
 from service.api.text import displayable
+from service.generation.store import generation_view
 from service.pipeline.submit import Submission
 from service.reports.runs import run_summary, run_view
 from service.storage import Run
@@ -108,6 +109,8 @@ def get_run(run_id: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
     with ctx.db.read() as s:
         run = _readable(caller, s.get(Run, run_id), run_id)
         view = run_view(s, run, include_model=True)
+        generation = generation_view(s, run_id)
+    view["generation"] = generation.model_dump(mode="json") if generation else None
     if view.get("model"):  # params stored before unstorable text was refused (issue 14)
         view["model"]["params"] = displayable(view["model"].get("params"))
     return view

@@ -78,6 +78,16 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         ({"file": GOOD, "experiment": {"id": "x"}}, 422, "give exactly one of 'file'"),
         ({"file": GOOD, "generator": "nope"}, 404, "no experiment generator 'nope'"),
         ({"file": GOOD + "panel: pelican-bicycle-llm@9\n"}, 422, "pelican-bicycle-llm@9"),
+        (
+            {"file": GOOD.replace("api: mock", "api: openai, base_url: 'http://10.0.0.1/v1'")},
+            403,
+            "base URL http://10.0.0.1/v1 is not one a submitter may use",
+        ),
+        (
+            {"file": GOOD.replace("api: mock", "api: openai, api_key_env: REGUA_SECRET")},
+            403,
+            "a submitter may not name REGUA_SECRET as the API key",
+        ),
     ],
 )
 def test_a_bad_request_is_refused_before_anything_is_stored(
