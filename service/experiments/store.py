@@ -59,13 +59,14 @@ def open_experiment(
 
 
 def get_experiment(db: Database, ident: str) -> ExperimentRow:
-    """The stored experiment (:class:`NotFoundError` listing a few known ids)."""
+    """The stored experiment (:class:`NotFoundError` saying what an id looks like)."""
     with db.read() as s:
         row = s.get(ExperimentRow, ident)
         if row is None:
-            known = s.scalars(select(ExperimentRow.id).order_by(ExperimentRow.id).limit(20))
-            names = ", ".join(known) or "(none)"
-            raise NotFoundError(f"no experiment {ident!r}; stored experiments: {names}")
+            raise NotFoundError(
+                f"no experiment {ident!r}; an id is NAME@WINDOW (the file's id and the window, "
+                f"'{DEFAULT_WINDOW}' unless one was given)"
+            )
         return row
 
 

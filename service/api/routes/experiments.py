@@ -16,14 +16,16 @@ from fastapi import APIRouter, Response
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from regua.errors import ExperimentFileError
+from regua.errors import ExperimentFileError, PermissionDeniedError
+from service.access.tokens import Principal
 from service.api.deps import Caller, Ctx
 from service.api.headers import REPORT_HEADERS
 from service.experiments.html import render_experiment_html
 from service.experiments.jobs import experiment_progress, start_experiment
 from service.experiments.report_db import experiment_history, experiment_report
 from service.experiments.spec import ExperimentFile, load_experiment_text, parse_experiment
-from service.experiments.store import DEFAULT_WINDOW
+from service.experiments.store import DEFAULT_WINDOW, windows_of
+from service.experiments.store import get_experiment as stored_experiment
 
 router = APIRouter(prefix="/v1/experiments", tags=["experiments"])
 
@@ -78,6 +80,17 @@ class ExperimentHistory(BaseModel):
     series: list[dict[str, Any]]
 
 
+def _may_read(ctx: Ctx, caller: Principal, ident: str) -> None:
+    """Submitters read their own experiments, admins every one, reviewers none.
+
+    Reports name the models, and reviewers stay blind to them.
+    """
+    caller.require("submitter")
+    row = stored_experiment(ctx.db, ident)
+    if not caller.is_admin and row.created_by != caller.token_id:
+        raise PermissionDeniedError(f"experiment {ident} was started by another token")
+
+
 def _spec(body: ExperimentBody) -> ExperimentFile:
     if (body.file is None) == (body.experiment is None):
         raise ExperimentFileError("give exactly one of 'file' (YAML text) or 'experiment'")
@@ -114,7 +127,7 @@ def create_experiment(
 @router.get("/{experiment_id}", response_model=ExperimentProgress)
 def get_experiment(experiment_id: str, ctx: Ctx, caller: Caller) -> ExperimentProgress:
     """The experiment's status, cases generated of those planned, and runs not judged yet."""
-    caller.require("submitter", "reviewer")
+    _may_read(ctx, caller, experiment_id)
     p = experiment_progress(ctx, experiment_id)
     return ExperimentProgress(**p.__dict__)
 
@@ -122,7 +135,7 @@ def get_experiment(experiment_id: str, ctx: Ctx, caller: Caller) -> ExperimentPr
 @router.get("/{experiment_id}/report", response_model=ExperimentReport)
 def get_experiment_report(experiment_id: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
     """The paired report (schema ``regua.experiment-report/1``)."""
-    caller.require("submitter", "reviewer")
+    _may_read(ctx, caller, experiment_id)
     experiment_progress(ctx, experiment_id)  # an experiment whose runs are all judged is done
     return experiment_report(ctx.db, experiment_id)
 
@@ -130,7 +143,7 @@ def get_experiment_report(experiment_id: str, ctx: Ctx, caller: Caller) -> dict[
 @router.get("/{experiment_id}/report.html", response_class=HTMLResponse)
 def get_experiment_report_html(experiment_id: str, ctx: Ctx, caller: Caller) -> HTMLResponse:
     """The report page (SVG charts, no script) with the experiment's windows over time."""
-    caller.require("submitter", "reviewer")
+    _may_read(ctx, caller, experiment_id)
     experiment_progress(ctx, experiment_id)
     report = experiment_report(ctx.db, experiment_id)
     history = experiment_history(ctx.db, report["experiment"]["name"])
@@ -140,5 +153,7 @@ def get_experiment_report_html(experiment_id: str, ctx: Ctx, caller: Caller) -> 
 @router.get("/{name}/history", response_model=ExperimentHistory)
 def get_experiment_history(name: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
     """Every window of the experiment ``name``: one series per arm and version, with drift."""
-    caller.require("submitter", "reviewer")
+    for row in windows_of(ctx.db, name):
+        _may_read(ctx, caller, row.id)
+    caller.require("submitter")
     return experiment_history(ctx.db, name)

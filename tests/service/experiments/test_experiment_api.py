@@ -143,9 +143,23 @@ def test_the_report_page_needs_a_login_then_shows_the_charts(served: Served) -> 
     assert "Experiment tiny@default" in page.text and "Reproducibility" in page.text
 
 
-def test_an_unknown_experiment_is_404_naming_the_stored_ones(served: Served) -> None:
+def test_an_unknown_experiment_is_404_saying_what_an_id_is(served: Served) -> None:
     r = served.client.get("/v1/experiments/nope@default", headers=served.submitter)
-    assert r.status_code == 404 and "stored experiments:" in r.json()["detail"]
+    assert r.status_code == 404 and "an id is NAME@WINDOW" in r.json()["detail"]
+
+
+def test_only_its_submitter_and_admins_read_an_experiment_never_a_reviewer(served: Served) -> None:
+    if not any(r.id == "tiny@default" for r in served.stored()):
+        assert served.post({"file": GOOD}).status_code == 202
+    other = {"Authorization": f"Bearer {create_token(served.ctx.db, 'submitter', 'o')[0]}"}
+    admin = {"Authorization": f"Bearer {create_token(served.ctx.db, 'admin', 'a')[0]}"}
+    for path in ("", "/report", "/report.html"):
+        url = f"/v1/experiments/tiny@default{path}"
+        assert served.client.get(url, headers=served.reviewer).status_code == 403
+        assert served.client.get(url, headers=other).status_code == 403
+        assert served.client.get(url, headers=admin).status_code == 200
+    r = served.client.get("/v1/experiments/tiny/report", headers=served.reviewer)
+    assert r.status_code in (403, 404) and "m1" not in r.text
 
 
 def test_cli_run_of_a_bad_file_names_the_field_and_exits_2(tmp_path: Path) -> None:
