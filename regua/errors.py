@@ -124,3 +124,13 @@ class ArtifactIntegrityError(StorageError):
 
 class InvalidTaskError(TaskError, InputError):
     """A user's task file or template is not a valid task (the field and line are named)."""
+class ExperimentFileError(InputError):
+    """An experiment file (YAML) is unreadable or breaks its schema (the field is named)."""
+
+
+class GenerationError(ReguaError):
+    """A model provider gave no reply (HTTP error, timeout); the run is ``incomplete``."""
+
+
+class GenerationSetupError(InputError):
+    """A generation cannot be sent as asked (unknown API, API key variable not set)."""

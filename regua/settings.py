@@ -126,6 +126,36 @@ class Settings(BaseSettings):
         description="Pairwise ranking: a model with fewer comparisons is shown as preliminary",
     )
 
+    generation_concurrency: int = Field(
+        default=4, ge=1, le=256, description="Calls in flight at once per model provider"
+    )
+    generation_rate_per_minute: float = Field(
+        default=0.0, ge=0, description="Calls per minute per model provider (0: no limit)"
+    )
+    generation_max_attempts: int = Field(
+        default=4, ge=1, le=20, description="Attempts per generation call (429, 5xx, timeouts)"
+    )
+    generation_backoff_s: float = Field(
+        default=1.0, ge=0, description="First wait between attempts (then doubling)"
+    )
+    generation_max_retry_after_s: float = Field(
+        default=120.0, ge=0, description="Longest Retry-After of a provider that is obeyed"
+    )
+    generation_base_urls: list[str] = Field(
+        default_factory=list,
+        description="Base URLs a submitter may generate against besides each API's default "
+        "(admins may use any); e.g. http://127.0.0.1:11434/v1",
+    )
+    generation_key_envs: list[str] = Field(
+        default_factory=lambda: ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"],
+        description="Environment variables a submitter may name as the API key (admins: any)",
+    )
+    price_table: Path | None = Field(
+        default=None,
+        description="YAML price table (version, per api+model USD per million tokens) for "
+        "the cost of generations; without it costs are not available",
+    )
+
     def resolved_database_url(self) -> str:
         """The database URL in force: the configured one, or SQLite inside ``data_dir``."""
         if self.database_url:

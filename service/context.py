@@ -26,7 +26,7 @@ from service.pipeline.executor import Executor
 from service.pipeline.jobs import JobRunner
 from service.pipeline.render_client import RenderClient
 from service.pipeline.runner import Machinery
-from service.pipeline.submit import Submission, submit
+from service.pipeline.submit import StoredHook, Submission, submit
 from service.review.intake import queue_run
 from service.review.policy import queue_policy
 from service.review.queue import QueuePolicy
@@ -137,11 +137,17 @@ class ServiceContext:
         self.executor.start()
         return self.executor
 
-    def submit(self, items: Sequence[Submission], token_id: int | None) -> list[str]:
+    def submit(
+        self,
+        items: Sequence[Submission],
+        token_id: int | None,
+        on_stored: StoredHook | None = None,
+    ) -> list[str]:
         """Store and queue submissions (all or none) and wake the executor; the run ids.
 
         A submission's ``panel`` must be a registered panel of its task's family (404 for an
         unknown one, 422 for another family's), checked before anything is stored.
+        ``on_stored`` runs in the storing transaction (see :func:`service.pipeline.submit.submit`).
         """
         for item in items:
             if item.panel is not None:
@@ -153,6 +159,7 @@ class ServiceContext:
             token_id,
             registry=self.registry,
             admission=self.admission,
+            on_stored=on_stored,
         )
         self.wake()
         return ids

@@ -89,6 +89,16 @@ class ReguaClient:
         body = self._post("/v1/runs/batch", {"runs": runs})
         return [str(r["run_id"]) for r in body["runs"]]
 
+    def generate(self, request: dict[str, Any]) -> dict[str, Any]:
+        """POST a generation (``/v1/generations``); returns its job."""
+        body: dict[str, Any] = self._post("/v1/generations", request)
+        return body
+
+    def generation(self, job_id: str) -> dict[str, Any]:
+        """GET a generation job (state, repeats done, run ids once done)."""
+        result: dict[str, Any] = self._json(self.http.get(f"/v1/generations/{job_id}"))
+        return result
+
     def run(self, run_id: str) -> dict[str, Any]:
         """GET one run."""
         result: dict[str, Any] = self._json(self.http.get(f"/v1/runs/{run_id}"))

@@ -8,6 +8,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from judges import CriterionStatus, OutcomeStatus
 from service.api.text import Text, strict_json
+from service.generation.store import GenerationView
 
 JsonParams = Annotated[dict[str, Any], AfterValidator(strict_json)]
 
@@ -169,6 +170,9 @@ class RunView(_Open):
     evaluation: EvaluationView | None
     evaluations: list[dict[str, Any]]
     artifacts: list[ArtifactView]
+    generation: GenerationView | None = Field(
+        default=None, description="The model call behind a run regua generated (else null)"
+    )
 
 
 class RunLine(_Open):

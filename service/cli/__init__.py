@@ -8,6 +8,8 @@ from service.cli import (
     calibrate_cmd,
     check_cmd,
     doctor_cmd,
+    experiment_cmd,
+    generate_cmd,
     judge_cmd,
     judges_cmd,
     labels_cmd,
@@ -47,6 +49,8 @@ for _module in (
     doctor_cmd,
     pairwise_cmd,
     task_files_cmd,
+    experiment_cmd,
+    generate_cmd,
 ):
     _module.register(app)
 

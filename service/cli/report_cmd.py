@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from regua.errors import ReguaError
-from regua.settings import load_settings
+from regua.settings import Settings, load_settings
 
 
 def report(
@@ -28,8 +28,15 @@ def report(
     by: str = typer.Option(
         "family", "--by", help="Weighted section: family | dimension:NAME (slice by a dimension)"
     ),
+    experiment: str | None = typer.Option(
+        None, "--experiment", help="An experiment's paired report: NAME@WINDOW or NAME (newest)"
+    ),
 ) -> None:
-    """Compute the report of the stored runs and write it to OUT (report.html, CSVs, JSON)."""
+    """Compute the report of the stored runs and write it to OUT (report.html, CSVs, JSON).
+
+    With ``--experiment`` it writes that experiment's paired report instead (experiment.html,
+    experiment.json, history.json).
+    """
     from service.reports.build import ReportConfig
     from service.reports.db import generate_report
     from service.reports.exports import write_outputs
@@ -38,6 +45,9 @@ def report(
     settings = load_settings()
     if data_dir is not None:
         settings = settings.model_copy(update={"data_dir": data_dir})
+    if experiment is not None:
+        _experiment_report(settings, experiment, out)
+        return
     try:
         if weights not in ("equal", "runs"):
             raise typer.BadParameter("--weights must be equal or runs")
@@ -78,6 +88,22 @@ def _echo_weighted(view: dict[str, Any]) -> None:
             f"{format_pct(row['lower'])} to {format_pct(row['upper'])}, decided "
             f"{format_pct(row['decided_rate'])}"
         )
+def _experiment_report(settings: Settings, ident: str, out: Path) -> None:
+    from service.experiments.exports import summary_lines, write_experiment_report
+    from service.storage import Database
+
+    db = Database(settings.resolved_database_url())
+    try:
+        result, paths = write_experiment_report(db, ident, out)
+    except ReguaError as exc:
+        typer.echo(f"report: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    finally:
+        db.dispose()
+    for line in summary_lines(result):
+        typer.echo(line)
+    for path in paths:
+        typer.echo(f"wrote {path}")
 
 
 def register(app: typer.Typer) -> None:

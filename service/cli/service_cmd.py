@@ -201,3 +201,8 @@ def register(app: typer.Typer) -> None:
         ("run", run),
     ):
         app.command(name)(_friendly(func))
+
+
+#: For other command modules that talk to the running service (e.g. ``regua generate``).
+service_client = _client
+friendly = _friendly

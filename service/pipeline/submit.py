@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import JsonValue
@@ -18,6 +18,8 @@ from service.storage.blobs import BlobStore, NewArtifact, record_artifact
 from tasks import TaskRegistry, TaskSpec
 
 RAW_PROCEDURE = ("submit", "1")
+StoredHook = Callable[[Session, Sequence[str]], None]
+"""Called in the transaction that stores the runs, with their ids in order."""
 
 
 @dataclass(frozen=True)
@@ -63,8 +65,12 @@ def submit(
     *,
     registry: TaskRegistry,
     admission: Admission,
+    on_stored: StoredHook | None = None,
 ) -> list[str]:
     """Store every submission (all or none) and return their run ids.
+
+    ``on_stored`` runs in the transaction that writes the runs, with their ids (a generation
+    stores its record there, so a run never exists without it).
 
     Everything that can refuse the request is checked before a byte is written:
     :class:`UnknownTaskError` (404), :class:`BatchTooLargeError` (422), then the token's rate,
@@ -82,7 +88,10 @@ def submit(
         blobs.put(item.output.encode("utf-8"))
     with db.write() as s:
         admission.check_queue(s, len(items), token_id)
-        return _store(s, blobs, items, specs, token_id)
+        ids = _store(s, blobs, items, specs, token_id)
+        if on_stored is not None:
+            on_stored(s, ids)
+        return ids
 
 
 def _check_storable(item: Submission, index: int) -> None:

@@ -13,7 +13,9 @@ from service.api.routes import (
     artifacts,
     calibrations,
     evaluations,
+    experiments,
     gate,
+    generations,
     health,
     judges,
     pairwise,
@@ -24,7 +26,7 @@ from service.api.routes import (
     tokens,
 )
 from service.context import ServiceContext
-from service.web import docs, pages, report_pages
+from service.web import docs, experiment_pages, pages, report_pages
 
 ROUTERS = (
     runs.router,
@@ -39,8 +41,11 @@ ROUTERS = (
     evaluations.router,
     judges.router,
     pairwise.router,
+    experiments.router,
+    generations.router,
     pages.router,
     report_pages.router,
+    experiment_pages.router,
     docs.router,
 )
 """Every router of the service, in the order the OpenAPI document lists them."""

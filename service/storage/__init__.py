@@ -2,6 +2,8 @@
 
 from service.storage.access_models import WebSession
 from service.storage.engine import Database, upgrade
+from service.storage.experiment_models import ExperimentCaseRow, ExperimentRow
+from service.storage.generation_models import GenerationRow
 from service.storage.models import (
     ApiToken,
     Artifact,
@@ -39,7 +41,10 @@ __all__ = [
     "CriterionOutcomeRow",
     "Database",
     "Evaluation",
+    "ExperimentCaseRow",
+    "ExperimentRow",
     "GateDecisionRow",
+    "GenerationRow",
     "JudgeFailureRow",
     "LeakFlag",
     "PairwiseComparisonRow",

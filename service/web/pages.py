@@ -39,6 +39,7 @@ from service.api.deps import Ctx, get_ctx
 from service.api.headers import PAGE_HEADERS
 from service.api.routes.artifacts import get_artifact
 from service.api.routes.reviews import label_item, next_payload, reviewer_of
+from service.generation.store import generation_view
 from service.review import store
 from service.web.auth import (
     LOGIN_COOKIE,
@@ -340,6 +341,7 @@ def run_detail(run_id: str, request: Request, ctx: Ctx, evaluation: int | None =
     try:
         with ctx.db.read() as s:
             data = run_page(s, ctx.blobs, who, run_id, evaluation)
+            data["generation"] = generation_view(s, run_id)
     except PermissionDeniedError as exc:
         return _error(request, who, exc, 403)
     except NotFoundError as exc:

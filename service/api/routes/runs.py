@@ -21,6 +21,7 @@ from service.api.schemas import (
 )
 from service.api.text import displayable
 from service.context import ServiceContext
+from service.generation.store import generation_view
 from service.pipeline.submit import Submission
 from service.reports.leaks import leak_views
 from service.reports.runs import run_summary, run_view
@@ -122,6 +123,8 @@ def get_run(run_id: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
         view = run_view(s, run, include_model=True)
         if caller.is_admin:
             view["leaks"] = leak_views(s, run.id)
+        generation = generation_view(s, run_id)
+    view["generation"] = generation.model_dump(mode="json") if generation else None
     if view.get("model"):  # params stored before unstorable text was refused (issue 14)
         view["model"]["params"] = displayable(view["model"].get("params"))
     return view

@@ -1,7 +1,7 @@
 """pairwise comparisons (both orders, raw replies as artifacts) and human preferences (issue 15).
 
 Revision ID: 0620_pairwise
-Revises: 0510_gate_status
+Revises: 0610_experiments
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0620_pairwise"
-down_revision = "0510_gate_status"
+down_revision = "0610_experiments"
 branch_labels = None
 depends_on = None
 

@@ -1,7 +1,7 @@
 """the task store: task versions registered by users (issue 16).
 
 Revision ID: 0700_task_store
-Revises: 0510_gate_status
+Revises: 0620_pairwise
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0700_task_store"
-down_revision = "0510_gate_status"
+down_revision = "0620_pairwise"
 branch_labels = None
 depends_on = None
 

@@ -1,7 +1,7 @@
 """task pools (issue 16): retired task versions and leak flags of reserved tasks.
 
 Revision ID: 0710_task_pools
-Revises: 0510_gate_status
+Revises: 0700_task_store
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0710_task_pools"
-down_revision = "0510_gate_status"
+down_revision = "0700_task_store"
 branch_labels = None
 depends_on = None
 

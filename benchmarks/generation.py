@@ -1,0 +1,143 @@
+"""Benchmark of generation overhead per call (issue 15).
+
+One local HTTP server imitating the OpenAI chat API answers every request at once with a fenced
+SVG. In the same run the benchmark times, per call:
+
+* the bare ``httpx`` round trip (one POST of the same body on a kept-alive client);
+* the provider call (``call_with_retries`` with the OpenAI provider: body, headers, retry
+  wrapper, reply parsing);
+* ``ctx.submit`` of the same reply (the normal submit path, for reference);
+* ``generate_runs`` end to end, one call at a time (``REGUA_GENERATION_CONCURRENCY=1``): the
+  call plus storing the reply as a run with its generation record on SQLite (no executor, so
+  nothing is rendered or judged);
+
+and prints the medians, p95s and each one's ratio to the bare round trip.
+
+    .venv/bin/python benchmarks/generation.py [--n 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from regua.settings import Settings  # noqa: E402
+from service.context import ServiceContext  # noqa: E402
+from service.generation.attempts import RetryPolicy, call_with_retries  # noqa: E402
+from service.generation.openai_api import OpenAIChat  # noqa: E402
+from service.generation.provider import ProviderCall  # noqa: E402
+from service.generation.request import GenerationParams  # noqa: E402
+from service.generation.runner import generate_runs  # noqa: E402
+from service.pipeline.submit import Submission  # noqa: E402
+
+TASK = "pelican-bicycle-structured@1"
+SVG = (REPO / "samples/outputs/structured-good.svg").read_text()
+ANSWER = json.dumps(
+    {
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": f"```svg\n{SVG}```"},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 1200, "completion_tokens": 900},
+    }
+).encode()
+
+
+class Handler(BaseHTTPRequestHandler):
+    """Reads the request and answers the fixed completion."""
+
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body leave at once (no delayed-ACK wait)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: no line per request."""
+        del format, args
+
+    def do_POST(self) -> None:
+        """Answer every POST with the fixed completion."""
+        self.rfile.read(int(self.headers.get("content-length", "0")))
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(ANSWER)))
+        self.end_headers()
+        self.wfile.write(ANSWER)
+
+
+def _stats(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+
+
+def _time(n: int, fn: Any) -> list[float]:
+    out = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def main() -> None:
+    """Run the three measurements and print them with their ratios."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=200, help="calls per measurement")
+    args = parser.parse_args()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    params = GenerationParams(api="openai", model="m", base_url=base, timeout_s=30)
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(data_dir=Path(tmp), generation_concurrency=1)
+        ctx = ServiceContext.open(settings)
+        prompt = ctx.registry.get(TASK).prompt
+        body = {"model": "m", "messages": [{"role": "user", "content": prompt}]}
+        provider, policy = OpenAIChat(), RetryPolicy.from_settings(settings)
+        call = ProviderCall(params, prompt, 1)
+        bare: list[float] = []
+        provided: list[float] = []
+        with httpx.Client() as http:
+            _time(20, lambda: http.post(f"{base}/chat/completions", json=body))  # warm up
+            for _ in range(args.n):  # interleaved, so both see the same machine
+                bare += _time(1, lambda: http.post(f"{base}/chat/completions", json=body))
+                provided += _time(1, lambda: call_with_retries(provider, http, call, policy))
+        reply = Submission(TASK, "m", f"```svg\n{SVG}```")
+        submit_ms = statistics.mean(_time(args.n, lambda: ctx.submit([reply], None)))
+        t0 = time.perf_counter()
+        ids = generate_runs(ctx, TASK, params, args.n, token_id=None)
+        stored_ms = (time.perf_counter() - t0) * 1000 / len(ids)
+        ctx.close()
+    server.shutdown()
+    bare_p50, bare_p95 = _stats(bare)
+    call_p50, call_p95 = _stats(provided)
+    print(f"calls per measurement: {args.n} (one at a time, loopback server)")
+    print(f"bare httpx round trip      p50 {bare_p50:7.3f} ms  p95 {bare_p95:7.3f} ms")
+    print(
+        f"provider call (retries)    p50 {call_p50:7.3f} ms  p95 {call_p95:7.3f} ms  "
+        f"ratio p50 {call_p50 / bare_p50:5.2f}x  overhead {call_p50 - bare_p50:6.3f} ms"
+    )
+    print(f"submit alone (reference)   mean {submit_ms:6.3f} ms per run (the normal submit path)")
+    print(
+        f"generate_runs + store run  mean {stored_ms:6.3f} ms per call  "
+        f"ratio {stored_ms / bare_p50:5.2f}x  overhead {stored_ms - bare_p50:6.3f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""``/v1/generations``: the service calls a model for a task; each reply becomes a run."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from regua.errors import NotFoundError
+from service.api.deps import Caller, Ctx
+from service.api.text import Text
+from service.generation import jobs
+from service.generation.jobs import GenerationJob, GenerationJobView
+from service.generation.policy import check_allowed
+from service.generation.request import Api, GenerationParams, http_base_url
+from service.generation.runner import check_generation
+
+router = APIRouter(prefix="/v1/generations", tags=["generations"])
+
+
+class GenerationRequest(BaseModel):
+    """Call a model ``repeats`` times for a task and evaluate every reply as a run."""
+
+    model_config = ConfigDict(extra="forbid")
+    task: Text = Field(min_length=3, max_length=200, description="Task reference ID@VERSION")
+    api: Api = Field(description="openai (any OpenAI-compatible chat API), anthropic, or mock")
+    model: Text = Field(min_length=1, max_length=200)
+    base_url: Text | None = Field(default=None, max_length=2000, description="e.g. .../v1")
+    api_key_env: Text | None = Field(
+        default=None,
+        max_length=200,
+        description="Environment variable of the SERVICE holding the key (the key never "
+        "travels in a request, and is never logged or stored)",
+    )
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
+    label: Text | None = Field(default=None, max_length=200, description="Model label of runs")
+    timeout_s: float = Field(default=120.0, gt=0, le=3600)
+    repeats: int = Field(default=1, ge=1, le=1000)
+    wait: bool = Field(
+        default=False,
+        description="Generate inside the request and answer 201 when every run is stored "
+        "(instead of 202 and a job to poll)",
+    )
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        return http_base_url(value)
+
+    def params(self) -> GenerationParams:
+        """The model configuration."""
+        return GenerationParams.model_validate(self.model_dump(exclude={"task", "repeats", "wait"}))
+
+
+@router.post("", status_code=202, response_model=GenerationJobView)
+def create_generation(
+    body: GenerationRequest, ctx: Ctx, caller: Caller, response: Response
+) -> GenerationJobView:
+    """Generate ``repeats`` replies and queue each as a run (202 with a job to poll).
+
+    Refused before any call: 403 for a submitter's base URL or key variable outside the
+    service's allow-lists (``REGUA_GENERATION_BASE_URLS``, ``REGUA_GENERATION_KEY_ENVS``), 404
+    for an unknown task, 422 for an unknown API or a key variable not set in the service. A
+    provider error is not refused: its run is stored ``incomplete`` with the cause.
+    ``wait``: 201 once every run is stored.
+    """
+    caller.require("submitter")
+    params = body.params()
+    check_allowed(ctx.settings, params, is_admin=caller.is_admin)
+    check_generation(ctx, body.task, params)
+    job = GenerationJob(body.task, params, body.repeats, caller.token_id)
+    if body.wait:
+        job.run(ctx)
+        response.status_code = 201
+        return job.view()
+    return jobs.start(ctx, job).view()
+
+
+@router.get("/{job_id}", response_model=GenerationJobView)
+def get_generation(job_id: str, caller: Caller) -> GenerationJobView:
+    """A generation job: state, repeats done, run ids once done (kept in memory only)."""
+    caller.require("submitter")
+    job = jobs.find(job_id)
+    if job is None or (not caller.is_admin and job.token_id != caller.token_id):
+        raise NotFoundError(f"no generation {job_id!r} (jobs are kept in memory until restart)")
+    return job.view()

@@ -1,0 +1,118 @@
+"""``regua generate``: the running service calls a model for a task; each reply becomes a run."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from regua.errors import GenerationError
+from service.api.client import ReguaClient
+from service.cli.service_cmd import friendly, service_client
+
+NOT_AVAILABLE = "not available"
+
+
+def generate(
+    task: str = typer.Option(..., "--task", help="Task reference ID@VERSION"),
+    api: str = typer.Option(..., "--api", help="openai (OpenAI-compatible), anthropic or mock"),
+    model: str = typer.Option(..., "--model", help="Model name sent to the API"),
+    base_url: str | None = typer.Option(None, "--base-url", help="API base URL, e.g. .../v1"),
+    api_key_env: str | None = typer.Option(
+        None, "--api-key-env", help="Variable holding the key in the SERVICE's environment"
+    ),
+    repeats: int = typer.Option(1, "--repeats", min=1, max=1000, help="Calls for the task"),
+    label: str | None = typer.Option(None, "--label", help="Model label (default: --model)"),
+    temperature: float | None = typer.Option(None, "--temperature", min=0, max=2),
+    max_tokens: int | None = typer.Option(None, "--max-tokens", min=1),
+    timeout_s: float = typer.Option(120.0, "--timeout", help="Seconds per call to the model"),
+    wait: bool = typer.Option(False, "--wait", help="Also wait for every run's outcome"),
+    url: str | None = typer.Option(None, help="Service URL (REGUA_URL)"),
+    token: str | None = typer.Option(None, help="Bearer token (REGUA_TOKEN)"),
+    data_dir: Path | None = typer.Option(None, help="Where to find admin-token"),
+) -> None:
+    """Have the service call a model --repeats times; every reply is evaluated as a run.
+
+    Prints the run ids once the replies are stored; ``--wait`` also waits for the outcomes and
+    shows tokens, latency, attempts and cost per run. The API key never leaves the service: name
+    its variable with ``--api-key-env``.
+    """
+    console = Console()
+    request: dict[str, Any] = {
+        "task": task,
+        "api": api,
+        "model": model,
+        "base_url": base_url,
+        "api_key_env": api_key_env,
+        "repeats": repeats,
+        "label": label,
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "timeout_s": timeout_s,
+    }
+    with service_client(url, token, data_dir) as client:
+        job = _generate_with_progress(client, request, console)
+        ids = [str(i) for i in job["run_ids"]]
+        for run_id in ids:
+            console.print(f"{run_id}  queued")
+        if not wait:
+            return
+        from service.demo.run import wait_with_progress
+
+        views = wait_with_progress(client, ids, console)
+    console.print(_table([views[i] for i in ids]))
+
+
+def _generate_with_progress(
+    client: ReguaClient, request: dict[str, Any], console: Console
+) -> dict[str, Any]:
+    """POST the generation and follow its job with a progress bar until it ends."""
+    job = client.generate(request)
+    if job.get("mock"):
+        console.print("[bold yellow]MOCK provider: bundled replies, not a model's[/]")
+    columns = (TextColumn("generating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=False) as progress:
+        bar = progress.add_task("generating", total=job["repeats"])
+        while job["state"] == "running":
+            progress.update(bar, completed=job["done"])
+            time.sleep(0.2)
+            job = client.generation(job["job_id"])
+        progress.update(bar, completed=job["done"])
+    if job["state"] != "done":
+        raise GenerationError(f"generation {job['job_id']} failed: {job.get('error')}")
+    return job
+
+
+def _table(views: list[dict[str, Any]]) -> Table:
+    """One line per run: repeat, outcome (cause), tokens, latency, attempts, cost."""
+    table = Table("run", "repeat", "outcome", "tokens in/out", "latency ms", "attempts", "cost")
+    for view in views:
+        gen = view.get("generation") or {}
+        outcome = view.get("outcome") or {}
+        cause = f" ({outcome['cause']})" if outcome.get("cause") else ""
+        cost = gen.get("cost_usd")
+        latency = gen.get("latency_ms")
+        table.add_row(
+            view["run_id"],
+            str(gen.get("repeat", "")),
+            f"{outcome.get('status')}{cause}",
+            f"{_n(gen.get('input_tokens'))}/{_n(gen.get('output_tokens'))}",
+            f"{latency:.0f}" if isinstance(latency, int | float) else NOT_AVAILABLE,
+            str(gen.get("attempts", "")),
+            f"${cost:.6f}" if isinstance(cost, int | float) else NOT_AVAILABLE,
+        )
+    return table
+
+
+def _n(value: object) -> str:
+    return str(value) if isinstance(value, int) else "?"
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``regua generate``."""
+    app.command("generate")(friendly(generate))

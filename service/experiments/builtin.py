@@ -1,0 +1,89 @@
+"""The built-in generator: the service's generation runner (``generate_runs``, ``generations``).
+
+Registered as ``runner`` (the default) when this module is imported, as plug-ins register.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from sqlalchemy import select
+
+from service.experiments.generator import GenerationFacts, register_generator
+from service.experiments.spec import ModelParams
+from service.generation.policy import check_allowed
+from service.generation.request import GenerationParams
+from service.generation.runner import check_generation, generate_runs
+from service.storage import GenerationRow
+
+if TYPE_CHECKING:
+    from service.context import ServiceContext
+
+
+def _params(params: ModelParams) -> GenerationParams:
+    return GenerationParams(**params.model_dump())
+
+
+class RunnerGenerator:
+    """Generates through :func:`service.generation.runner.generate_runs` (providers, mock)."""
+
+    name = "runner"
+
+    def generate(
+        self,
+        ctx: ServiceContext,
+        task_ref: str,
+        params: ModelParams,
+        repeats: int,
+        *,
+        token_id: int | None,
+        prompt: str | None,
+        panel: str | None,
+        case_keys: Sequence[str],
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> list[str]:
+        """Call the model for the case keys not generated yet (see ``generate_runs``)."""
+        return generate_runs(
+            ctx,
+            task_ref,
+            _params(params),
+            repeats,
+            token_id=token_id,
+            prompt=prompt,
+            case_keys=case_keys,
+            on_progress=on_progress,
+            panel=panel,
+        )
+
+    def check(
+        self, ctx: ServiceContext, task_ref: str, params: ModelParams, *, is_admin: bool
+    ) -> None:
+        """Apply the generation endpoint's rules to an arm.
+
+        A submitter's base URL and key variable must be on the service's allow-lists (403);
+        the API must be known and its key variable set (422).
+        """
+        gen = _params(params)
+        check_allowed(ctx.settings, gen, is_admin=is_admin)
+        check_generation(ctx, task_ref, gen)
+
+    def facts(self, ctx: ServiceContext, run_ids: Sequence[str]) -> Mapping[str, GenerationFacts]:
+        """Latency, cost, timeout, prompt hash and tokens from each run's ``generations`` row."""
+        with ctx.db.read() as s:
+            rows = s.scalars(select(GenerationRow).where(GenerationRow.run_id.in_(list(run_ids))))
+            return {
+                r.run_id: GenerationFacts(
+                    r.run_id,
+                    r.latency_ms,
+                    r.cost_usd,
+                    r.timed_out,
+                    r.prompt_sha256,
+                    r.input_tokens,
+                    r.output_tokens,
+                )
+                for r in rows
+            }
+
+
+RUNNER = register_generator(RunnerGenerator())

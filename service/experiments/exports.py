@@ -1,0 +1,68 @@
+"""Writing an experiment's report into a folder (``regua report --experiment ID --out DIR``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from service.experiments.html import render_experiment_html
+from service.experiments.report_db import experiment_history, experiment_report
+from service.experiments.store import windows_of
+from service.reports.html import CSS_NAME, stylesheet
+from service.storage import Database
+
+
+def resolve_experiment_id(db: Database, ident: str) -> str:
+    """``NAME@WINDOW`` as given, or the newest window of ``NAME``."""
+    if "@" in ident:
+        return ident
+    rows = windows_of(db, ident)
+    return rows[-1].id if rows else f"{ident}@default"
+
+
+def write_experiment_report(
+    db: Database, ident: str, out_dir: Path
+) -> tuple[dict[str, Any], list[Path]]:
+    """Write ``experiment.json``, ``history.json``, ``experiment.html`` (+ CSS); the report."""
+    report = experiment_report(db, resolve_experiment_id(db, ident))
+    history = experiment_history(db, report["experiment"]["name"])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / "experiment.json", out_dir / "history.json", out_dir / "experiment.html"]
+    paths[0].write_text(json.dumps(report, indent=2, sort_keys=True), encoding="utf-8")
+    paths[1].write_text(json.dumps(history, indent=2, sort_keys=True), encoding="utf-8")
+    paths[2].write_text(render_experiment_html(report, history, CSS_NAME), encoding="utf-8")
+    (out_dir / CSS_NAME).write_text(stylesheet(), encoding="utf-8")
+    return report, [*paths, out_dir / CSS_NAME]
+
+
+def _ms(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f} ms"
+
+
+def summary_lines(report: dict[str, Any]) -> list[str]:
+    """The report in a few lines for a terminal."""
+    exp = report["experiment"]
+    size = f"{len(exp['items'])} items x {exp['repeats']} repeats"
+    lines = [f"experiment {exp['id']} ({exp['status']}): {size}"]
+    for a in report["arms"]:
+        c, lat, cost = a["counts"], a["latency"], a["cost"]
+        per_pass = "unknown" if cost["per_pass_usd"] is None else f"${cost['per_pass_usd']:.4f}"
+        rate = "n/a" if a["pass_rate"] is None else f"{a['pass_rate'] * 100:.1f} %"
+        lines.append(
+            f"  {a['arm']}: pass {c['pass']}/{a['cases']} ({rate}), fail {c['fail']}, "
+            f"pending {c['pending']}, incomplete {c['incomplete']}, running {c['running']}; "
+            f"cost/pass {per_pass}; p50 {_ms(lat['p50_ms'])}, p95 {_ms(lat['p95_ms'])} "
+            f"({lat['timeouts']} timeouts)"
+        )
+    for cmp in report["comparisons"]:
+        t, d = cmp["table"], cmp["difference"]
+        ci = "n/a" if d["low"] is None else f"[{d['low'] * 100:+.1f} %, {d['high'] * 100:+.1f} %]"
+        point = "n/a" if d["point"] is None else f"{d['point'] * 100:+.1f} %"
+        lines.append(
+            f"  {cmp['a']} vs {cmp['b']}: both pass {t['both_pass']}, only {cmp['a']} "
+            f"{t['only_a']}, only {cmp['b']} {t['only_b']}, both fail {t['both_fail']}, "
+            f"undecided {t['undecided']}; McNemar p = {cmp['mcnemar_p']:.4g}; "
+            f"difference {point} (95 % bootstrap {ci})"
+        )
+    return lines

@@ -1,0 +1,93 @@
+"""Where an experiment's model outputs come from: the :class:`Generator` protocol and registry.
+
+A generator turns (task version, model parameters, repeats, case keys) into stored runs. Its one
+promise is the one resuming needs: a case key it has already generated returns that run's id
+without asking the model again. The service's built-in generator is the generation runner
+(``service.generation.runner.generate_runs``, the ``generations`` table); a plug-in registers
+another one under a name, like judges and panels do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from regua.errors import NotFoundError
+from service.experiments.spec import ModelParams
+
+if TYPE_CHECKING:
+    from service.context import ServiceContext
+
+
+@dataclass(frozen=True)
+class GenerationFacts:
+    """What one generation measured (``None``: unknown)."""
+
+    run_id: str
+    latency_ms: float | None
+    cost_usd: float | None
+    timed_out: bool
+    prompt_sha256: str | None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class Generator(Protocol):
+    """Generates (or finds already generated) runs by case key."""
+
+    name: str
+
+    def generate(
+        self,
+        ctx: ServiceContext,
+        task_ref: str,
+        params: ModelParams,
+        repeats: int,
+        *,
+        token_id: int | None,
+        prompt: str | None,
+        panel: str | None,
+        case_keys: Sequence[str],
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> list[str]:
+        """The run ids of ``case_keys`` in order; a stored key is never generated again.
+
+        ``prompt`` replaces the task's prompt (a prompt variant); ``panel`` is the judge panel
+        the runs ask for (None: the task's default).
+        """
+        ...
+
+    def facts(self, ctx: ServiceContext, run_ids: Sequence[str]) -> Mapping[str, GenerationFacts]:
+        """What each run's generation measured, by run id."""
+        ...
+
+    def check(
+        self, ctx: ServiceContext, task_ref: str, params: ModelParams, *, is_admin: bool
+    ) -> None:
+        """Refuse, before anything is stored, an arm this caller may not or cannot run."""
+        ...
+
+
+_GENERATORS: dict[str, Generator] = {}
+DEFAULT = "runner"
+"""The generator experiments use unless one is named: the service's generation runner."""
+
+
+def register_generator(generator: Generator) -> Generator:
+    """Register ``generator`` under its name (a later one of the same name replaces it)."""
+    _GENERATORS[generator.name] = generator
+    return generator
+
+
+def get_generator(name: str | None = None) -> Generator:
+    """The generator named ``name`` (default :data:`DEFAULT`)."""
+    key = name or DEFAULT
+    found = _GENERATORS.get(key)
+    if found is None:
+        known = ", ".join(sorted(_GENERATORS)) or "(none)"
+        raise NotFoundError(
+            f"no experiment generator {key!r} is registered (known: {known}); the generation "
+            "runner registers 'runner' when service.generation is installed"
+        )
+    return found

@@ -1,0 +1,99 @@
+"""Starting and watching experiments inside the service (``POST /v1/experiments``).
+
+The cases are generated on the service's job runner; an experiment is ``evaluating`` until its
+runs are judged by the executor, then ``done``. Stopping the service interrupts the job at the
+next item (the experiment is ``interrupted``); posting the same file again resumes it.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from service.experiments import builtin  # noqa: F401  (registers the "runner" generator)
+from service.experiments.generator import get_generator
+from service.experiments.plan import resolve_plan
+from service.experiments.runner import generate_cases, runs_left
+from service.experiments.spec import ExperimentFile
+from service.experiments.store import (
+    get_experiment,
+    open_experiment,
+    plan_of,
+    set_status,
+    stored_keys,
+)
+from service.pipeline.jobs import Job, JobFields
+
+if TYPE_CHECKING:
+    from service.context import ServiceContext
+
+
+@dataclass(frozen=True)
+class Started:
+    """An experiment accepted by the service."""
+
+    experiment_id: str
+    resumed: bool
+    job_id: str
+
+
+def start_experiment(
+    ctx: ServiceContext,
+    spec: ExperimentFile,
+    *,
+    window: str,
+    generator: str | None,
+    token_id: int | None,
+    is_admin: bool = False,
+) -> Started:
+    """Check and store (or find) the experiment, then generate its missing cases in the background.
+
+    Everything that can refuse the request (the file's tasks, versions, panel, the generator,
+    an arm the caller may not run, a changed file under a stored id) is checked before anything
+    is stored.
+    """
+    gen = get_generator(generator)
+    plan = resolve_plan(spec, ctx.registry)
+    for arm in plan.arms:
+        gen.check(ctx, next(iter(arm.refs.values())), arm.model, is_admin=is_admin)
+    ident, resumed = open_experiment(ctx.db, spec, plan, window, token_id)
+    stop = threading.Event()
+
+    def work() -> JobFields:
+        new, finished = generate_cases(ctx, ident, gen, token_id=token_id, stop=stop)
+        return {"experiment_id": ident, "generated": new, "finished": finished}
+
+    def cancelled(_job: Job) -> None:
+        stop.set()
+
+    job = ctx.job_runner().submit(
+        "experiment", work, info={"experiment_id": ident}, on_cancel=cancelled
+    )
+    return Started(ident, resumed, job.id)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far an experiment got."""
+
+    experiment_id: str
+    status: str
+    planned: int
+    generated: int
+    runs_left: int
+    error: str | None
+
+
+def experiment_progress(ctx: ServiceContext, ident: str) -> Progress:
+    """The stored progress (an ``evaluating`` experiment whose runs are all done is ``done``)."""
+    row = get_experiment(ctx.db, ident)
+    plan = plan_of(row)
+    planned = len(plan.arms) * len(plan.items) * plan.repeats
+    generated = len(stored_keys(ctx.db, ident))
+    left = runs_left(ctx, ident)
+    status = row.status
+    if status == "evaluating" and left == 0 and generated == planned:
+        set_status(ctx.db, ident, "done")
+        status = "done"
+    return Progress(ident, status, planned, generated, left, row.error)

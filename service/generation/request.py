@@ -1,0 +1,48 @@
+"""What a generation asks of a model: the API, the model and the request parameters."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+Api = Literal["openai", "anthropic", "mock"]
+
+
+def http_base_url(value: str | None) -> str | None:
+    """A base URL is http(s)://HOST[...]: anything else could never be called (ValueError)."""
+    if value is not None and not value.startswith(("http://", "https://")):
+        raise ValueError(f"base_url must start with http:// or https:// (got {value!r})")
+    return value
+
+
+class GenerationParams(BaseModel, frozen=True):
+    """One model configuration to generate with (the API key is named, never held)."""
+
+    api: Api
+    model: str = Field(min_length=1, max_length=200)
+    base_url: str | None = Field(default=None, max_length=2000)
+    api_key_env: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Name of the environment variable holding the API key (never the key)",
+    )
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
+    label: str | None = Field(default=None, max_length=200)
+    timeout_s: float = Field(default=120.0, gt=0, le=3600)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        return http_base_url(value)
+
+    @property
+    def is_mock(self) -> bool:
+        """Whether the bundled mock answers (its runs never pool with live ones)."""
+        return self.api == "mock"
+
+    def model_label(self) -> str:
+        """The run's model label: the label (default: the model), ``mock:`` first for the mock."""
+        name = self.label or self.model
+        return f"mock:{name}" if self.is_mock else name

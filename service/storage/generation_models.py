@@ -1,0 +1,45 @@
+"""Generations: the model call behind a run that regua generated (migration ``0600_generations``).
+
+One row per generated run, written in the transaction that stores the run: which API and model,
+which repeat, tokens, latency, attempts, the finish reason, the cost (from a versioned price
+table, else NULL), whether it timed out, the exact request parameters, the prompt's sha256, the
+cause when the provider gave no reply, and whether the mock answered. ``case_key`` (unique when
+set) lets an experiment resume without generating a case twice.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from service.storage.models import Base, utcnow
+
+
+class GenerationRow(Base):
+    """The model call that produced one run's raw reply."""
+
+    __tablename__ = "generations"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), unique=True)
+    api: Mapped[str] = mapped_column(String(32))
+    model: Mapped[str] = mapped_column(String(200))
+    repeat: Mapped[int] = mapped_column(Integer)
+    input_tokens: Mapped[int | None] = mapped_column(Integer)
+    output_tokens: Mapped[int | None] = mapped_column(Integer)
+    latency_ms: Mapped[float | None] = mapped_column(Float)
+    elapsed_ms: Mapped[float | None] = mapped_column(Float)
+    finish_reason: Mapped[str | None] = mapped_column(String(64))
+    attempts: Mapped[int] = mapped_column(Integer)
+    cost_usd: Mapped[float | None] = mapped_column(Float)
+    price_table_version: Mapped[str | None] = mapped_column(String(100))
+    timed_out: Mapped[bool] = mapped_column(Boolean, default=False)
+    refusal: Mapped[bool] = mapped_column(Boolean, default=False)
+    params: Mapped[dict[str, Any]] = mapped_column(JSON)
+    prompt_sha256: Mapped[str] = mapped_column(String(64))
+    cause: Mapped[str | None] = mapped_column(Text)
+    mock: Mapped[bool] = mapped_column(Boolean, default=False)
+    case_key: Mapped[str | None] = mapped_column(String(200), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
