@@ -124,6 +124,8 @@ class ArtifactIntegrityError(StorageError):
 
 class InvalidTaskError(TaskError, InputError):
     """A user's task file or template is not a valid task (the field and line are named)."""
+
+
 class ExperimentFileError(InputError):
     """An experiment file (YAML) is unreadable or breaks its schema (the field is named)."""
 

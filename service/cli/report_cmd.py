@@ -64,6 +64,11 @@ def report(
     except (ReguaError, ValueError) as exc:
         typer.echo(f"report: {exc}", err=True)
         raise typer.Exit(2) from exc
+    _echo_report(result, paths)
+
+
+def _echo_report(result: dict[str, Any], paths: list[Path]) -> None:
+    """What the report covers, each group's pass range, the weighted rows and the files."""
     prov = result["provenance"]
     typer.echo(
         f"report of {prov['runs']} runs over {len(prov['task_versions'])} task version(s) "
@@ -88,6 +93,8 @@ def _echo_weighted(view: dict[str, Any]) -> None:
             f"{format_pct(row['lower'])} to {format_pct(row['upper'])}, decided "
             f"{format_pct(row['decided_rate'])}"
         )
+
+
 def _experiment_report(settings: Settings, ident: str, out: Path) -> None:
     from service.experiments.exports import summary_lines, write_experiment_report
     from service.storage import Database
