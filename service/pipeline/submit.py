@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import JsonValue
@@ -63,6 +63,7 @@ def submit(
     *,
     registry: TaskRegistry,
     admission: Admission,
+    on_stored: Callable[[Session, list[str]], None] | None = None,
 ) -> list[str]:
     """Store every submission (all or none) and return their run ids.
 
@@ -71,6 +72,7 @@ def submit(
     the queue's capacity and the submitter's share (:class:`BackpressureError`, 429). The queue
     is checked again under the writer lock, where a request that lost a race to a concurrent one
     can still be refused after its (content-addressed, idempotent) blobs were written.
+    ``on_stored`` runs in the transaction that stores the runs (the queue defers their jobs).
     """
     for index, item in enumerate(items):
         _check_storable(item, index)
@@ -82,7 +84,10 @@ def submit(
         blobs.put(item.output.encode("utf-8"))
     with db.write() as s:
         admission.check_queue(s, len(items), token_id)
-        return _store(s, blobs, items, specs, token_id)
+        ids = _store(s, blobs, items, specs, token_id)
+        if on_stored is not None:
+            on_stored(s, ids)
+        return ids
 
 
 def _check_storable(item: Submission, index: int) -> None:
