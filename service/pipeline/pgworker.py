@@ -25,6 +25,7 @@ from typing import Any
 
 import procrastinate
 from procrastinate import JobContext, RetryStrategy
+from procrastinate.app import WorkerOptions
 from sqlalchemy import select, update
 
 from regua.errors import ReguaError
@@ -189,26 +190,30 @@ async def recover(app: procrastinate.App, jobs: StageJobs, stalled_s: float) -> 
     return len(stalled) + orphans
 
 
-def worker_options(settings: Settings) -> list[dict[str, Any]]:
+def worker_options(settings: Settings) -> list[WorkerOptions]:
     """Keyword arguments of the two procrastinate workers of one process."""
-    heartbeat = max(0.5, settings.queue_stalled_s / 4)
-    common: dict[str, Any] = {
-        "install_signal_handlers": False,
-        "update_heartbeat_interval": heartbeat,
-        "stalled_worker_timeout": settings.queue_stalled_s,
-        "fetch_job_polling_interval": 1.0,
-        "shutdown_graceful_timeout": 3.0,
-        "delete_jobs": "never",
-    }
     render = settings.queue_render_concurrency or max(2, 2 * settings.render_workers)
+    split = [
+        ("render", [RENDER_QUEUE], render),
+        (
+            "judge",
+            [JUDGE_QUEUE, GENERATE_QUEUE, MAINTENANCE_QUEUE],
+            settings.queue_judge_concurrency,
+        ),
+    ]
     return [
-        {**common, "name": "render", "queues": [RENDER_QUEUE], "concurrency": render},
-        {
-            **common,
-            "name": "judge",
-            "queues": [JUDGE_QUEUE, GENERATE_QUEUE, MAINTENANCE_QUEUE],
-            "concurrency": settings.queue_judge_concurrency,
-        },
+        WorkerOptions(
+            name=name,
+            queues=queues,
+            concurrency=concurrency,
+            install_signal_handlers=False,
+            update_heartbeat_interval=max(0.5, settings.queue_stalled_s / 4),
+            stalled_worker_timeout=settings.queue_stalled_s,
+            fetch_job_polling_interval=1.0,
+            shutdown_graceful_timeout=3.0,
+            delete_jobs="never",
+        )
+        for name, queues, concurrency in split
     ]
 
 
