@@ -116,3 +116,7 @@ class RateLimitedError(BackpressureError):
 
 class BatchTooLargeError(InputError):
     """A batch larger than the queue (or a submitter's share of it) can never be accepted."""
+
+
+class ArtifactIntegrityError(StorageError):
+    """Stored artifact bytes no longer hash to their address (changed or damaged in the store)."""

@@ -133,6 +133,17 @@ class Settings(BaseSettings):
         description="Judge calls in flight per judge across all workers "
         "(a lease table in PostgreSQL)",
     )
+    artifacts_url: str | None = Field(
+        default=None,
+        description="Where artifacts live: a folder path or file://PATH (local), or "
+        "s3://BUCKET/PREFIX (an S3-compatible store); default: the local artifact_dir",
+    )
+    s3_endpoint_url: str | None = Field(
+        default=None,
+        description="Endpoint of the S3-compatible store (MinIO, Ceph); unset: AWS. Credentials "
+        "come from the standard AWS variables or files, never from regua's settings",
+    )
+    s3_region: str | None = Field(default=None, description="Region of the S3 store")
 
     def resolved_database_url(self) -> str:
         """The database URL in force: the configured one, or SQLite inside ``data_dir``."""

@@ -32,7 +32,8 @@ from service.review.intake import queue_run
 from service.review.policy import queue_policy
 from service.review.queue import QueuePolicy
 from service.storage import Database
-from service.storage.blobs import BlobStore, LocalBlobStore
+from service.storage.blob_registry import open_blob_store
+from service.storage.blobs import BlobStore
 from service.storage.files import private_dir
 from tasks import TaskRegistry, bundled_registry
 
@@ -94,9 +95,9 @@ class ServiceContext:
         panel_id = service_panel(settings)  # a bad judge file or panel stops here, first
         private_dir(settings.data_dir)  # 0700: the database, artifacts and secrets are inside
         secret = installation_secret(settings)
+        blobs = open_blob_store(settings)  # a missing or unreachable bucket stops here
         db = Database(settings.resolved_database_url())
         bind_secret(db, secret)
-        blobs = LocalBlobStore(settings.resolved_artifact_dir())
         gate = StoredEligibility(db)
         evaluator = Evaluator(gate.current, settings, panel_id=panel_id)
         renderer = RenderClient(settings, render_pool)

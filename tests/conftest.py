@@ -9,7 +9,7 @@ import pytest
 
 from tests.helpers.pg import fresh_pg_database, reset_pg_schema
 
-pytest_plugins = ["tests.helpers.render_pool"]
+pytest_plugins = ["tests.helpers.render_pool", "tests.helpers.s3"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_CORPORA = REPO_ROOT.parent / "shared" / "corpora"

@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from regua.errors import (
+    ArtifactIntegrityError,
     AuthError,
     BackpressureError,
     BatchTooLargeError,
@@ -48,6 +49,7 @@ STATUS_FOR: tuple[tuple[type[ReguaError], int, str], ...] = (
     (BatchTooLargeError, 422, "batch_too_large"),
     (InputError, 422, "invalid_input"),
     (SandboxUnavailableError, 503, "sandbox_unavailable"),
+    (ArtifactIntegrityError, 500, "artifact_integrity"),
     (StorageError, 503, "storage_unavailable"),
     (ReguaError, 500, "internal_error"),
 )

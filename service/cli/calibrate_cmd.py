@@ -32,7 +32,7 @@ from service.calibration.calibrate import CalibrationRequest, calibrate, store_r
 from service.cli.calibrate_summary import summary_lines
 from service.pipeline.render_client import RenderClient
 from service.storage import Database
-from service.storage.blobs import LocalBlobStore
+from service.storage.blob_registry import open_blob_store
 from tasks import TaskSpec, bundled_registry
 
 
@@ -134,7 +134,7 @@ def calibrate_command(
             else None
         )
         request = CalibrationRequest(judge, set_name, split, repeats, seed, n_boot, gate, task)
-        blobs = LocalBlobStore(settings.resolved_artifact_dir()) if db is not None else None
+        blobs = open_blob_store(settings) if db is not None else None
         run = calibrate(request, settings, renderer, db=db, blobs=blobs)
         if db is not None:  # the run and its gate decisions, for the jury to read
             typer.echo(f"stored calibration run {store_run(run, db)}", err=True)

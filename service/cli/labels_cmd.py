@@ -16,7 +16,7 @@ from regua.errors import ReguaError
 from regua.settings import load_settings
 from service.calibration.export import review_labels, write_label_folder
 from service.storage import Database
-from service.storage.blobs import LocalBlobStore
+from service.storage.blob_registry import open_blob_store
 
 labels_app = typer.Typer(help="Labels people gave in the review queue.", no_args_is_help=True)
 
@@ -34,7 +34,7 @@ def export_command(
     db = Database(settings.resolved_database_url())
     try:
         with db.read() as s:
-            exported = review_labels(s, LocalBlobStore(settings.resolved_artifact_dir()), task)
+            exported = review_labels(s, open_blob_store(settings), task)
         table = write_label_folder(exported, out)
     except (ReguaError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)

@@ -28,7 +28,9 @@ from service.storage import (
     TaskRow,
     VerdictRow,
 )
-from service.storage.blobs import LocalBlobStore, NewArtifact, record_artifact
+from service.storage.blob_registry import open_blob_store
+from service.storage.blobs import BlobStore, LocalBlobStore, NewArtifact, record_artifact
+from tests.helpers.s3 import S3Server
 
 MODELS = (
     ApiToken,
@@ -75,13 +77,24 @@ def _table_of(diff: Any) -> str | None:
     return str(table.name) if table is not None else None
 
 
-def test_blob_store_is_content_addressed_and_atomic(tmp_path: Path) -> None:
-    store = LocalBlobStore(tmp_path / "a")
+@pytest.fixture(params=["local", "s3"])
+def blob_store(request: pytest.FixtureRequest, tmp_path: Path) -> BlobStore:
+    """Each blob store: the local folder, and an S3 bucket on the session's moto server."""
+    if request.param == "local":
+        return LocalBlobStore(tmp_path / "a")
+    server: S3Server = request.getfixturevalue("s3_server")
+    bucket = server.new_bucket()
+    return open_blob_store(server.settings(tmp_path / "data", bucket))
+
+
+def test_blob_store_is_content_addressed_and_atomic(blob_store: BlobStore, tmp_path: Path) -> None:
+    store = blob_store
     digest = store.put(b"hello")
     assert digest == hashlib.sha256(b"hello").hexdigest()
     assert store.put(b"hello") == digest and store.get(digest) == b"hello"
-    assert store.exists(digest) and store.locate(digest).endswith(digest)
-    assert not [p for p in (tmp_path / "a").rglob(".tmp-*")]
+    assert store.exists(digest) and store.locate(digest).endswith(digest[2:])
+    assert not store.exists("1" * 64)
+    assert not [p for p in tmp_path.rglob(".tmp-*")]
     with pytest.raises(NotFoundError):
         store.get("0" * 64)
     with pytest.raises(NotFoundError):
@@ -89,9 +102,9 @@ def test_blob_store_is_content_addressed_and_atomic(tmp_path: Path) -> None:
     assert not hasattr(store, "delete")
 
 
-def test_artifact_rows_are_idempotent(database_url: str, tmp_path: Path) -> None:
+def test_artifact_rows_are_idempotent(database_url: str, blob_store: BlobStore) -> None:
     db = Database(database_url)
-    store = LocalBlobStore(tmp_path / "b")
+    store = blob_store
     new = NewArtifact("review", b'{"x":1}', "test", "1", name="n.json")
     with db.write() as s:
         a = record_artifact(s, store, None, new)

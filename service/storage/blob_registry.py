@@ -1,0 +1,94 @@
+"""Which blob store holds the artifacts: a registry of URL schemes and ``open_blob_store``.
+
+``REGUA_ARTIFACTS_URL`` picks the store by its scheme: a folder path or ``file://PATH`` is the
+local folder (the default, ``REGUA_ARTIFACT_DIR`` or ``data/artifacts``), ``s3://BUCKET/PREFIX``
+an S3-compatible store (``service/storage/s3_blobs.py``). Built-in schemes register themselves
+on import exactly as a plugin would: ``register_blob_scheme("name", opener)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from regua.errors import ConfigurationError
+from regua.settings import Settings
+from service.storage.blobs import BlobStore, LocalBlobStore
+
+BlobStoreOpener = Callable[[str, Settings], BlobStore]
+"""Builds a store from the artifacts URL and the settings (and checks that it answers)."""
+
+BUILTIN_MODULES = ("service.storage.s3_blobs",)
+_REGISTRY: dict[str, BlobStoreOpener] = {}
+_LOCK = threading.Lock()
+_BUILTINS_LOADED = False
+
+
+def register_blob_scheme(scheme: str, opener: BlobStoreOpener, *, replace: bool = False) -> None:
+    """Register the store opened for artifacts URLs of ``scheme`` (plugins and built-ins alike)."""
+    with _LOCK:
+        if scheme in _REGISTRY and not replace:
+            raise ConfigurationError(f"artifact store scheme {scheme!r} is already registered")
+        _REGISTRY[scheme] = opener
+
+
+def _load_builtins() -> None:
+    global _BUILTINS_LOADED
+    if _BUILTINS_LOADED:
+        return
+    _BUILTINS_LOADED = True
+    for module in BUILTIN_MODULES:  # each registers itself on import, like a plugin would
+        importlib.import_module(module)
+
+
+def blob_schemes() -> list[str]:
+    """The registered URL schemes."""
+    _load_builtins()
+    with _LOCK:
+        return sorted(_REGISTRY)
+
+
+def artifacts_url(settings: Settings) -> str:
+    """The artifacts URL in force: ``REGUA_ARTIFACTS_URL``, else the local artifact folder."""
+    return settings.artifacts_url or str(settings.resolved_artifact_dir())
+
+
+def open_blob_store(settings: Settings) -> BlobStore:
+    """The blob store named by the settings, checked to answer.
+
+    Raises:
+        ConfigurationError: an unknown scheme, or a store that cannot be reached (the message
+            says what to check).
+    """
+    url = artifacts_url(settings)
+    scheme = urlsplit(url).scheme.lower()
+    if len(scheme) < 2:  # no scheme, or a Windows drive letter: a folder path
+        scheme = "file"
+    _load_builtins()
+    with _LOCK:
+        opener = _REGISTRY.get(scheme)
+    if opener is None:
+        raise ConfigurationError(
+            f"REGUA_ARTIFACTS_URL={url!r}: unknown scheme {scheme!r}; known: "
+            f"{', '.join(blob_schemes())} (a folder path means file://)"
+        )
+    return opener(url, settings)
+
+
+def open_local(url: str, _settings: Settings) -> BlobStore:
+    """The local folder of ``url`` (a path or ``file://PATH``)."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() == "file":
+        if parts.netloc not in ("", "localhost"):
+            raise ConfigurationError(
+                f"REGUA_ARTIFACTS_URL={url!r}: a file:// URL names a local folder "
+                "(file:///path/to/artifacts), not a host"
+            )
+        return LocalBlobStore(Path(unquote(parts.path)))
+    return LocalBlobStore(Path(url))
+
+
+register_blob_scheme("file", open_local)
