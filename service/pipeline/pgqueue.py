@@ -48,16 +48,17 @@ def next_stage(stage: str) -> str | None:
     return names[index + 1] if index + 1 < len(names) else None
 
 
-def defer_stage(session: Session, run_id: str, stage: str, *, priority: int = 0) -> bool:
+def defer_stage(session: Session, run_id: str, stage: str) -> bool:
     """Insert the job of ``stage`` of ``run_id`` in the session's transaction.
 
-    Returns False when a job of that run and stage already waits (the new one is dropped and
-    the transaction is unharmed).
+    Later stages have a higher priority, so runs already under way finish before new runs
+    start (a batch flows through instead of checking everything first). Returns False when a
+    job of that run and stage already waits (the new one is dropped, the transaction goes on).
     """
     params = {
         "queue": queue_of(stage),
         "task": STAGE_TASK,
-        "priority": priority,
+        "priority": [st.name for st in STAGES].index(stage),
         "qlock": f"{run_id}:{stage}:{PIPELINE}",
         "args": json.dumps({"run_id": run_id, "stage": stage}),
     }
