@@ -24,6 +24,7 @@ from service.demo.samples import (
     submit_samples,
 )
 from service.server.run import free_port
+from service.storage.blob_registry import artifacts_url
 
 SYMBOL = {"pass": "✓", "fail": "✗", "uncertain": "?", "not_applicable": "-"}
 __all__ = [
@@ -131,7 +132,7 @@ def _print_summary(
         status = (view.get("outcome") or {}).get("status", "none")
         counts[status] = counts.get(status, 0) + 1
     console.print("outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    console.print(f"artifacts: {settings.resolved_artifact_dir()} (content-addressed, sha256)")
+    console.print(f"artifacts: {artifacts_url(settings)} (content-addressed, sha256)")
     console.print(f"database:  {settings.resolved_database_url()}")
     for path in write_demo_report(settings, settings.data_dir / "report"):
         console.print(f"report:    {path}")

@@ -1,7 +1,8 @@
 """The content-addressed artifact store (sha256) and the artifact records that link blobs to runs.
 
 Blobs live behind :class:`BlobStore`; :class:`LocalBlobStore` keeps them in a folder
-(``ab/cd/abcdef…``). An S3-compatible store can implement the same four methods later. Blobs are
+(``ab/cd/abcdef…``); :class:`~service.storage.s3_blobs.S3BlobStore` keeps them in an S3-compatible
+store, and ``blob_registry.open_blob_store`` picks one from ``REGUA_ARTIFACTS_URL``. Blobs are
 written before the database row that names them, so a crash between the two leaves at most an
 unreferenced blob, never a row without its bytes. Nothing is overwritten and nothing is deleted.
 """

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 DOCKER = Path(__file__).resolve().parents[2] / "docker"
-HARDENED = ("service", "worker", "renderer", "postgres")
+HARDENED = ("service", "worker", "renderer", "postgres", "minio", "minio-init")
 
 
 def compose() -> dict[str, Any]:
@@ -74,7 +74,7 @@ def test_database_is_on_an_internal_network_only() -> None:
     assert "ports" not in data["services"]["postgres"]
 
 
-@pytest.mark.parametrize("name", ["renderer.Dockerfile", "service.Dockerfile"])
+@pytest.mark.parametrize("name", ["renderer.Dockerfile", "service.Dockerfile", "minio.Dockerfile"])
 def test_dockerfiles_run_as_non_root(name: str) -> None:
     instructions = dockerfile(name)
     users = [args for op, args in instructions if op == "USER"]
@@ -84,7 +84,9 @@ def test_dockerfiles_run_as_non_root(name: str) -> None:
     assert instructions.index(("USER", users[-1])) > max(
         i for i, (op, _) in enumerate(instructions) if op == "RUN"
     ), "USER must come after the last RUN"
-    assert instructions[0][0] == "FROM" and "bookworm" in instructions[0][1]
+    assert instructions[0][0] == "FROM"
+    if name != "minio.Dockerfile":  # our images are Debian's; MinIO's is upstream's
+        assert "bookworm" in instructions[0][1]
 
 
 def test_renderer_uses_debian_chromium_and_the_bridge() -> None:
@@ -118,3 +120,41 @@ def test_seccomp_helper_only_adds_chromium_sandbox_calls() -> None:
 def test_readme_explains_running_elsewhere() -> None:
     text = (DOCKER / "README.md").read_text()
     assert "docker compose" in text and "seccomp-chromium.json" in text
+
+
+def test_service_and_worker_keep_artifacts_in_minio() -> None:
+    data = compose()
+    services = data["services"]
+    bucket_url = services["service"]["environment"]["REGUA_ARTIFACTS_URL"]
+    assert bucket_url.startswith("s3://")
+    for name in ("service", "worker"):
+        env = services[name]["environment"]
+        assert env["REGUA_ARTIFACTS_URL"] == bucket_url
+        assert env["REGUA_S3_ENDPOINT_URL"] == "http://minio:9000"
+        assert env["REGUA_DATABASE_URL"].split("@")[1].startswith("postgres:5432/")
+        # credentials come from the operator's environment, never written in the file
+        assert env["AWS_SECRET_ACCESS_KEY"].startswith("${") and "?" in env["AWS_SECRET_ACCESS_KEY"]
+        assert "storage" in services[name]["networks"]
+        deps = services[name]["depends_on"]
+        assert deps["minio-init"]["condition"] == "service_completed_successfully"
+    assert services["worker"]["image"] == services["service"]["image"]
+    assert services["worker"]["command"][0] == "worker"
+    # MinIO sits on an internal network only, with no published port; its data on a volume
+    assert data["networks"]["storage"]["internal"] is True
+    for name in ("minio", "minio-init"):
+        assert services[name]["networks"] == ["storage"] and "ports" not in services[name]
+    assert "s3data:/data" in services["minio"]["volumes"]
+    assert services["minio"]["environment"]["MINIO_ROOT_PASSWORD"].startswith("${")
+    assert "curl" in services["minio"]["healthcheck"]["test"]
+
+
+def test_minio_init_creates_the_bucket_once_minio_is_healthy() -> None:
+    services = compose()["services"]
+    init = services["minio-init"]
+    bucket = services["worker"]["environment"]["REGUA_ARTIFACTS_URL"].split("/")[2]
+    script = " ".join(init["command"])
+    assert f"mc mb --ignore-existing local/{bucket}" in script
+    assert "mc admin user add" in script  # the services get their own key, not MinIO's root
+    assert init["depends_on"]["minio"]["condition"] == "service_healthy"
+    assert init["restart"] == "no"
+    assert "AWS_SECRET_ACCESS_KEY" not in init["environment"]

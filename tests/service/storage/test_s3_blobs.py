@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
+from typer.testing import CliRunner
 
 from regua.errors import ArtifactIntegrityError, ConfigurationError, NotFoundError, StorageError
 from regua.settings import Settings
+from service.cli import app
 from service.context import ServiceContext
 from service.server.run import free_port
 from service.storage import Artifact, Database
@@ -152,3 +154,20 @@ def test_client_uses_the_configured_endpoint_and_region(
     client = s3_client(s3_server.settings(tmp_path, "b").model_copy(update={"s3_region": "eu-1"}))
     assert client.meta.endpoint_url == s3_server.endpoint and client.meta.region_name == "eu-1"
     client.close()
+
+
+def test_regua_serve_refuses_to_start_without_its_bucket(
+    s3_server: S3Server, tmp_path: Path
+) -> None:
+    env = {
+        "REGUA_ARTIFACTS_URL": "s3://missing-bucket/regua",
+        "REGUA_S3_ENDPOINT_URL": s3_server.endpoint,
+        "REGUA_S3_REGION": "us-east-1",
+    }
+    args = ["serve", "--port", str(free_port()), "--data-dir", str(tmp_path / "data")]
+    done = CliRunner().invoke(app, args, env=env)
+    assert done.exit_code == 1, done.output
+    assert done.exception is None or isinstance(done.exception, SystemExit)
+    assert "error: REGUA_ARTIFACTS_URL=s3://missing-bucket/regua" in done.stderr
+    assert "the bucket does not exist; create it" in done.stderr
+    assert not (tmp_path / "data" / "regua.sqlite3").exists()
