@@ -8,7 +8,7 @@ stage time (the same stages called in-process on one run at a time, no queue).
 Needs the loopback PostgreSQL server (REGUA_TEST_PG, default postgresql://postgres@127.0.0.1:5432/
 test), moto (dev dependency) for the S3 server, bubblewrap and Debian Chromium.
 
-    .venv/bin/python benchmarks/scale.py [--n 24] [--latency-runs 4]
+    .venv/bin/python benchmarks/scale.py [--n 16] [--latency-runs 3]
 """
 
 from __future__ import annotations
@@ -161,8 +161,8 @@ def bare_stage_time(root: Path, k: int) -> float:
 def main() -> None:
     """Measure and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n", type=int, default=24, help="runs per throughput measurement")
-    parser.add_argument("--latency-runs", type=int, default=4, help="runs for the overhead")
+    parser.add_argument("--n", type=int, default=16, help="runs per throughput measurement")
+    parser.add_argument("--latency-runs", type=int, default=3, help="runs for the overhead")
     args = parser.parse_args()
     from moto.server import ThreadedMotoServer
 
