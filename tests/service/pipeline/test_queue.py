@@ -151,3 +151,28 @@ def test_fleet_slots_hold_the_limit_across_holders(pg_ctx: ServiceContext) -> No
     with two.hold(["judge:v@1"], 2):
         assert two.in_flight("judge:v@1") == 2
     assert two.in_flight("judge:v@1") == 1
+
+
+@pytest.mark.postgres
+def test_the_queue_migration_goes_down_and_up_on_postgres(pg_ctx: ServiceContext) -> None:
+    from alembic import command
+
+    from service.storage.engine import migrations_config, upgrade
+
+    def queue_tables() -> list[str]:
+        return [t for t in pg_ctx.db.table_names() if t.startswith(("procrastinate", "regua_"))]
+
+    assert queue_tables() == [
+        "procrastinate_events",
+        "procrastinate_jobs",
+        "procrastinate_periodic_defers",
+        "procrastinate_workers",
+        "regua_slots",
+    ]
+    with pg_ctx.db.engine.begin() as conn:
+        cfg = migrations_config(pg_ctx.db.engine)
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "0510_gate_status")
+    assert queue_tables() == []
+    upgrade(pg_ctx.db.engine)
+    assert len(queue_tables()) == 5

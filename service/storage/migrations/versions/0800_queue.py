@@ -58,7 +58,8 @@ def downgrade() -> None:
         op.execute(f"DROP TABLE IF EXISTS {table} CASCADE")
     op.execute("DROP TABLE IF EXISTS procrastinate_workers CASCADE")
     functions = bind.exec_driver_sql(
-        "SELECT p.oid::regprocedure::text FROM pg_proc p WHERE p.proname LIKE 'procrastinate_%'"
+        "SELECT p.oid::regprocedure::text FROM pg_proc p "
+        "WHERE starts_with(p.proname, 'procrastinate_')"
     ).scalars()
     for signature in list(functions):
         op.execute(f"DROP FUNCTION IF EXISTS {signature} CASCADE")
