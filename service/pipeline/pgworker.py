@@ -167,7 +167,12 @@ def build_app(jobs: StageJobs, settings: Settings) -> procrastinate.App:
     period = max(1, int(settings.queue_stalled_s // 3))
 
     @app.periodic(cron=f"* * * * * */{period}", periodic_id="maintenance")
-    @app.task(name="regua.maintenance", queue=MAINTENANCE_QUEUE, queueing_lock="maintenance")
+    @app.task(
+        name="regua.maintenance",
+        queue=MAINTENANCE_QUEUE,
+        queueing_lock="maintenance",
+        priority=100,  # ahead of every stage job: recovery never waits behind slow judges
+    )
     async def maintenance(timestamp: int) -> None:
         del timestamp  # procrastinate passes the schedule's time; recovery looks at now
         await recover(app, jobs, settings.queue_stalled_s)
