@@ -8,7 +8,7 @@ stage time (the same stages called in-process on one run at a time, no queue).
 Needs the loopback PostgreSQL server (REGUA_TEST_PG, default postgresql://postgres@127.0.0.1:5432/
 test), moto (dev dependency) for the S3 server, bubblewrap and Debian Chromium.
 
-    .venv/bin/python benchmarks/scale.py [--n 16] [--latency-runs 3]
+    .venv/bin/python benchmarks/scale.py [--n 16] [--latency-runs 5]
 """
 
 from __future__ import annotations
@@ -119,8 +119,14 @@ def drop_database(url: str) -> None:
         admin.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
 
 
-def fleet(root: Path, s3: dict[str, str], workers: int, n: int, k: int) -> tuple[float, float]:
-    """`regua serve --no-worker` plus ``workers`` workers on a fresh database; (runs/s, latency)."""
+def fleet(
+    root: Path, s3: dict[str, str], workers: int, n: int, k: int, bare: Bare
+) -> tuple[float, list[tuple[float, float]]]:
+    """`regua serve --no-worker` plus ``workers`` workers on a fresh database.
+
+    Returns runs/s and, with one worker, ``k`` pairs (bare stage time, queued submit-to-done)
+    measured alternately, one run at a time, so both see the same machine load.
+    """
     url = pg_database()
     f = Fleet(root / f"fleet-{workers}", url, s3)
     f.root.mkdir(parents=True)
@@ -135,34 +141,44 @@ def fleet(root: Path, s3: dict[str, str], workers: int, n: int, k: int) -> tuple
         )
         with f.client() as client:
             latency(client, workers, f"warm-{workers}")  # each worker's render pool warms up
-            lat = latency(client, k, f"q{workers}") if workers == 1 else float("nan")
-            return throughput(client, n, f"q{workers}"), lat
+            pairs = []
+            if workers == 1:
+                pairs = [(bare.one(), latency(client, 1, f"q1-{i}")) for i in range(k)]
+            return throughput(client, n, f"q{workers}"), pairs
     finally:
         f.close()
         drop_database(url)
 
 
-def bare_stage_time(root: Path, k: int) -> float:
-    """Median seconds of the stages of one run called in-process (no queue, no HTTP)."""
-    ctx = ServiceContext.open(Settings(data_dir=root / "bare", render_workers=1, queue="embedded"))
-    try:
-        times = []
-        for i in range(k + 1):
-            (run_id,) = ctx.submit([Submission(TASK, "bench", f"{GOOD}<!-- bare {i} -->")], None)
-            t0 = time.monotonic()
-            advance(ctx.db, ctx.blobs, ctx.machinery, run_id, STAGES)
-            if i:  # the first one pays the render pool's cold start
-                times.append(time.monotonic() - t0)
-        return statistics.median(times)
-    finally:
-        ctx.close()
+class Bare:
+    """The stages of one run called in-process on SQLite (no queue, no HTTP)."""
+
+    def __init__(self, root: Path) -> None:
+        """Open a context in ``root/bare`` and warm its render pool up."""
+        settings = Settings(data_dir=root / "bare", render_workers=1, queue="embedded")
+        self.ctx = ServiceContext.open(settings)
+        self.count = 0
+        self.one()  # the render pool's cold start
+
+    def one(self) -> float:
+        """Seconds of the stages of one fresh run."""
+        self.count += 1
+        tag = f"{GOOD}<!-- bare {self.count} -->"
+        (run_id,) = self.ctx.submit([Submission(TASK, "bench", tag)], None)
+        t0 = time.monotonic()
+        advance(self.ctx.db, self.ctx.blobs, self.ctx.machinery, run_id, STAGES)
+        return time.monotonic() - t0
+
+    def close(self) -> None:
+        """Release the render pool."""
+        self.ctx.close()
 
 
 def main() -> None:
     """Measure and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=16, help="runs per throughput measurement")
-    parser.add_argument("--latency-runs", type=int, default=3, help="runs for the overhead")
+    parser.add_argument("--latency-runs", type=int, default=5, help="runs for the overhead")
     args = parser.parse_args()
     from moto.server import ThreadedMotoServer
 
@@ -178,23 +194,38 @@ def main() -> None:
     s3 = {"REGUA_ARTIFACTS_URL": "s3://regua-scale/runs", "REGUA_S3_ENDPOINT_URL": endpoint}
     with tempfile.TemporaryDirectory(prefix="regua-scale-") as tmp:
         root = Path(tmp)
-        bare = bare_stage_time(root, args.latency_runs)
         emb, emb_lat = embedded(root, args.n, args.latency_runs)
-        results = {w: fleet(root, s3, w, args.n, args.latency_runs) for w in (1, 2, 3)}
+        bare = Bare(root)
+        try:
+            results = {w: fleet(root, s3, w, args.n, args.latency_runs, bare) for w in (1, 2, 3)}
+        finally:
+            bare.close()
     moto.stop()
-    print(f"cores: {os.cpu_count()}  runs per measurement: {args.n}  (1 render worker each)")
+    report(args.n, emb, emb_lat, results)
+
+
+def report(
+    n: int, emb: float, emb_lat: float, results: dict[int, tuple[float, list[tuple[float, float]]]]
+) -> None:
+    """Print the figures."""
+    print(f"cores: {os.cpu_count()}  runs per measurement: {n}  (1 render worker each)")
     print(f"embedded (SQLite, local files, in-process): {emb:.2f} runs/s")
+    one = results[1][0]
     for w, (rate, _) in results.items():
         print(
             f"queue, {w} worker(s) (PostgreSQL + S3): {rate:.2f} runs/s "
-            f"= {rate / emb:.2f}x embedded, {rate / results[1][0]:.2f}x one worker"
+            f"= {rate / emb:.2f}x embedded, {rate / one:.2f}x one worker"
         )
-    lat1 = results[1][1]
-    print(f"bare stage time per run (in-process, no queue): {bare:.3f} s")
-    print(f"submit-to-done, one run at a time: embedded {emb_lat:.3f} s, queue {lat1:.3f} s")
+    print(f"ratios 1:2:3 workers = 1.00 : {results[2][0] / one:.2f} : {results[3][0] / one:.2f}")
+    pairs = results[1][1]
+    bare = statistics.median(b for b, _ in pairs)
+    queued = statistics.median(q for _, q in pairs)
+    over = statistics.median(q - b for b, q in pairs)
+    print(f"bare stage time per run (in-process, no queue): {bare:.3f} s (median of {len(pairs)})")
+    print(f"submit-to-done, one run at a time: queue {queued:.3f} s, embedded {emb_lat:.3f} s")
     print(
-        f"queue overhead per run: {lat1 - bare:+.3f} s over the bare stages "
-        f"({(lat1 - bare) / bare:+.0%}); embedded {emb_lat - bare:+.3f} s"
+        f"queue overhead per run (HTTP submit + 4 jobs + S3 + polling): {over:+.3f} s "
+        f"({over / bare:+.0%} of the bare stage time)"
     )
 
 
