@@ -52,6 +52,9 @@ MAINTENANCE_QUEUE = "maintenance"
 MAX_JOB_ATTEMPTS = 6
 """A stage job delivered this many times (crashes, stalls) only finalizes its run (poison pill)."""
 RESTART_PAUSE_S = 1.0
+POLL_S = 0.25
+"""How often an idle worker looks for jobs besides procrastinate's LISTEN/NOTIFY wake-ups (a
+job whose notification was missed, or one deferred for a retry, waits at most this long)."""
 
 
 class StageNotRecordedError(ReguaError):
@@ -214,7 +217,7 @@ def worker_options(settings: Settings) -> list[WorkerOptions]:
             install_signal_handlers=False,
             update_heartbeat_interval=max(0.5, settings.queue_stalled_s / 4),
             stalled_worker_timeout=settings.queue_stalled_s,
-            fetch_job_polling_interval=1.0,
+            fetch_job_polling_interval=POLL_S,
             shutdown_graceful_timeout=3.0,
             delete_jobs="never",
         )
