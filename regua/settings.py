@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -109,6 +110,34 @@ class Settings(BaseSettings):
         "store at start",
     )
 
+    queue: Literal["auto", "embedded", "procrastinate"] = Field(
+        default="auto",
+        description="Dispatcher of pipeline stages: embedded (in-process executor), "
+        "procrastinate (PostgreSQL jobs run by `regua worker`), auto (procrastinate on PostgreSQL)",
+    )
+    serve_worker: bool = Field(
+        default=True, description="`regua serve` also runs pipeline work (off: --no-worker)"
+    )
+    queue_stalled_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="A `doing` job whose worker sent no heartbeat this long "
+        "is retried (procrastinate)",
+    )
+    queue_render_concurrency: int = Field(
+        default=0,
+        ge=0,
+        description="Render-queue jobs one worker runs at once (0: 2 per render worker)",
+    )
+    queue_judge_concurrency: int = Field(
+        default=4, ge=1, description="Judge- and generate-queue jobs one worker runs at once"
+    )
+    judge_fleet_limit: int = Field(
+        default=8,
+        ge=1,
+        description="Judge calls in flight per judge across all workers "
+        "(a lease table in PostgreSQL)",
+    )
     artifacts_url: str | None = Field(
         default=None,
         description="Where artifacts live: a folder path or file://PATH (local), or "

@@ -22,6 +22,7 @@ from service.evaluation.evaluator import Evaluator, check_panel
 from service.evaluation.gate import StoredEligibility
 from service.pipeline.admission import Admission, Limits
 from service.pipeline.check_stage import CHECKER_VERSION
+from service.pipeline.dispatch import Dispatcher, Workers, choose_dispatcher
 from service.pipeline.executor import Executor
 from service.pipeline.jobs import JobRunner
 from service.pipeline.render_client import RenderClient
@@ -74,9 +75,15 @@ class ServiceContext:
     """Batch size, per-token rate, queue capacity and per-submitter share (a test may replace it
     with one on its own clock)."""
 
+    dispatcher: Dispatcher = field(init=False, repr=False)
+    """Where runs and recorded stages go next (``REGUA_QUEUE``: embedded or procrastinate)."""
+    workers: Workers | None = field(default=None, repr=False)
+    """The procrastinate workers this process runs (None: none, or the embedded executor)."""
+
     def __post_init__(self) -> None:
-        """Admit submissions by the limits of the settings."""
+        """Admit submissions by the limits of the settings; choose the dispatcher."""
         self.admission = Admission(Limits.from_settings(self.settings))
+        self.dispatcher = choose_dispatcher(self.settings, self.db)
 
     @classmethod
     def open(cls, settings: Settings, *, render_pool: WorkerPool | None = None) -> ServiceContext:
@@ -112,6 +119,7 @@ class ServiceContext:
             self.evaluator,
             on_done=(self.queue_reviews,),
             known_tasks=self.registry.all,
+            on_recorded=(self.dispatcher.on_recorded,),
         )
 
     def review_policy(self) -> QueuePolicy:
@@ -137,6 +145,18 @@ class ServiceContext:
         self.executor.start()
         return self.executor
 
+    def start_workers(self, threads: int | None = None) -> None:
+        """Start this process's pipeline work with the dispatcher of the settings.
+
+        Embedded: the in-process executor (:meth:`start_executor`); procrastinate: workers on
+        the render and judge queues, on a thread of their own.
+        """
+        if self.dispatcher.name == "embedded":
+            self.start_executor(threads)
+            return
+        threads = threads or max(2, 2 * self.settings.render_workers)
+        self.workers = self.dispatcher.start_workers(self.db, self.blobs, self.machinery, threads)
+
     def submit(
         self,
         items: Sequence[Submission],
@@ -159,10 +179,21 @@ class ServiceContext:
             token_id,
             registry=self.registry,
             admission=self.admission,
-            on_stored=on_stored,
+            on_stored=self._stored_hook(on_stored),
         )
         self.wake()
         return ids
+
+    def _stored_hook(self, extra: StoredHook | None) -> StoredHook:
+        """The dispatcher's hook (defer the runs' jobs), after the caller's own (if any)."""
+        if extra is None:
+            return self.dispatcher.on_submitted
+
+        def both(session: Session, ids: Sequence[str]) -> None:
+            extra(session, ids)
+            self.dispatcher.on_submitted(session, ids)
+
+        return both
 
     def wake(self) -> None:
         """Tell the executor that work arrived (no-op without one)."""
@@ -190,6 +221,8 @@ class ServiceContext:
         deadline = time.monotonic() + grace_s
         if self.executor is not None:
             self.executor.request_stop()
+        if self.workers is not None:
+            self.workers.request_stop()
         if self.jobs is not None:
             self.jobs.close(wait_s=grace_s)
         # a render worker still starting or rendering holds the pool: release it on a thread
@@ -199,4 +232,6 @@ class ServiceContext:
         closer.join(max(0.1, deadline - time.monotonic()))
         if self.executor is not None:
             self.executor.join(max(0.1, deadline - time.monotonic()))
+        if self.workers is not None:
+            self.workers.join(max(0.1, deadline - time.monotonic()))
         self.db.dispose()

@@ -43,23 +43,34 @@ def serve(
     host: str | None = typer.Option(None, help="Bind address (REGUA_HOST)"),
     port: int | None = typer.Option(None, help="Port (REGUA_PORT)"),
     data_dir: Path | None = typer.Option(None, help="Data folder (REGUA_DATA_DIR)"),
+    no_worker: bool = typer.Option(
+        False, "--no-worker", help="Run only the API; `regua worker` processes run the pipeline"
+    ),
 ) -> None:
-    """Run the API, the in-process executor and the sandboxed render pool."""
+    """Run the API, the pipeline's workers (unless --no-worker) and the sandboxed render pool."""
     from service.server.run import serve as run_server
 
-    run_server(_settings(data_dir, host, port), typer.echo)
+    settings = _settings(data_dir, host, port)
+    if no_worker:
+        settings = settings.model_copy(update={"serve_worker": False})
+    run_server(settings, typer.echo)
 
 
 def worker(
     data_dir: Path | None = typer.Option(None, help="Data folder (REGUA_DATA_DIR)"),
     threads: int = typer.Option(2, help="Executor threads"),
 ) -> None:
-    """Run only the executor (scale-out: same code path as ``serve``, no API)."""
+    """Run only the pipeline's workers (scale-out: same stage code as ``serve``, no API).
+
+    With PostgreSQL (``REGUA_QUEUE=auto`` or ``procrastinate``) it runs procrastinate workers
+    on the render and judge queues; otherwise the in-process executor on the shared database.
+    """
     from service.context import ServiceContext
 
     ctx = ServiceContext.open(_settings(data_dir))
-    ctx.start_executor(threads)
-    typer.echo(f"regua worker {ctx.executor.owner if ctx.executor else ''} on {ctx.db.url}")
+    ctx.start_workers(threads)
+    owner = ctx.executor.owner if ctx.executor else f"pid {os.getpid()}"
+    typer.echo(f"regua worker {owner} ({ctx.dispatcher.name} queue) on {ctx.db.url}", err=False)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:

@@ -53,6 +53,14 @@ class RunDoneHook(Protocol):
         ...
 
 
+class StageRecordedHook(Protocol):
+    """A step taken in the transaction that records a stage (e.g. deferring the next stage)."""
+
+    def __call__(self, session: Session, run_id: str, stage: str) -> None:
+        """Act on the stage just recorded, inside the transaction that stores its record."""
+        ...
+
+
 class LeaseLostError(ReguaError):
     """The run is no longer this worker's (the service is stopping): nothing is written.
 
@@ -65,7 +73,8 @@ class Machinery:
     """What the stages run on: the checker's version, the render client, the evaluator.
 
     ``on_done`` hooks run in the transaction that marks a run done (the service queues the
-    run's review items there, so they exist as soon as the run is finished).
+    run's review items there, so they exist as soon as the run is finished). ``on_recorded``
+    hooks run in the transaction that records a stage (the queue defers the next stage there).
     """
 
     checker_version: str
@@ -74,6 +83,7 @@ class Machinery:
     on_done: Sequence[RunDoneHook] = ()
     known_tasks: Callable[[], Sequence[TaskSpec]] = tuple
     """Task specs the leak check watches besides the stored ones (the service's registry)."""
+    on_recorded: Sequence[StageRecordedHook] = ()
 
 
 @dataclass
@@ -172,6 +182,7 @@ def run_stage(ctx: StageContext, stage: Stage) -> bool:
                     attempts=attempts + 1,
                 )
             )
+            _recorded(s, ctx, stage.name)
         return True
     except LeaseLostError:
         raise  # the service is stopping: no attempt is recorded, the next claim goes on
@@ -183,6 +194,12 @@ def run_stage(ctx: StageContext, stage: Stage) -> bool:
         return _failed_attempt(ctx, stage.name, version, exc)
     except Exception as exc:
         return _failed_attempt(ctx, stage.name, version, exc)
+
+
+def _recorded(s: Session, ctx: StageContext, stage: str) -> None:
+    s.flush()
+    for hook in ctx.machinery.on_recorded:
+        hook(s, ctx.run_id, stage)
 
 
 def _failed_attempt(ctx: StageContext, stage: str, version: str, exc: Exception) -> bool:
@@ -213,6 +230,7 @@ def _record_given_up(ctx: StageContext, stage: str, version: str, attempts: int)
                 attempts=attempts,
             )
         )
+        _recorded(s, ctx, stage)
 
 
 def advance(

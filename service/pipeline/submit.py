@@ -70,7 +70,7 @@ def submit(
     """Store every submission (all or none) and return their run ids.
 
     ``on_stored`` runs in the transaction that writes the runs, with their ids (a generation
-    stores its record there, so a run never exists without it).
+    stores its record there, so a run never exists without it; the queue defers their jobs).
 
     Everything that can refuse the request is checked before a byte is written:
     :class:`UnknownTaskError` (404), :class:`BatchTooLargeError` (422), then the token's rate,

@@ -61,8 +61,8 @@ def create_app(ctx: ServiceContext, *, run_executor: bool = False) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        if run_executor and ctx.executor is None:
-            ctx.start_executor()
+        if run_executor and ctx.executor is None and ctx.settings.serve_worker:
+            ctx.start_workers()
         try:
             yield
         finally:

@@ -60,6 +60,7 @@ class Database:
         else:
             kwargs["pool_size"] = 20
             kwargs["max_overflow"] = 20
+            kwargs["pool_pre_ping"] = True  # a server restart leaves dead pooled connections
         try:
             self.engine = create_engine(url, **kwargs)
         except Exception as exc:  # bad URL, missing driver

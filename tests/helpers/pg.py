@@ -26,7 +26,12 @@ def fresh_pg_database(prefix: str) -> Iterator[str]:
     try:
         yield f"{base}/{name}"
     finally:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        try:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        except psycopg.OperationalError:  # the server was restarted meanwhile (queue fault tests)
+            admin.close()
+            admin = psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=10)
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.close()
 
 

@@ -26,7 +26,7 @@ GOOD = (REPO / "samples/outputs/structured-good.svg").read_text()
 def test_two_workers_share_the_queue(tmp_path: Path, pg_url: str) -> None:
     require_real_rendering()
     reset_pg_schema(pg_url)
-    settings = Settings(data_dir=tmp_path / "data", database_url=pg_url)
+    settings = Settings(data_dir=tmp_path / "data", database_url=pg_url, queue="embedded")
     ctx = ServiceContext.open(settings)
     task = "pelican-bicycle-structured@1"
     ids = ctx.submit([Submission(task, "m", GOOD + " " * i) for i in range(8)], None)
@@ -36,6 +36,7 @@ def test_two_workers_share_the_queue(tmp_path: Path, pg_url: str) -> None:
         "REGUA_DATABASE_URL": pg_url,
         "REGUA_DATA_DIR": str(settings.data_dir),
         "REGUA_RENDER_WORKERS": "1",
+        "REGUA_QUEUE": "embedded",  # the lease executor on PostgreSQL (procrastinate: test_queue)
     }
     cmd = [sys.executable, "-m", "service.cli", "worker", "--threads", "2"]
     workers = [

@@ -1,0 +1,125 @@
+"""How pipeline stages reach a worker: one :class:`Dispatcher` protocol, two implementations.
+
+The stage code is one (:mod:`service.pipeline.runner` and :mod:`service.pipeline.stages`); only
+dispatch differs:
+
+- :class:`EmbeddedDispatcher` (the embedded default, SQLite or PostgreSQL): the run row is the
+  queue; the in-process :class:`~service.pipeline.executor.Executor` leases runs and walks their
+  stages.
+- :class:`ProcrastinateDispatcher` (PostgreSQL with ``REGUA_QUEUE=procrastinate`` or ``auto``):
+  every stage is a procrastinate job deferred in the transaction that stores what came before
+  it; ``regua worker`` processes (and ``regua serve`` unless ``--no-worker``) run them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from sqlalchemy.orm import Session
+
+from regua.errors import ConfigurationError
+from regua.settings import Settings
+from service.pipeline.executor import Executor
+from service.pipeline.pgqueue import defer_first, defer_next
+from service.pipeline.runner import Machinery
+from service.storage import Database
+from service.storage.blobs import BlobStore
+
+
+class Workers(Protocol):
+    """Running pipeline workers of one process."""
+
+    def request_stop(self) -> object:
+        """Stop taking work (work in progress is handed back or finishes shortly)."""
+        ...
+
+    def join(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds; True when every worker ended."""
+        ...
+
+
+class Dispatcher(Protocol):
+    """Where accepted runs and recorded stages go next."""
+
+    name: str
+
+    def on_submitted(self, session: Session, run_ids: Sequence[str]) -> None:
+        """Queue new runs, inside the transaction that stores them."""
+        ...
+
+    def on_recorded(self, session: Session, run_id: str, stage: str) -> None:
+        """Queue what follows a stage, inside the transaction that records it."""
+        ...
+
+    def start_workers(
+        self, db: Database, blobs: BlobStore, machinery: Machinery, threads: int
+    ) -> Workers:
+        """Start this process's pipeline workers."""
+        ...
+
+
+class EmbeddedDispatcher:
+    """The run row is the queue; the in-process executor polls it (nothing to defer)."""
+
+    name = "embedded"
+
+    def on_submitted(self, session: Session, run_ids: Sequence[str]) -> None:
+        """Nothing to do: a ``queued`` run row is claimable as soon as it commits."""
+
+    def on_recorded(self, session: Session, run_id: str, stage: str) -> None:
+        """Nothing to do: the executor walks every stage of a claimed run."""
+
+    def start_workers(
+        self, db: Database, blobs: BlobStore, machinery: Machinery, threads: int
+    ) -> Executor:
+        """Start the in-process executor with ``threads`` threads."""
+        executor = Executor(db, blobs, machinery, threads=threads)
+        executor.start()
+        return executor
+
+
+class ProcrastinateDispatcher:
+    """Each stage is a procrastinate job on the render or judge queue (PostgreSQL)."""
+
+    name = "procrastinate"
+
+    def __init__(self, settings: Settings) -> None:
+        """Dispatch with the queue settings of ``settings``."""
+        self.settings = settings
+
+    def on_submitted(self, session: Session, run_ids: Sequence[str]) -> None:
+        """Defer each run's first stage (check) in the submission's transaction."""
+        defer_first(session, run_ids)
+
+    def on_recorded(self, session: Session, run_id: str, stage: str) -> None:
+        """Defer the next stage in the transaction that records ``stage``."""
+        defer_next(session, run_id, stage)
+
+    def start_workers(
+        self, db: Database, blobs: BlobStore, machinery: Machinery, threads: int
+    ) -> Workers:
+        """Start procrastinate workers on a thread of this process (``threads`` is unused)."""
+        from service.pipeline.pgworker import StageJobs, WorkerThread, build_app
+
+        del threads  # the queue settings size each worker
+        jobs = StageJobs(db, blobs, machinery, self.settings)
+        worker = WorkerThread(build_app(jobs, self.settings), self.settings)
+        worker.start()
+        return worker
+
+
+def choose_dispatcher(settings: Settings, db: Database) -> Dispatcher:
+    """The dispatcher of ``REGUA_QUEUE`` (auto: procrastinate on PostgreSQL, else embedded).
+
+    Raises:
+        ConfigurationError: ``REGUA_QUEUE=procrastinate`` with a database that is not PostgreSQL.
+    """
+    if settings.queue == "embedded" or (settings.queue == "auto" and db.is_sqlite):
+        return EmbeddedDispatcher()
+    if db.is_sqlite or not db.url.startswith("postgresql"):
+        raise ConfigurationError(
+            "REGUA_QUEUE=procrastinate needs PostgreSQL: set REGUA_DATABASE_URL="
+            "postgresql+psycopg://USER@HOST/DB, or REGUA_QUEUE=embedded"
+        )
+    return ProcrastinateDispatcher(settings)

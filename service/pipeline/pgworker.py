@@ -1,0 +1,275 @@
+"""The procrastinate side of the queue: the stage job, stalled-job recovery and the worker loop.
+
+A worker process runs two procrastinate workers on one event loop: one on the ``render`` queue
+and one on ``judge`` + ``generate`` (+ the maintenance task), each with its own concurrency, so a
+slow vision API never takes the slots rendering needs. Stage jobs are synchronous (they run the
+same :func:`~service.pipeline.runner.run_stage` as the embedded executor) and run on threads.
+
+Weak spots of the engine covered here (procrastinate issues #1518, #1408):
+
+- a killed worker's jobs stay ``doing``: the periodic ``regua.maintenance`` task retries the jobs
+  of workers whose heartbeat is older than ``REGUA_QUEUE_STALLED_S``, and re-defers the next stage
+  of any unfinished run no job would advance (a job that failed for good);
+- a PostgreSQL restart (also during that recovery) breaks the connections of the pool and ends
+  the workers: pooled connections are checked before use, and the loop here starts the workers
+  again until it is told to stop. A stage half-done when the database went away is simply run
+  again: its record's ``(run, stage, version)`` makes the second write a no-op.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import Any
+
+import procrastinate
+from procrastinate import JobContext, RetryStrategy
+from procrastinate.app import WorkerOptions
+from sqlalchemy import select, update
+
+from regua.errors import ReguaError
+from regua.settings import Settings
+from service.pipeline.executor import make_owner
+from service.pipeline.pgqueue import (
+    GENERATE_QUEUE,
+    JUDGE_QUEUE,
+    RENDER_QUEUE,
+    STAGE_TASK,
+    defer_next,
+    defer_stage,
+    orphan_runs,
+)
+from service.pipeline.runner import Machinery, StageContext, finished, load_task, run_stage
+from service.pipeline.slots import FleetSlots
+from service.pipeline.stages import STAGES
+from service.storage import Database, Run, StageRecord
+from service.storage.blobs import BlobStore
+
+log = logging.getLogger("regua.queue")
+
+MAINTENANCE_QUEUE = "maintenance"
+MAX_JOB_ATTEMPTS = 6
+"""A stage job delivered this many times (crashes, stalls) only finalizes its run (poison pill)."""
+RESTART_PAUSE_S = 1.0
+POLL_S = 0.25
+"""How often an idle worker looks for jobs besides procrastinate's LISTEN/NOTIFY wake-ups (a
+job whose notification was missed, or one deferred for a retry, waits at most this long)."""
+
+
+class StageNotRecordedError(ReguaError):
+    """A stage attempt failed without a record; procrastinate retries the job."""
+
+
+def libpq_url(url: str) -> str:
+    """A SQLAlchemy PostgreSQL URL as libpq understands it (no ``+driver``)."""
+    scheme, rest = url.split("://", 1)
+    return f"{scheme.split('+', 1)[0]}://{rest}"
+
+
+class StageJobs:
+    """Runs one stage of one run per job, through the shared stage code."""
+
+    def __init__(
+        self, db: Database, blobs: BlobStore, machinery: Machinery, settings: Settings
+    ) -> None:
+        """Run stages on ``machinery``; judge calls are bounded fleet-wide by ``settings``."""
+        self.db, self.blobs, self.machinery, self.settings = db, blobs, machinery, settings
+        self.slots = FleetSlots(db, make_owner(), ttl_s=2 * settings.judge_timeout_s + 60)
+
+    def run(self, run_id: str, stage: str, delivery: int = 1) -> None:
+        """Run ``stage`` of ``run_id`` unless recorded; the next stage's job follows its record.
+
+        Raises:
+            StageNotRecordedError: the attempt failed (procrastinate retries the job).
+        """
+        with self.db.read() as s:
+            run = s.get(Run, run_id)
+            if run is None or run.status == "done":
+                return
+            task = load_task(s, run)
+        ctx = StageContext(self.db, self.blobs, self.machinery, run_id, task)
+        chosen = next(st for st in STAGES if st.name == stage)
+        if delivery > MAX_JOB_ATTEMPTS:  # delivered again and again: only close the run
+            self._abandon(run_id, stage, delivery)
+            chosen = STAGES[-1]
+        version = chosen.version(ctx)
+        with self.db.write() as s:
+            if finished(s, run_id, chosen.name, version):  # a re-delivered job: a no-op
+                defer_next(s, run_id, chosen.name)
+                return
+            s.execute(
+                update(Run).where(Run.id == run_id, Run.status == "queued").values(status="running")
+            )
+        with self._limits(ctx, chosen.name):
+            recorded = run_stage(ctx, chosen)
+        if not recorded:
+            raise StageNotRecordedError(f"stage {chosen.name} of run {run_id} is retried")
+
+    def _limits(self, ctx: StageContext, stage: str) -> Any:
+        """The fleet-wide slots a stage needs: one per remote judge of the panel when judging."""
+        if stage != "evaluate":
+            return _Nothing()
+        from service.pipeline.evaluate_stage import requested_panel
+
+        panel = self.machinery.evaluator.panel_for(ctx.task, requested_panel(ctx))
+        keys = [f"judge:{pid}" for ids in panel.assignments.values() for pid in ids]
+        remote = [k for k in keys if not k.startswith(("judge:static@", "judge:geometry@"))]
+        return self.slots.hold(remote, self.settings.judge_fleet_limit)
+
+    def _abandon(self, run_id: str, stage: str, delivery: int) -> None:
+        with self.db.write() as s:
+            if not finished(s, run_id, "abandon", "1"):
+                cause = f"abandoned: the {stage} job was delivered {delivery} times"
+                s.add(
+                    StageRecord(
+                        run_id=run_id,
+                        stage="abandon",
+                        version="1",
+                        status="incomplete",
+                        detail={"cause": cause},
+                    )
+                )
+
+    def requeue_orphans(self) -> int:
+        """Defer the first unrecorded stage of runs no job advances; returns the count."""
+        with self.db.write() as s:
+            ids = orphan_runs(s)
+            for run_id in ids:
+                done = set(s.scalars(select(StageRecord.stage).where(StageRecord.run_id == run_id)))
+                stage = next((st.name for st in STAGES if st.name not in done), STAGES[-1].name)
+                defer_stage(s, run_id, stage)
+        return len(ids)
+
+
+class _Nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *_exc: object) -> None:
+        return None
+
+
+def build_app(jobs: StageJobs, settings: Settings) -> procrastinate.App:
+    """The procrastinate app of a worker: the stage task and the periodic maintenance task."""
+    connector = procrastinate.PsycopgConnector(
+        conninfo=libpq_url(jobs.db.url),
+        min_size=1,
+        max_size=4,
+    )
+    app = procrastinate.App(connector=connector)
+
+    @app.task(
+        name=STAGE_TASK,
+        pass_context=True,
+        retry=RetryStrategy(max_attempts=MAX_JOB_ATTEMPTS - 1, wait=1),
+    )
+    def stage_job(context: JobContext, run_id: str, stage: str) -> None:
+        jobs.run(run_id, stage, delivery=(context.job.attempts or 0) + 1)
+
+    period = max(1, int(settings.queue_stalled_s // 3))
+
+    @app.periodic(cron=f"* * * * * */{period}", periodic_id="maintenance")
+    @app.task(
+        name="regua.maintenance",
+        queue=MAINTENANCE_QUEUE,
+        queueing_lock="maintenance",
+        priority=100,  # ahead of every stage job: recovery never waits behind slow judges
+    )
+    async def maintenance(timestamp: int) -> None:
+        del timestamp  # procrastinate passes the schedule's time; recovery looks at now
+        await recover(app, jobs, settings.queue_stalled_s)
+
+    del stage_job, maintenance
+    return app
+
+
+async def recover(app: procrastinate.App, jobs: StageJobs, stalled_s: float) -> int:
+    """Retry the ``doing`` jobs of workers silent for ``stalled_s``; requeue orphaned runs.
+
+    Returns how many jobs and runs were put back. Safe to run again after it was cut off
+    (a database restart midway): each step is idempotent.
+    """
+    stalled = list(await app.job_manager.get_stalled_jobs(seconds_since_heartbeat=stalled_s))
+    for job in stalled:
+        log.warning("retrying stalled job %s (%s)", job.id, job.call_string)
+        await app.job_manager.retry_job(job)
+    orphans = await asyncio.to_thread(jobs.requeue_orphans)
+    return len(stalled) + orphans
+
+
+def worker_options(settings: Settings) -> list[WorkerOptions]:
+    """Keyword arguments of the two procrastinate workers of one process."""
+    render = settings.queue_render_concurrency or max(2, 2 * settings.render_workers)
+    split = [
+        ("render", [RENDER_QUEUE], render),
+        (
+            "judge",
+            [JUDGE_QUEUE, GENERATE_QUEUE, MAINTENANCE_QUEUE],
+            settings.queue_judge_concurrency,
+        ),
+    ]
+    return [
+        WorkerOptions(
+            name=name,
+            queues=queues,
+            concurrency=concurrency,
+            install_signal_handlers=False,
+            update_heartbeat_interval=max(0.5, settings.queue_stalled_s / 4),
+            stalled_worker_timeout=settings.queue_stalled_s,
+            fetch_job_polling_interval=POLL_S,
+            shutdown_graceful_timeout=3.0,
+            delete_jobs="never",
+        )
+        for name, queues, concurrency in split
+    ]
+
+
+async def supervise(app: procrastinate.App, settings: Settings, stop: asyncio.Event) -> None:
+    """Run the workers until ``stop`` is set, starting them again whenever they end or fail."""
+    while not stop.is_set():
+        try:
+            async with app.open_async():
+                workers = [
+                    asyncio.create_task(app.run_worker_async(**options))
+                    for options in worker_options(settings)
+                ]
+                stopper = asyncio.create_task(stop.wait())
+                await asyncio.wait([*workers, stopper], return_when=asyncio.FIRST_COMPLETED)
+                for task in workers:
+                    task.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+                stopper.cancel()
+        except Exception:
+            log.exception("the queue workers stopped; starting them again")
+        if not stop.is_set():
+            await asyncio.sleep(RESTART_PAUSE_S)
+
+
+class WorkerThread:
+    """The workers of :func:`supervise` on a thread of their own (``regua serve``)."""
+
+    def __init__(self, app: procrastinate.App, settings: Settings) -> None:
+        """Prepare (not start) the workers of ``app``."""
+        self.app, self.settings = app, settings
+        self._loop = asyncio.new_event_loop()
+        self._stop = asyncio.Event()
+        self._thread = threading.Thread(target=self._run, name="regua-queue", daemon=True)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_until_complete(supervise(self.app, self.settings, self._stop))
+
+    def start(self) -> None:
+        """Start the workers."""
+        self._thread.start()
+
+    def request_stop(self) -> None:
+        """Ask the workers to stop (running jobs get a few seconds)."""
+        if self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._stop.set)
+
+    def join(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds; True when the workers ended."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()

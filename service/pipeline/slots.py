@@ -1,0 +1,95 @@
+"""A fleet-wide limit on calls in flight per judge or generation provider, kept in PostgreSQL.
+
+``regua_slots`` (migration ``0800_queue``) holds ``limit`` rows per key; taking a slot is a lease
+(holder + expiry) on a free or expired row, claimed with ``FOR UPDATE SKIP LOCKED``. Every worker
+of the fleet takes its slots from the same table, so the limit holds across processes and
+machines, not per process; a slot of a worker killed mid-call frees itself when its lease ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator, Sequence
+
+from sqlalchemy import text
+
+from regua.errors import ReguaError
+from service.storage import Database
+
+
+class SlotBusyError(ReguaError):
+    """Every slot of a key stayed taken while waiting (the job is retried later)."""
+
+
+_FILL = text(
+    "INSERT INTO regua_slots (key, slot) SELECT :key, g FROM generate_series(0, :limit - 1) g "
+    "ON CONFLICT DO NOTHING"
+)
+_TAKE = text(
+    "UPDATE regua_slots SET holder = :holder, expires_at = now() + make_interval(secs => :ttl) "
+    "WHERE (key, slot) = (SELECT key, slot FROM regua_slots WHERE key = :key AND slot < :limit "
+    "AND (holder IS NULL OR expires_at < now()) ORDER BY slot LIMIT 1 FOR UPDATE SKIP LOCKED) "
+    "RETURNING slot"
+)
+_GIVE = text(
+    "UPDATE regua_slots SET holder = NULL, expires_at = NULL "
+    "WHERE key = :key AND slot = :slot AND holder = :holder"
+)
+_BUSY = text(
+    "SELECT count(*) FROM regua_slots WHERE key = :key AND holder IS NOT NULL "
+    "AND expires_at >= now()"
+)
+
+
+class FleetSlots:
+    """Leases on ``regua_slots`` for one holder (a worker)."""
+
+    def __init__(self, db: Database, holder: str, *, ttl_s: float = 180.0) -> None:
+        """Take slots as ``holder``; a slot not given back frees itself after ``ttl_s``."""
+        self.db = db
+        self.holder = holder
+        self.ttl_s = ttl_s
+
+    def try_take(self, key: str, limit: int) -> int | None:
+        """Take a free slot of ``key`` (at most ``limit`` in flight); its number, or None."""
+        params = {"key": key, "limit": limit, "holder": self.holder, "ttl": self.ttl_s}
+        with self.db.write() as s:
+            s.execute(_FILL, params)
+            slot = s.scalar(_TAKE, params)
+        return None if slot is None else int(slot)
+
+    def give(self, key: str, slot: int) -> None:
+        """Give a slot back."""
+        with self.db.write() as s:
+            s.execute(_GIVE, {"key": key, "slot": slot, "holder": self.holder})
+
+    def in_flight(self, key: str) -> int:
+        """Slots of ``key`` leased right now, by any worker."""
+        with self.db.read() as s:
+            return int(s.scalar(_BUSY, {"key": key}) or 0)
+
+    @contextlib.contextmanager
+    def hold(
+        self, keys: Sequence[str], limit: int, *, wait_s: float = 30.0, poll_s: float = 0.1
+    ) -> Iterator[None]:
+        """Hold one slot of each key (taken in sorted order) for the ``with`` block.
+
+        Raises:
+            SlotBusyError: a key had no free slot for ``wait_s`` seconds.
+        """
+        taken: list[tuple[str, int]] = []
+        try:
+            for key in sorted(set(keys)):
+                deadline = time.monotonic() + wait_s
+                slot = self.try_take(key, limit)
+                while slot is None:
+                    if time.monotonic() > deadline:
+                        raise SlotBusyError(f"all {limit} slots of {key} stayed busy {wait_s}s")
+                    time.sleep(poll_s)
+                    slot = self.try_take(key, limit)
+                taken.append((key, slot))
+            yield
+        finally:
+            for key, slot in taken:
+                self.give(key, slot)
