@@ -78,6 +78,7 @@ def fillers(world: PoolWorld) -> dict[str, list[str]]:
         "token_id": [str(world.token_ids["admin"])],
         "job_id": ["job-of-nobody"],
         "batch_id": ["1"],
+        "experiment_id": ["experiment-of-nobody"],
         "name": STATIC,
     }
 
