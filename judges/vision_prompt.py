@@ -206,11 +206,10 @@ def anthropic_text(data: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     return "".join(str(t) for t in texts), dict(usage or {})
 
 
-def parse_answer(text: str, frame_times: Sequence[float]) -> Answer:
-    """Validate a reply strictly: one JSON object with exactly status, evidence, time_s.
+def reply_object(text: str) -> dict[str, Any]:
+    """A judge's reply as one JSON object (a Markdown code fence around it is tolerated).
 
-    A Markdown code fence around the object is tolerated; anything else around it is not.
-    ``time_s`` must be null or the timestamp of a frame that was shown.
+    Raises :class:`ReplyError` ``unparseable`` (not JSON) or ``invalid_reply`` (not an object).
     """
     fenced = _FENCE.match(text)
     body = fenced.group("body") if fenced else text
@@ -220,6 +219,16 @@ def parse_answer(text: str, frame_times: Sequence[float]) -> Answer:
         raise ReplyError("unparseable", f"reply is not one JSON object: {exc.msg}") from None
     if not isinstance(obj, dict):
         raise ReplyError("invalid_reply", "reply JSON is not an object")
+    return obj
+
+
+def parse_answer(text: str, frame_times: Sequence[float]) -> Answer:
+    """Validate a reply strictly: one JSON object with exactly status, evidence, time_s.
+
+    A Markdown code fence around the object is tolerated; anything else around it is not.
+    ``time_s`` must be null or the timestamp of a frame that was shown.
+    """
+    obj = reply_object(text)
     keys = set(obj)
     if keys - _KEYS or not {"status", "evidence"} <= keys:
         raise ReplyError("invalid_reply", f"reply keys {sorted(keys)} != {sorted(_KEYS)}")

@@ -7,14 +7,12 @@ SVG source. The reply must be one JSON object ``{"winner": "X" | "Y" | "tie", "r
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Sequence
 from typing import Any, cast
 
 from judges.inputs import FrameImage
 from judges.pairwise.model import Label, PairInput
-from judges.vision_prompt import ReplyError, b64, pick_frames
+from judges.vision_prompt import ReplyError, b64, pick_frames, reply_object
 
 SYSTEM_PROMPT = """You are a careful visual judge. You compare two drawings, X and Y, on exactly \
 one criterion, from the rendered frames you are shown.
@@ -35,7 +33,6 @@ Criterion {cid} ({kind}): {question}
 Which drawing meets this criterion better? Drawing X ({nx} frame(s)) comes first, then \
 drawing Y ({ny} frame(s)). Answer with the JSON object only."""
 
-_FENCE = re.compile(r"^\s*```(?:json)?\s*\n(?P<body>.*?)\n?\s*```\s*$", re.DOTALL)
 MAX_REASON_CHARS = 1000
 
 
@@ -78,14 +75,7 @@ def parse_pair_answer(text: str) -> tuple[Label, str]:
 
     A Markdown code fence around the object is tolerated; anything else is not.
     """
-    fenced = _FENCE.match(text)
-    body = fenced.group("body") if fenced else text
-    try:
-        obj = json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise ReplyError("unparseable", f"reply is not one JSON object: {exc.msg}") from None
-    if not isinstance(obj, dict):
-        raise ReplyError("invalid_reply", "reply JSON is not an object")
+    obj = reply_object(text)
     if set(obj) != {"winner", "reason"}:
         raise ReplyError("invalid_reply", f"reply keys {sorted(obj)} != ['reason', 'winner']")
     winner = obj["winner"]

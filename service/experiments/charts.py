@@ -9,32 +9,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
-from service.reports.charts import FONT, INK, MUTED, PASS_FILL, outcome_bars
+from service.reports.charts import (
+    INK,
+    MUTED,
+    PASS_FILL,
+    esc,
+    outcome_bars,
+    svg_document,
+    svg_text,
+)
 from service.reports.stats import pass_range
 
 LABEL_W, PLOT_W = 170, 380
-
-
-def _t(value: object) -> str:
-    return str(escape(str(value)))
-
-
-def _svg(width: int, height: int, title: str, desc: str, body: list[str], ident: str) -> Markup:
-    head = (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-labelledby="{ident}-t {ident}-d" {FONT}>'
-        f'<title id="{ident}-t">{_t(title)}</title><desc id="{ident}-d">{_t(desc)}</desc>'
-    )
-    return Markup(head + "".join(body) + "</svg>")
-
-
-def _text(x: float, y: float, text: str, anchor: str = "end", size: int = 12) -> str:
-    return (
-        f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}" '
-        f'fill="{INK}">{_t(text)}</text>'
-    )
 
 
 def arm_bars(arms: Sequence[Mapping[str, Any]], ident: str) -> Markup:
@@ -73,14 +61,14 @@ def difference_chart(comparisons: Sequence[Mapping[str, Any]], ident: str) -> Ma
         body.append(
             f'<line x1="{x:.1f}" y1="{top - 8}" x2="{x:.1f}" y2="{height - 24}" stroke="#d0d0d0"/>'
         )
-        body.append(_text(x, height - 8, f"{tick * 100:+.0f} %", "middle", 11))
+        body.append(svg_text(x, height - 8, f"{tick * 100:+.0f} %", "middle", 11))
     desc = []
     for i, cmp in enumerate(comparisons):
         y = top + i * row_h + 10
         d = cmp["difference"]
-        body.append(_text(LABEL_W - 8, y + 5, f"{cmp['a']} - {cmp['b']}"))
+        body.append(svg_text(LABEL_W - 8, y + 5, f"{cmp['a']} - {cmp['b']}"))
         if d["point"] is None:
-            body.append(_text(LABEL_W + 4, y + 5, "no paired cases", "start", 11))
+            body.append(svg_text(LABEL_W + 4, y + 5, "no paired cases", "start", 11))
             continue
         if d["low"] is not None and d["high"] is not None:
             body.append(
@@ -90,10 +78,10 @@ def difference_chart(comparisons: Sequence[Mapping[str, Any]], ident: str) -> Ma
             )
         body.append(f'<circle cx="{sx(d["point"]):.1f}" cy="{y}" r="5" fill="{PASS_FILL}"/>')
         text = f"{d['point'] * 100:+.1f} %  p = {cmp['mcnemar_p']:.4g}"
-        body.append(_text(LABEL_W + PLOT_W + 10, y + 4, text, "start", 11))
+        body.append(svg_text(LABEL_W + PLOT_W + 10, y + 4, text, "start", 11))
         desc.append(f"{cmp['a']} minus {cmp['b']}: {text}")
     title = "Difference of pass rates per pair of arms, with the 95 % bootstrap interval"
-    return _svg(width, height, title, "; ".join(desc) or "no pairs", body, ident)
+    return svg_document(width, height, title, "; ".join(desc) or "no pairs", body, ident)
 
 
 def latency_chart(arms: Sequence[Mapping[str, Any]], ident: str) -> Markup:
@@ -106,19 +94,19 @@ def latency_chart(arms: Sequence[Mapping[str, Any]], ident: str) -> Markup:
     for i, a in enumerate(arms):
         y = top + i * row_h
         lat = a["latency"]
-        body.append(_text(LABEL_W - 8, y + 14, a["arm"]))
+        body.append(svg_text(LABEL_W - 8, y + 14, a["arm"]))
         for j, (key, fill) in enumerate((("p50_ms", PASS_FILL), ("p95_ms", MUTED))):
             v = lat[key]
             w = PLOT_W * (v or 0.0) / peak
             body.append(
                 f'<rect x="{LABEL_W}" y="{y + j * 11}" width="{w:.1f}" height="10" fill="{fill}">'
-                f"<title>{_t(a['arm'])} {key[:3]}: {v} ms</title></rect>"
+                f"<title>{esc(a['arm'])} {key[:3]}: {v} ms</title></rect>"
             )
         p50, p95 = (
             f"{v:.1f} ms" if v is not None else "n/a" for v in (lat["p50_ms"], lat["p95_ms"])
         )
         text = f"p50 {p50} · p95 {p95} · {lat['timeouts']} timeouts"
-        body.append(_text(LABEL_W + PLOT_W + 10, y + 14, text, "start", 11))
+        body.append(svg_text(LABEL_W + PLOT_W + 10, y + 14, text, "start", 11))
         desc.append(f"{a['arm']}: {text}")
     title = "Generation latency per arm (nearest rank, timeouts kept in)"
-    return _svg(width, height, title, "; ".join(desc) or "no arms", body, ident)
+    return svg_document(width, height, title, "; ".join(desc) or "no arms", body, ident)

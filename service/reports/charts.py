@@ -26,23 +26,28 @@ FONT = 'font-family="DejaVu Sans, Verdana, sans-serif"'
 LABEL_W = 170
 
 
-def _t(value: object) -> str:
+def esc(value: object) -> str:
+    """``value`` as text escaped for SVG markup."""
     return str(escape(str(value)))
 
 
-def _svg(width: int, height: int, title: str, desc: str, body: list[str], ident: str) -> Markup:
+def svg_document(
+    width: int, height: int, title: str, desc: str, body: list[str], ident: str
+) -> Markup:
+    """An accessible SVG chart: ``body`` inside a document with a title and a description."""
     head = (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-labelledby="{ident}-t {ident}-d" {FONT}>'
-        f'<title id="{ident}-t">{_t(title)}</title><desc id="{ident}-d">{_t(desc)}</desc>'
+        f'<title id="{ident}-t">{esc(title)}</title><desc id="{ident}-d">{esc(desc)}</desc>'
     )
     return Markup(head + "".join(body) + "</svg>")
 
 
-def _label(x: float, y: float, text: str, anchor: str = "end", size: int = 12) -> str:
+def svg_text(x: float, y: float, text: str, anchor: str = "end", size: int = 12) -> str:
+    """One escaped SVG text element in the charts' ink."""
     return (
         f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}" '
-        f'fill="{INK}">{_t(text)}</text>'
+        f'fill="{INK}">{esc(text)}</text>'
     )
 
 
@@ -80,7 +85,7 @@ def outcome_bars(groups: Sequence[Mapping[str, Any]], ident: str) -> Markup:
         for g in groups
     )
     title = "Outcomes per model (pending shown as the range of the pass rate)"
-    return _svg(width, height, title, desc, body, ident)
+    return svg_document(width, height, title, desc, body, ident)
 
 
 def _percent_axis(top: int, height: int) -> list[str]:
@@ -91,7 +96,7 @@ def _percent_axis(top: int, height: int) -> list[str]:
         marks.append(
             f'<line x1="{x:.1f}" y1="{top - 6}" x2="{x:.1f}" y2="{height - 26}" stroke="#d0d0d0"/>'
         )
-        marks.append(_label(x, height - 10, f"{tick} %", "middle", 11))
+        marks.append(svg_text(x, height - 10, f"{tick} %", "middle", 11))
     return marks
 
 
@@ -107,7 +112,7 @@ def _outcome_legend(ident: str) -> list[str]:
     lx = LABEL_W
     for name, fill in legend:
         marks.append(f'<rect x="{lx}" y="6" width="12" height="12" fill="{fill}" stroke="{INK}"/>')
-        marks.append(_label(lx + 16, 16, name, "start", 11))
+        marks.append(svg_text(lx + 16, 16, name, "start", 11))
         lx += 24 + 7 * len(name)
     return marks
 
@@ -117,9 +122,9 @@ def _outcome_row(grp: Mapping[str, Any], y: int, ident: str) -> list[str]:
     x0 = LABEL_W
     c = grp["counts"]
     total = c["pass"] + c["fail"] + c["pending"]
-    marks = [_label(x0 - 8, y + 15, _short(str(grp["model"])))]
+    marks = [svg_text(x0 - 8, y + 15, _short(str(grp["model"])))]
     if total == 0:
-        marks.append(_label(x0 + 4, y + 15, "no runs with a result", "start", 11))
+        marks.append(svg_text(x0 + 4, y + 15, "no runs with a result", "start", 11))
         return marks
     x = float(x0)
     for key, fill in (
@@ -131,7 +136,7 @@ def _outcome_row(grp: Mapping[str, Any], y: int, ident: str) -> list[str]:
         if w > 0:
             marks.append(
                 f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="20" fill="{fill}" '
-                f'stroke="#ffffff" stroke-width="0.5"><title>{_t(grp["model"])}: {c[key]} '
+                f'stroke="#ffffff" stroke-width="0.5"><title>{esc(grp["model"])}: {c[key]} '
                 f"{key} of {total}</title></rect>"
             )
         x += w
@@ -142,7 +147,9 @@ def _outcome_row(grp: Mapping[str, Any], y: int, ident: str) -> list[str]:
             f'fill="{INCOMPLETE_FILL}"/>'
         )
         marks.append(
-            _label(x0 + BAR_W + 20, y + 23, f"{c['incomplete']} incomplete (excluded)", "start", 10)
+            svg_text(
+                x0 + BAR_W + 20, y + 23, f"{c['incomplete']} incomplete (excluded)", "start", 10
+            )
         )
     return marks
 
@@ -155,12 +162,12 @@ def _range_marks(rng: Mapping[str, Any], y: int) -> list[str]:
     if hi > lo:
         marks.append(
             f'<path d="M{lo:.1f},{y - 2} v-5 H{hi:.1f} v5" fill="none" stroke="{INK}" '
-            f'stroke-width="1.5"><title>pass rate {_t(rng["text"])} ({_t(rng["label"])})'
+            f'stroke-width="1.5"><title>pass rate {esc(rng["text"])} ({esc(rng["label"])})'
             "</title></path>"
         )
     lo_pct, hi_pct = round(rng["lower"] * 100), round(rng["upper"] * 100)
     note = f"{lo_pct} %" if lo_pct == hi_pct else f"{lo_pct}\u2013{hi_pct} %"
-    marks.append(_label(x0 + BAR_W + 8, y + 11, note, "start", 12))
+    marks.append(svg_text(x0 + BAR_W + 8, y + 11, note, "start", 12))
     return marks
 
 
@@ -181,10 +188,10 @@ def criterion_heatmap(
     height = top + cell_h * len(groups) + 40
     body: list[str] = []
     for j, cid in enumerate(criteria):
-        body.append(_label(LABEL_W + j * cell_w + cell_w / 2, top - 10, cid, "middle", 12))
+        body.append(svg_text(LABEL_W + j * cell_w + cell_w / 2, top - 10, cid, "middle", 12))
     for i, grp in enumerate(groups):
         y = top + i * cell_h
-        body.append(_label(LABEL_W - 8, y + cell_h / 2 + 4, _short(str(grp["model"]))))
+        body.append(svg_text(LABEL_W - 8, y + cell_h / 2 + 4, _short(str(grp["model"]))))
         by_id = {c["criterion"]: c for c in grp["criteria"]}
         for j, cid in enumerate(criteria):
             x = LABEL_W + j * cell_w
@@ -203,12 +210,12 @@ def criterion_heatmap(
             body.append(
                 f'<rect x="{x}" y="{y}" width="{cell_w - 2}" height="{cell_h - 2}" '
                 f'fill="{fill}" stroke="#c8c8c8">'
-                f"<title>{_t(grp['model'])} · {_t(cid)}: {_t(tip)}</title></rect>"
+                f"<title>{esc(grp['model'])} · {esc(cid)}: {esc(tip)}</title></rect>"
                 f'<text x="{x + cell_w / 2 - 1:.1f}" y="{y + cell_h / 2 + 4:.1f}" font-size="11" '
-                f'text-anchor="middle" fill="{ink}">{_t(text)}</text>'
+                f'text-anchor="middle" fill="{ink}">{esc(text)}</text>'
             )
     body.append(
-        _label(
+        svg_text(
             LABEL_W,
             height - 12,
             "cell = % passed (range: uncertain as fail to as pass)",
@@ -218,7 +225,7 @@ def criterion_heatmap(
     )
     title = "Per-criterion pass share per model"
     desc = f"{len(groups)} models by {len(criteria)} criteria; darker = more passes"
-    return _svg(width, height, title, desc, body, ident)
+    return svg_document(width, height, title, desc, body, ident)
 
 
 def strength_chart(bt: Mapping[str, Any], ident: str) -> Markup | None:
@@ -247,11 +254,11 @@ def strength_chart(bt: Mapping[str, Any], ident: str) -> Markup | None:
         body.append(
             f'<line x1="{x:.1f}" y1="{top - 6}" x2="{x:.1f}" y2="{height - 28}" stroke="#e0e0e0"/>'
         )
-        body.append(_label(x, height - 12, str(tick), "middle", 11))
+        body.append(svg_text(x, height - 12, str(tick), "middle", 11))
         tick += step
     for i, r in enumerate(rows):
         y = top + i * row_h + 8
-        body.append(_label(LABEL_W - 8, y + 4, f"{r['rank']}. {_short(str(r['model']))}"))
+        body.append(svg_text(LABEL_W - 8, y + 4, f"{r['rank']}. {_short(str(r['model']))}"))
         if r["elo_interval"]:
             a, b = (sx(v) for v in r["elo_interval"])
             body.append(
@@ -261,18 +268,18 @@ def strength_chart(bt: Mapping[str, Any], ident: str) -> Markup | None:
             )
         body.append(
             f'<circle cx="{sx(r["elo"]):.1f}" cy="{y}" r="5" fill="{INK}">'
-            f"<title>{_t(r['model'])}: {r['elo']:.0f} (wins {r['wins']}, losses {r['losses']})"
+            f"<title>{esc(r['model'])}: {r['elo']:.0f} (wins {r['wins']}, losses {r['losses']})"
             "</title></circle>"
         )
         text = f"{r['elo']:.0f}" + (" · technical tie" if r["technical_tie"] else "")
-        body.append(_label(LABEL_W + plot_w + 8, y + 4, text, "start", 11))
+        body.append(svg_text(LABEL_W + plot_w + 8, y + 4, text, "start", 11))
     title = "Bradley-Terry strengths, Elo scale (robustness view)"
     desc = "; ".join(
         f"{r['rank']}. {r['model']} {r['elo']:.0f}"
         + (" (technical tie)" if r["technical_tie"] else "")
         for r in rows
     )
-    return _svg(width, height, title, desc, body, ident)
+    return svg_document(width, height, title, desc, body, ident)
 
 
 __all__ = ["criterion_heatmap", "format_pct", "outcome_bars", "strength_chart"]
