@@ -125,6 +125,38 @@ class Fleet:
             parts.append(f"--- {path.name}\n{path.read_text(errors='replace')[-1500:]}")
         return "\n".join(parts)
 
+    def freeze(self, procs: list[subprocess.Popen[bytes]], timeout_s: float = 30) -> None:
+        """SIGSTOP the process groups of ``procs`` and wait until the database has finished
+        every statement they had sent, so the stored job states stop moving.
+
+        A frozen worker cannot start or finish a job; a statement it sent just before the stop
+        is still being executed by its backend, so the wait lasts until no backend of the
+        fleet's database but the test's own is ``active``."""
+        for proc in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGSTOP)
+        name = self.pg_url.rsplit("/", 1)[1]
+        self.wait_for(
+            lambda: (
+                self.count(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = :name "
+                    "AND state = 'active' AND backend_type = 'client backend' "
+                    "AND pid <> pg_backend_pid()",
+                    name=name,
+                )
+                == 0
+            ),
+            timeout_s,
+            "the frozen processes' statements to finish",
+        )
+
+    @staticmethod
+    def thaw(procs: list[subprocess.Popen[bytes]]) -> None:
+        """SIGCONT the process groups of ``procs``."""
+        for proc in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGCONT)
+
     @staticmethod
     def kill9(proc: subprocess.Popen[bytes]) -> None:
         """SIGKILL a process and its process group (its sandboxed render workers too)."""

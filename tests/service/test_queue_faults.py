@@ -115,14 +115,29 @@ def test_the_api_killed_mid_run_loses_nothing(
     _check_stored(f, s3_server, bucket, ids)
 
 
+def _freeze_with_jobs_in_progress(f: Fleet, workers: list[subprocess.Popen[bytes]]) -> int:
+    """Freeze every worker at a moment when some stage job is ``doing``; the count of such
+    jobs, which cannot change while they are frozen (a job finishing between a count and the
+    kill would otherwise make the count stale)."""
+    deadline = time.monotonic() + 150
+    while time.monotonic() < deadline:
+        f.wait_for(lambda: f.stage_jobs("doing") > 0, 150, "jobs in progress")
+        f.freeze(workers)
+        doing = f.stage_jobs("doing")
+        if doing > 0:
+            return doing
+        f.thaw(workers)  # every job in progress finished before the stop: try again
+    raise AssertionError(f"no stage job was in progress when the workers stopped; {f.logs()}")
+
+
 def test_all_workers_killed_at_once(fleet: tuple[Fleet, str], s3_server: S3Server) -> None:
     """SIGKILL of every worker mid-run: the new workers retry the stalled jobs and finish."""
     f, bucket = fleet
     f.start_api()
     workers = [f.start_worker(), f.start_worker()]
     ids = _submit(f, 6)
-    f.wait_for(lambda: f.done() >= 2 and f.stage_jobs("doing") > 0, 150, "jobs in progress")
-    stranded = f.stage_jobs("doing")
+    f.wait_for(lambda: f.done() >= 2, 150, "first runs")
+    stranded = _freeze_with_jobs_in_progress(f, workers)
     for proc in workers:
         f.kill9(proc)
     assert f.stage_jobs("doing") == stranded  # nobody is left to say they stopped
