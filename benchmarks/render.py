@@ -53,11 +53,11 @@ CORPUS = ROOT.parent / "shared" / "corpora" / "llm_svgs"
 TASK = "pelican-bicycle-static@1"
 
 
-def load_files(limit: int | None) -> list[tuple[str, str]]:
+def load_files(limit: int | None, corpus: Path = CORPUS) -> list[tuple[str, str]]:
     """``(name, text)`` of every model output listed in the corpus index."""
-    with (CORPUS / "index.csv").open(newline="", encoding="utf-8") as fh:
+    with (corpus / "index.csv").open(newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
-    files = [(r["file"], (CORPUS / r["file"]).read_text("utf-8", "replace")) for r in rows]
+    files = [(r["file"], (corpus / r["file"]).read_text("utf-8", "replace")) for r in rows]
     return files[:limit] if limit else files
 
 
@@ -296,11 +296,12 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="folder with index.csv")
     args = parser.parse_args()
-    if not CORPUS.is_dir():
-        print(f"corpus not found at {CORPUS}", file=sys.stderr)
+    if not args.corpus.is_dir():
+        print(f"corpus not found at {args.corpus} (pass --corpus)", file=sys.stderr)
         return 2
-    files = load_files(args.limit)
+    files = load_files(args.limit, args.corpus)
     args.workers = args.workers or Settings().render_workers
     results = [
         bench_serial("cairosvg", cairo_one, files, args.repeat),

@@ -165,6 +165,9 @@ class RenderSummary:
     detail: str = ""
     blocked_requests: tuple[str, ...] = ()
     """URLs of the requests the drawing attempted (every one was blocked)."""
+    navigations: tuple[str, ...] = ()
+    """Navigations of the page the drawing attempted (each refused), e.g. ``meta-refresh to
+    about:blank``."""
     script_executed: bool = False
     animation_detected: bool | None = None
     """Whether the renderer saw anything animate (None when it did not say)."""
@@ -180,11 +183,17 @@ class RenderSummary:
         )
         anim = doc.get("animation")
         detected = anim.get("detected") if isinstance(anim, Mapping) else None
+        navigations = tuple(
+            f"{n.get('kind')} to {n['url']}" if n.get("url") else str(n.get("kind"))
+            for n in doc.get("navigations") or ()
+            if isinstance(n, Mapping)
+        )
         return cls(
             status=_render_status(doc.get("status") or "ok"),
             cause=str(doc["cause"]) if doc.get("cause") else None,
             detail=str(doc.get("detail") or ""),
             blocked_requests=blocked,
+            navigations=navigations,
             script_executed=bool(doc.get("script_executed")),
             animation_detected=detected if isinstance(detected, bool) else None,
         )

@@ -75,6 +75,12 @@ def _f1(checks: CheckSummary, render: RenderSummary) -> _Answer:
         return VerdictStatus.UNCERTAIN, Evidence(CHECKS_REF, None, desc), details
     details["blocked_requests"] = len(render.blocked_requests)
     details["script_executed"] = render.script_executed
+    details["navigations"] = len(render.navigations)
+    if render.navigations:
+        # no task allows a drawing to replace itself: the renderer refused it, the rule fails
+        shown = ", ".join(render.navigations[:3])
+        desc = f"the drawing tried to navigate the page away ({shown}); the renderer refused it"
+        return VerdictStatus.FAIL, Evidence(f"{RENDER_REF}#navigations", None, desc), details
     if render.script_executed:
         ev = Evidence(f"{RENDER_REF}#script_executed", None, "a script executed while rendering")
         return VerdictStatus.FAIL, ev, details

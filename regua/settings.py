@@ -42,7 +42,16 @@ class Settings(BaseSettings):
         default=500, description="Recycle a render worker after this many jobs (cold start ~4 s)"
     )
     worker_max_rss_mb: int = 1500
-    job_timeout_s: float = 30.0
+    job_timeout_s: float = Field(
+        default=30.0,
+        description="Wall-clock limit of a sandbox job without a CPU budget (self-test, doctor)",
+    )
+    render_wall_factor: float = Field(
+        default=4.0,
+        ge=1.5,
+        le=50,
+        description="A render's wall-clock safety stop, in multiples of its CPU budget",
+    )
     job_retries: int = 2
     sandbox_memory_mb: int = 4096
     sandbox_memory_sample_s: float = Field(

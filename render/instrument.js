@@ -55,7 +55,94 @@
         document.getElementById("xml-viewer-style")),
       scripts: document.getElementsByTagNameNS(SVGNS, "script").length +
         document.getElementsByTagNameNS("http://www.w3.org/1999/xhtml", "script").length,
+      refresh: refreshes(),
     };
+  }
+  function refreshes() {
+    // <meta http-equiv="refresh"> anywhere (the policy's sandbox refuses to follow them)
+    const out = [];
+    for (const m of document.getElementsByTagName("meta")) {
+      if ((m.getAttribute("http-equiv") || "").toLowerCase() === "refresh") {
+        out.push((m.getAttribute("content") || "").slice(0, 300));
+      }
+    }
+    return out.slice(0, 20);
+  }
+
+  // ---- the animated state at the seeked time: equal keys render equal pixels -------------
+  // Every time-dependent input of a paused, script-free document: each CSS/Web animation's
+  // progress, and each SMIL animation's target value (its DOM animVal, computed style and
+  // transform). null when some value cannot be read (then nothing is reused).
+  function ser(v) {
+    if (v === null || v === undefined) return "~";
+    const t = typeof v;
+    if (t === "number" || t === "string" || t === "boolean") return String(v);
+    if (t !== "object") return null;
+    if (typeof v.numberOfItems === "number") {
+      const items = [];
+      for (let i = 0; i < v.numberOfItems; i++) {
+        const item = ser(v.getItem(i));
+        if (item === null) return null;
+        items.push(item);
+      }
+      return "[" + items.join(",") + "]";
+    }
+    if ("matrix" in v && "type" in v) return v.type + ":" + ser(v.matrix);  // SVGTransform
+    if ("a" in v && "f" in v) return [v.a, v.b, v.c, v.d, v.e, v.f].join(" ");  // matrix
+    if (typeof v.value === "number") return String(v.value);  // SVGLength, SVGNumber, SVGAngle
+    if ("width" in v && "height" in v) return [v.x, v.y, v.width, v.height].join(" ");
+    if ("x" in v && "y" in v) return v.x + " " + v.y;  // point
+    if ("align" in v && "meetOrSlice" in v) return v.align + " " + v.meetOrSlice;
+    return null;
+  }
+  const DOM_NAMES = { "xlink:href": "href", "class": "className", "points": "animatedPoints" };
+  function smilValue(anim) {
+    const el = anim.targetElement;
+    if (!el) return "~";
+    const name = (anim.getAttribute("attributeName") || "").trim();
+    if (anim.localName === "animateMotion") return ser(el.getCTM());
+    if (anim.localName === "animateTransform") return ser(el.transform && el.transform.animVal);
+    const parts = [];
+    const prop = DOM_NAMES[name] || name;
+    const animated = prop && el[prop];
+    if (animated && typeof animated === "object" && "animVal" in animated) {
+      const s = ser(animated.animVal);
+      if (s === null) return null;
+      parts.push(s);
+    } else if (prop === "animatedPoints" && el.animatedPoints) {
+      parts.push(ser(el.animatedPoints));
+    } else if (prop === "stdDeviation" && el.stdDeviationX) {
+      parts.push(ser(el.stdDeviationX.animVal), ser(el.stdDeviationY.animVal));
+    }
+    const css = getComputedStyle(el).getPropertyValue(name);
+    if (!parts.length && !css) return null;
+    parts.push(css);
+    return parts.join("|");
+  }
+  function stateKey() {
+    try {
+      const all = document.getElementsByTagName("*");
+      const index = new Map();
+      for (let i = 0; i < all.length; i++) index.set(all[i], i);
+      const out = [all.length];
+      for (const name of SMIL) {
+        for (const a of document.getElementsByTagNameNS(SVGNS, name)) {
+          const v = smilValue(a);
+          if (v === null) return null;
+          out.push(index.get(a) + "=" + v);
+        }
+      }
+      for (const a of animations()) {
+        const target = a.effect && a.effect.target;
+        const timing = a.effect ? a.effect.getComputedTiming() : null;
+        if (!timing) return null;
+        out.push((target ? index.get(target) : "~") + ":" + kindOf(a) + ":" +
+          (a.animationName || a.transitionProperty || "") + ":" + ser(timing.progress));
+      }
+      return out.join(";");
+    } catch (e) {
+      return null;
+    }
   }
 
   // ---- part masks -------------------------------------------------------------------------
@@ -184,20 +271,29 @@
       return { fallback: true };
     }
     document.replaceChild(document.importNode(de, true), document.documentElement);
-    return Object.assign(inspectAt(), seek(t));
+    return Object.assign(inspectAt(), frame(t));
+  }
+  function frame(t) {
+    // one call per timestamp: undo the previous frame's mask passes, seek, key the state
+    maskRestore();
+    const info = seek(t);
+    info.key = stateKey();
+    return info;
   }
   function inspectAt() {
     const r = document.documentElement;
     return { root: r.localName, root_ns: r.namespaceURI, parse_error: null, xml_viewer: false,
-             elements: document.getElementsByTagName("*").length, scripts: 0 };
+             elements: document.getElementsByTagName("*").length, scripts: 0, refresh: [] };
   }
 
   switch (arg.op) {
     case "swap": return swap(arg.text, arg.t);
     case "selftest_setup": return selftestSetup(arg.spec);
     case "seek": return seek(arg.t);
+    case "frame": return frame(arg.t);
     case "inspect": return inspect();
     case "inspect_seek": return Object.assign(inspect(), seek(arg.t));
+    case "inspect_frame": return Object.assign(inspect(), frame(arg.t));
     case "mask_apply": return maskApply(arg.parts, arg.paint);
     case "mask_paint": return maskPaint(arg.spec);
     case "mask_restore": return maskRestore();

@@ -1,31 +1,34 @@
 """One render job: load the artifact, seek every timestamp, capture frames and masks, log requests.
 
 Result format: ``docs/contracts.md`` (section *render*). Beyond the contract's keys the result
-carries ``status`` (``ok`` | ``timeout`` | ``crash`` | ``error``), ``task_ref``, ``timestamps``,
-``csp``, ``csp_violations``, ``script_attempts_blocked``, ``document`` (root element, element
-count, script elements, XML viewer) and ``content_type``.
+carries ``status`` (``ok`` | ``cpu_budget`` | ``timeout`` | ``crash`` | ``error``), ``task_ref``,
+``timestamps``, ``csp``, ``csp_violations``, ``script_attempts_blocked``, ``navigations`` (the
+navigations the policy refused), ``document`` (root element, element count, script elements, XML
+viewer), ``content_type`` and the job's cost: ``cpu_ms`` (CPU time of the whole sandbox during the
+job), ``wall_ms`` and ``stopped_by`` (``cpu``: the budget; ``wall``: the safety stop; or null).
+
+The budget is the job's ``cpu_budget_s`` (the task's ``output.max_render_cpu_s``), in CPU time, so
+the same drawing costs the same on a quiet and on a loaded machine; ``deadline_s`` is only the
+wall-clock safety stop (several times the budget, set by the host).
 """
 
 from __future__ import annotations
 
-import functools
-import io
-import time
+from dataclasses import dataclass
 from typing import Any
 
-from PIL import Image
 from playwright.sync_api import Error as PlaywrightError
-from playwright.sync_api import Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from regua.errors import RenderError
-from regua.hashing import sha256_hex
 from render.browser import BrowserSession
 from render.failures import BrowserCrashedError, public_detail
-from render.masks import capture_masks, encode_masks
-from render.netlog import RequestLog, build_csp
-from render.watchdog import Watchdog
+from render.frames import FrameLoop, frame_ms
+from render.netlog import RequestLog, build_csp, swappable
+from render.watchdog import JobWatch
 from tasks import TaskSpec
+
+__all__ = ["DEFAULT_DEADLINE_S", "frame_ms", "render_job"]
 
 CONTENT_TYPES = ("image/svg+xml", "text/html")
 """The content types a job may declare; the service always sends SVG.
@@ -38,18 +41,21 @@ DEFAULT_DEADLINE_S = 20.0
 XHTML_NS = "http://www.w3.org/1999/xhtml"
 
 
-def frame_ms(time_s: float) -> int:
-    """The millisecond stamp used in file names."""
-    return round(time_s * 1000)
+@dataclass(frozen=True)
+class JobSpec:
+    """A render job, checked: what to render, how, and within which budget."""
+
+    task: TaskSpec
+    svg: str
+    content_type: str
+    cpu_budget_s: float
+    deadline_s: float
+    masks: bool
+    reference: bool
 
 
-def _size(png: bytes) -> tuple[int, int]:
-    with Image.open(io.BytesIO(png)) as image:
-        return image.size[1], image.size[0]
-
-
-def _read_job(job: dict[str, Any], default_deadline_s: float) -> tuple[TaskSpec, str, str, float]:
-    """The task, SVG text, content type and deadline of a job, checked."""
+def read_job(job: dict[str, Any], default_deadline_s: float) -> JobSpec:
+    """The task, SVG text, content type, budget and safety stop of a job, checked."""
     task = TaskSpec.model_validate(job["task"])
     svg = job.get("svg")
     if not isinstance(svg, str):
@@ -58,96 +64,82 @@ def _read_job(job: dict[str, Any], default_deadline_s: float) -> tuple[TaskSpec,
     if content_type not in CONTENT_TYPES:
         raise RenderError(f"unsupported content_type {content_type!r}")
     deadline_s = float(job.get("deadline_s") or default_deadline_s)
-    return task, svg, content_type, deadline_s
+    budget = float(job.get("cpu_budget_s") or task.output.max_render_cpu_s)
+    masks = bool(job.get("masks", True)) and bool(task.output.required_ids)
+    reference = job.get("mask_path") == "reference"
+    return JobSpec(task, svg, content_type, budget, deadline_s, masks, reference)
 
 
-def _new_result(
-    session: BrowserSession, task: TaskSpec, times: tuple[float, ...], content_type: str, csp: str
-) -> dict[str, Any]:
+def _new_result(session: BrowserSession, spec: JobSpec, csp: str) -> dict[str, Any]:
     """The result of a job before anything is rendered: what was asked, nothing captured yet."""
+    task = spec.task
     return {
         "status": "ok",
         "task_ref": task.ref,
         "render_profile_id": task.render.id,
         "browser_version": session.version,
-        "timestamps": list(times),
-        "content_type": content_type,
+        "timestamps": list(task.timestamps()),
+        "content_type": spec.content_type,
         "csp": csp,
         "scripts_enabled": False,
+        "cpu_budget_s": spec.cpu_budget_s,
         "frames": [],
         "masks": [],
         "errors": [],
+        "navigations": [],
         "animation": {"detected": False, "kinds": []},
     }
 
 
 def _capture(
     session: BrowserSession,
-    page: Page,
-    info: dict[str, Any],
-    task: TaskSpec,
-    times: tuple[float, ...],
-    want_masks: bool,
+    spec: JobSpec,
     result: dict[str, Any],
     files: dict[str, bytes],
-) -> None:
-    """Capture every timestamp of an opened document into ``result`` and ``files``.
-
-    ``info`` is what opening the document reported (its facts, seeked to the first timestamp).
-    """
+) -> RequestLog:
+    """Open the document and capture every timestamp into ``result`` and ``files``."""
+    task, times = spec.task, spec.task.timestamps()
+    page, log, info = session.open_document(
+        task.render, spec.svg, spec.content_type, result["csp"], times[0], spec.deadline_s
+    )
     keys = ("root", "root_ns", "elements", "scripts", "path")
     result["document"] = {k: info[k] for k in keys}
     if info.get("parse_error"):
         result["errors"].append({"kind": "parse_error", "detail": info["parse_error"]})
-    kinds: set[str] = set()
-    for index, time_s in enumerate(times):
-        seek = info if index == 0 else session.evaluate(page, {"op": "seek", "t": time_s})
-        kinds.update(seek["kinds"])
-        _capture_frame(session, page, task, time_s, want_masks, result, files)
+    for content in info.get("refresh") or ():
+        log.refused_refresh(str(content))
+    loop = FrameLoop(session, page, task, spec.masks, reference=spec.reference)
+    kinds = loop.run(info, times, result, files)
+    result["frame_reuse"] = dict(loop.stats)
     result["animation"] = {"detected": bool(kinds), "kinds": sorted(kinds)}
-    ran = session.script_executed()
+    # A text with no script vector at all needs no DevTools metrics round trip to prove that no
+    # script ran; any other text is checked (ScriptDuration growing).
+    ran = False if swappable(spec.svg) else session.script_executed()
     # Chromium's own XML tree viewer (shown for XML outside the SVG/XHTML namespaces)
     # runs built-in script and styles; no page script can run in such a document.
     viewer = bool(info.get("xml_viewer")) and info.get("root_ns") == XHTML_NS
     result["document"]["xml_viewer"] = viewer
     result["script_executed"] = ran and not viewer
+    return log
 
 
-def _capture_frame(
-    session: BrowserSession,
-    page: Page,
-    task: TaskSpec,
-    time_s: float,
-    want_masks: bool,
-    result: dict[str, Any],
-    files: dict[str, bytes],
-) -> None:
-    """Screenshot the page (seeked to ``time_s``) and, when wanted, its part masks."""
-    png = session.screenshot()
-    ms = frame_ms(time_s)
-    name = f"frame-{ms}.png"
-    files[name] = png
-    result["frames"].append({"time_s": time_s, "name": name, "sha256": sha256_hex(png)})
-    if want_masks:
-        masks = capture_masks(
-            task.output.required_ids,
-            functools.partial(session.evaluate, page),
-            session.screenshot,
-            _size(png),
+def _record_failure(result: dict[str, Any], exc: Exception, watch: JobWatch) -> None:
+    """Set the status and error of a job that failed: budget, safety stop, crash or error."""
+    if watch.stopped_by == "cpu":
+        result["status"] = "cpu_budget"
+        result["errors"].append(
+            {
+                "kind": "render_cpu_budget",
+                "detail": f"the render used its CPU budget of {watch.cpu_budget_s:g} s",
+            }
         )
-        entries, mask_files = encode_masks(masks, time_s, ms)
-        result["masks"].extend(entries)
-        files.update(mask_files)
-
-
-def _record_failure(
-    result: dict[str, Any], exc: Exception, timed_out: bool, deadline_s: float
-) -> None:
-    """Set the status and error of a job that failed: timeout, renderer crash or other error."""
-    if timed_out:
+    elif watch.stopped_by == "wall" or isinstance(exc, PlaywrightTimeoutError):
         result["status"] = "timeout"
         result["errors"].append(
-            {"kind": "render_timeout", "detail": f"render passed its {deadline_s:g} s limit"}
+            {
+                "kind": "render_timeout",
+                "detail": f"the render passed its wall-clock stop of {watch.wall_stop_s:g} s",
+            }
         )
     elif "crashed" in str(exc).lower():
         result["status"] = "crash"  # e.g. the renderer ran out of memory on a bomb
@@ -159,7 +151,7 @@ def _record_failure(
 
 
 def _record_requests(result: dict[str, Any], log: RequestLog | None) -> None:
-    """Copy the blocked requests, CSP violations and blocked script attempts into ``result``."""
+    """Copy the blocked requests, refused navigations, CSP violations and script attempts."""
     if log is not None:
         blocked = log.blocked_requests()
         if result.get("document", {}).get("xml_viewer"):  # the viewer's own data: icons
@@ -168,45 +160,58 @@ def _record_requests(result: dict[str, Any], log: RequestLog | None) -> None:
         result["blocked_requests_dropped"] = log.dropped
         result["csp_violations"] = log.csp_violations
         result["script_attempts_blocked"] = log.script_attempts()
+        result["navigations"] = log.refused_navigations()
     else:
         result["blocked_requests"], result["csp_violations"] = [], []
+
+
+def _record_cost(result: dict[str, Any], watch: JobWatch) -> None:
+    """The job's CPU and wall time; a job that finished past its budget is over it all the same."""
+    result["cpu_ms"] = round(watch.cpu_s * 1000, 1)
+    result["wall_ms"] = round(watch.wall_s * 1000, 1)
+    result["elapsed_ms"] = result["wall_ms"]
+    if result["status"] == "ok" and watch.cpu_s >= watch.cpu_budget_s:
+        watch.stopped_by = "cpu"  # between two samples of the watchdog: the same rule
+        result["frames"], result["masks"] = [], []
+        _record_failure(result, RenderError("over the CPU budget"), watch)
+    result["stopped_by"] = watch.stopped_by
 
 
 def render_job(
     session: BrowserSession, job: dict[str, Any], default_deadline_s: float = DEFAULT_DEADLINE_S
 ) -> tuple[dict[str, Any], dict[str, bytes]]:
     """Render one ``{"kind": "render", "svg", "task", "masks"}`` job inside the worker."""
-    started = time.monotonic()
-    task, svg, content_type, deadline_s = _read_job(job, default_deadline_s)
-    want_masks = bool(job.get("masks", True)) and bool(task.output.required_ids)
-    csp = build_csp(task.output.allowed)
-    times = task.timestamps()
-    result = _new_result(session, task, times, content_type, csp)
+    spec = read_job(job, default_deadline_s)
+    result = _new_result(session, spec, build_csp(spec.task.output.allowed))
     files: dict[str, bytes] = {}
     log: RequestLog | None = None
-    watchdog = Watchdog(deadline_s)
-    try:
-        with watchdog:
-            page, log, info = session.open_document(
-                task.render, svg, content_type, csp, times[0], timeout_s=deadline_s
-            )
-            _capture(session, page, info, task, times, want_masks, result, files)
-    except Exception as exc:
-        # the browser dying before the deadline is the machinery's failure; after it, killing
-        # the renderers may take the browser down too (the next job relaunches it)
-        if not watchdog.fired and (watchdog.browser_died or not session.browser_alive()):
-            raise BrowserCrashedError(
-                f"Chromium's browser process died during the job ({public_detail(str(exc))})"
-            ) from exc
-        if not isinstance(exc, PlaywrightError | RenderError):
-            raise
-        session.reset()  # never reuse a context that failed mid-job
-        files = {}
-        result["frames"], result["masks"] = [], []
-        timed_out = watchdog.fired or isinstance(exc, PlaywrightTimeoutError)
-        _record_failure(result, exc, timed_out, deadline_s)
-    finally:
-        session.finish_job()
+    budget, stop = spec.cpu_budget_s, spec.deadline_s
+    with session.watchdog.watch(budget, stop, session.browser_pids()) as watch:
+        try:
+            log = _capture(session, spec, result, files)
+        except Exception as exc:
+            log = session.current_log()
+            _handle_failure(session, exc, watch)
+            files = {}
+            result["frames"], result["masks"] = [], []
+            _record_failure(result, exc, watch)
+        finally:
+            session.finish_job()
     _record_requests(result, log)
-    result["elapsed_ms"] = round((time.monotonic() - started) * 1000, 1)
+    _record_cost(result, watch)
+    if not result["frames"]:
+        files = {}
     return result, files
+
+
+def _handle_failure(session: BrowserSession, exc: Exception, watch: JobWatch) -> None:
+    """Re-raise what is the machinery's failure; otherwise drop the context that failed."""
+    # the browser dying before a stop is the machinery's failure; after it, killing the
+    # renderers may take the browser down too (the next job relaunches it)
+    if not watch.fired and (watch.browser_died or not session.browser_alive()):
+        raise BrowserCrashedError(
+            f"Chromium's browser process died during the job ({public_detail(str(exc))})"
+        ) from exc
+    if not isinstance(exc, PlaywrightError | RenderError):
+        raise exc
+    session.reset()  # never reuse a context that failed mid-job

@@ -10,6 +10,13 @@ Three independent witnesses feed one :class:`RequestLog`:
 
 Each attempted URL appears once, with the strongest witness (``route`` > ``csp`` > ``devtools``).
 :func:`swappable` tells whether an SVG text carries any fetch or script vector at all.
+
+Navigation of the page itself (``<meta http-equiv="refresh">``, ``location`` changes, form
+submission) is refused by the policy's ``sandbox`` directive (no ``allow-*`` token: no scripts,
+forms, popups or top-level navigation; a sandboxed document's refresh is never followed), so a
+drawing can never replace itself mid-render. Each refusal Chromium reports, and each navigation
+the page requested (DevTools ``Page.frameRequestedNavigation``), is kept in
+:attr:`RequestLog.navigations` as evidence.
 """
 
 from __future__ import annotations
@@ -57,7 +64,8 @@ def build_csp(allowed: AllowedFeatures) -> str:
         "form-action": ["'none'"],
         "base-uri": ["'none'"],
     }
-    return "; ".join(f"{name} {' '.join(values)}" for name, values in directives.items())
+    policy = "; ".join(f"{name} {' '.join(values)}" for name, values in directives.items())
+    return policy + "; sandbox"
 
 
 def _clip(url: str) -> str:
@@ -72,6 +80,8 @@ class RequestLog:
     started: float = field(default_factory=time.monotonic)
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     csp_violations: list[dict[str, Any]] = field(default_factory=list)
+    navigations: list[dict[str, Any]] = field(default_factory=list)
+    refreshes: list[str] = field(default_factory=list)
     _types: dict[str, str] = field(default_factory=dict)
     _urls: dict[str, str] = field(default_factory=dict)
     dropped: int = 0
@@ -122,10 +132,53 @@ class RequestLog:
         if url and event.get("blockedReason") in ("csp", "content-type", "inspector"):
             self.add(url, kind, "csp")
 
+    def on_navigation_requested(self, event: dict[str, Any]) -> None:
+        """CDP ``Page.frameRequestedNavigation``: the page asked to navigate a frame."""
+        self._navigation("requested", str(event.get("reason") or ""), str(event.get("url", "")))
+
+    def _navigation(self, kind: str, detail: str, url: str | None = None) -> None:
+        if len(self.navigations) < MAX_ENTRIES:
+            entry = {"time_ms": self._now_ms(), "kind": kind, "detail": detail[:500]}
+            entry["url"] = None if url is None else _clip(url)
+            self.navigations.append(entry)
+
+    def refused_refresh(self, content: str) -> None:
+        """A ``<meta http-equiv="refresh">`` found in the document (its ``content``)."""
+        if len(self.refreshes) < MAX_ENTRIES:
+            self.refreshes.append(content[:MAX_URL_CHARS])
+
+    def refused_navigations(self) -> list[dict[str, Any]]:
+        """Every navigation the page attempted and the policy refused, in order.
+
+        Chromium's refusal of a refresh does not name its target; the document's own ``<meta>``
+        does, so each refresh found in the document is paired with a refusal (in order).
+        """
+        refusals = [n for n in self.navigations if n["kind"] == "meta-refresh"]
+        out: list[dict[str, Any]] = []
+        for i, content in enumerate(self.refreshes):
+            known = refusals[i] if i < len(refusals) else None
+            detail = known["detail"] if known else "refused: a sandboxed document never refreshes"
+            out.append(
+                {
+                    "time_ms": known["time_ms"] if known else None,
+                    "kind": "meta-refresh",
+                    "url": _refresh_target(content),
+                    "detail": detail,
+                    "content": content,
+                }
+            )
+        out += refusals[len(self.refreshes) :]
+        out += [n for n in self.navigations if n["kind"] != "meta-refresh"]
+        return out
+
     def on_log_entry(self, event: dict[str, Any]) -> None:
-        """CDP ``Log.entryAdded``: Content-Security-Policy violation reports."""
+        """CDP ``Log.entryAdded``: Content-Security-Policy violations and refused navigations."""
         entry = event.get("entry") or {}
         text = str(entry.get("text", ""))
+        for prefix, kind in _NAVIGATION_REFUSALS:
+            if text.startswith(prefix):
+                self._navigation(kind, text)
+                return
         if "Content Security Policy" not in text:
             return
         url_match = _CSP_URL.search(text)
@@ -146,6 +199,24 @@ class RequestLog:
         return sum(
             1 for v in self.csp_violations if str(v["message"]).startswith(("Executing", "Evaluat"))
         )
+
+
+_NAVIGATION_REFUSALS = (
+    ("Refused to execute the redirect specified via '<meta http-equiv='refresh'", "meta-refresh"),
+    ("Blocked form submission", "form-submission"),
+    ("Unsafe attempt to initiate navigation", "navigation"),
+    ("Blocked navigation", "navigation"),
+)
+"""Chromium's console messages when the policy's ``sandbox`` refuses a navigation."""
+
+
+_REFRESH_URL = re.compile(r"^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?['\"]?([^'\"]*)", re.I)
+
+
+def _refresh_target(content: str) -> str:
+    """The URL of a refresh's ``content`` (``0;url=about:blank``); empty: the document itself."""
+    match = _REFRESH_URL.match(content)
+    return _clip(match.group(1).strip()) if match else ""
 
 
 def _guess_type(text: str) -> str:

@@ -1,11 +1,16 @@
-"""The job watchdog: it kills the renderers at the deadline, the driver when the browser died.
+"""The job watchdog: it stops a job at its CPU budget or wall-clock safety stop, or dead browser.
 
-Killing the renderers makes the blocked DevTools call return with an error, so the job can answer
-``timeout`` (the pool's wall-clock kill of the whole sandbox stays the last resort). A dead
-browser can leave a DevTools call waiting forever (measured: a screenshot pending when the
-browser was SIGKILLed ran into the pool's wall clock and read as the drawing's timeout); killing
-the driver ends every pending call at once, and the job reports the machinery failure
-(:class:`render.failures.BrowserCrashedError`) instead.
+The budget is CPU time of the whole sandbox below the worker (:mod:`sandbox.cputime`), sampled
+every ``POLL_S``; wall time is only a safety stop, several times the budget. Stopping means
+killing the renderers: the blocked DevTools call returns with an error, so the job can answer
+(``cpu_budget`` or ``timeout``) and the worker serves the next one; the pool's wall-clock kill of
+the whole sandbox stays the last resort. A dead browser can leave a DevTools call waiting forever
+(measured: a screenshot pending when the browser was SIGKILLed ran into the pool's wall clock and
+read as the drawing's timeout); killing the driver ends every pending call at once, and the job
+reports the machinery failure (:class:`render.failures.BrowserCrashedError`) instead.
+
+One watchdog thread serves every job of a session (:meth:`Watchdog.watch` arms it for one job),
+so a job costs no thread start and no process scan beyond two CPU readings.
 """
 
 from __future__ import annotations
@@ -14,9 +19,17 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
-POLL_S = 0.2
+from sandbox.cputime import process_tree_cpu_s
+
+POLL_S = 0.1
+ESCALATE_S = 2.0
+"""How long a stopped job may stay blocked before the driver is killed too."""
 
 
 def _descendants(root: int) -> list[int]:
@@ -87,36 +100,94 @@ def kill_driver() -> int:
     return _kill([p for p in mine if b"playwright" in _cmdline(p)])
 
 
+Stop = Literal["cpu", "wall"]
+
+
+@dataclass
+class JobWatch:
+    """What the watchdog saw of one job: why it stopped it (if it did) and the CPU it used."""
+
+    cpu_budget_s: float
+    wall_stop_s: float
+    started: float = field(default_factory=time.monotonic)
+    cpu_start_s: float = field(default_factory=process_tree_cpu_s)
+    stopped_by: Stop | None = None
+    browser_died: bool = False
+    cpu_s: float = 0.0
+    wall_s: float = 0.0
+
+    @property
+    def fired(self) -> bool:
+        """Whether the watchdog stopped the job (CPU budget or wall-clock safety stop)."""
+        return self.stopped_by is not None
+
+    def used_cpu_s(self) -> float:
+        """CPU seconds the sandbox spent since the job started."""
+        return max(0.0, process_tree_cpu_s() - self.cpu_start_s)
+
+    def close(self) -> None:
+        """Record the job's CPU and wall time (once it ended)."""
+        self.cpu_s = self.used_cpu_s()
+        self.wall_s = time.monotonic() - self.started
+
+
 class Watchdog:
-    """Watches one job: its deadline and the browser process."""
+    """One thread watching the current job of a session: CPU budget, wall stop, browser."""
 
-    def __init__(self, seconds: float) -> None:
-        """Arm (but do not start) a watchdog that fires after ``seconds`` (at least 0.1 s)."""
-        self.fired = False
-        self.browser_died = False
-        self._seconds = max(0.1, seconds)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, daemon=True)
+    def __init__(self) -> None:
+        """Create the (idle) watchdog; its thread starts with the first job."""
+        self._job: JobWatch | None = None
+        self._browsers: list[int] = []
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
 
-    def _watch(self) -> None:
-        deadline = time.monotonic() + self._seconds
-        browsers = browser_pids()
-        while not self._stop.wait(min(POLL_S, max(0.0, deadline - time.monotonic()))):
-            if browsers and not any(_running(p) for p in browsers):
-                self.browser_died = True
-                kill_driver()
-                return
-            if time.monotonic() >= deadline:
-                self.fired = True
-                kill_renderers()  # the blocked call returns; the job answers "timeout"
-                return
+    @contextmanager
+    def watch(
+        self, cpu_budget_s: float, wall_stop_s: float, browsers: list[int]
+    ) -> Iterator[JobWatch]:
+        """Watch one job (``browsers``: the browser's pids).
 
-    def __enter__(self) -> Watchdog:
-        """Start watching."""
-        self._thread.start()
-        return self
+        On exit the :class:`JobWatch` holds the job's CPU and wall time.
+        """
+        job = JobWatch(max(0.01, cpu_budget_s), max(0.1, wall_stop_s))
+        with self._wake:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, daemon=True)
+                self._thread.start()
+            self._browsers = browsers
+            self._job = job
+            self._wake.notify()
+        try:
+            yield job
+        finally:
+            with self._wake:
+                self._job = None
+            job.close()
 
-    def __exit__(self, *exc: object) -> None:
-        """Stop watching (a watchdog that already fired stays ``fired``)."""
-        self._stop.set()
-        self._thread.join(timeout=1.0)
+    def _loop(self) -> None:
+        while True:
+            with self._wake:
+                while self._job is None or self._job.browser_died:
+                    self._wake.wait()
+                job = self._job
+                if job.fired:  # still blocked after the renderers died: end every pending call
+                    self._wake.wait(ESCALATE_S)
+                    if self._job is job:
+                        job.browser_died = kill_driver() > 0
+                    continue
+                left = job.wall_stop_s - (time.monotonic() - job.started)
+                self._wake.wait(min(POLL_S, max(0.0, left)))
+                if self._job is job:
+                    self._check(job, self._browsers)
+
+    @staticmethod
+    def _check(job: JobWatch, browsers: list[int]) -> None:
+        if browsers and not any(_running(p) for p in browsers):
+            job.browser_died = True
+            kill_driver()
+        elif time.monotonic() - job.started >= job.wall_stop_s:
+            job.stopped_by = "wall"
+            kill_renderers()  # the blocked call returns; the job answers "timeout"
+        elif job.used_cpu_s() >= job.cpu_budget_s:
+            job.stopped_by = "cpu"
+            kill_renderers()  # the job answers "cpu_budget"

@@ -42,7 +42,8 @@ from sandbox.cgroup import (
     oom_killed,
     remove_cgroup,
 )
-from sandbox.hostproc import SPAWNER
+from sandbox.cputime import cgroup_cpu_s, tree_cpu_s
+from sandbox.hostproc import SPAWNER, tree_pids
 from sandbox.hostproc import tree_rss_bytes as tree_rss_bytes  # re-exported (benchmarks)
 from sandbox.limits import SandboxLimits
 
@@ -152,6 +153,18 @@ class BubblewrapProcess:
     def tree_rss_bytes(self, precise: bool = False) -> int:
         """Private resident memory of the whole sandbox tree (see :func:`tree_rss_bytes`)."""
         return tree_rss_bytes(self._popen.pid, precise)
+
+    def tree_cpu_s(self) -> tuple[float, str]:
+        """CPU seconds of the whole sandbox tree so far, and where they were read.
+
+        ``cgroup``: the sandbox's cgroup v2 ``cpu.stat`` (exact, includes every process that
+        ever ran in it); ``tree``: the process tree's rusage from ``/proc`` (see sandbox.cputime).
+        """
+        if self.cgroup is not None:
+            used = cgroup_cpu_s(self.cgroup)
+            if used is not None:
+                return used, "cgroup"
+        return tree_cpu_s(tree_pids(self._popen.pid)), "tree"
 
     def stderr_tail(self) -> str:
         """Last bytes of stderr, decoded leniently."""

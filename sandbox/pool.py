@@ -6,6 +6,12 @@ timed out, or its sandbox's private RSS grew past ``max_rss_mb``. A retired work
 refilled in the background so the next job rarely pays a cold start. A job whose worker was
 killed or crashed (causes in ``retry_causes``) is retried on a fresh worker up to ``retries``
 times; what is left is an ``incomplete`` outcome with its cause — never a fail of the work.
+
+A caller may ask for a ``fresh`` worker (one started for this job, never one that served before)
+and for ``quiet`` (the job waits until at most ``quiet_limit`` jobs run in this pool, itself
+included, and holds new jobs back while it runs): the retry of a job that the wall clock stopped
+although its CPU time was under budget runs so. ``queue_wait_ms`` of an outcome is the time the
+job waited for a worker; ``elapsed_ms`` the time it ran on one.
 """
 
 from __future__ import annotations
@@ -75,6 +81,10 @@ class WorkerPool:
         self._closed = False
         self._counter = 0
         self._starters: list[threading.Thread] = []
+        self._gate = threading.Condition()
+        self._running = 0
+        self._quiet = 0
+        self.quiet_limit = max(1, size // 2)
         if warm:
             self._warm_up()
         else:
@@ -161,38 +171,103 @@ class WorkerPool:
 
     # -- jobs ---------------------------------------------------------------------------------
 
-    def _attempt(self, job: dict[str, Any], timeout_s: float) -> JobOutcome:
+    def _take_worker(self, fresh: bool) -> Worker | JobOutcome:
+        """An idle worker (a new one when ``fresh`` or when the slot is empty), or why none."""
         worker = self._idle.get()
-        if worker is None:
-            if self._closed:
-                self._idle.put(None)
-                return JobOutcome("incomplete", cause="pool_closed", detail="pool is closed")
-            try:
-                worker = self._new_worker()
-            except WorkerStartError as exc:
-                self._idle.put(None)
-                return JobOutcome("incomplete", cause=exc.cause, detail=exc.detail)
-            except SandboxError as exc:  # e.g. the backend became unavailable
-                self._idle.put(None)
-                return JobOutcome("incomplete", cause="start_failed", detail=str(exc))
+        if fresh and worker is not None:
+            self._retire_now(worker)
+            worker = None
+        if worker is not None:
+            return worker
+        if self._closed:
+            self._idle.put(None)
+            return JobOutcome("incomplete", cause="pool_closed", detail="pool is closed")
         try:
-            outcome = worker.run(job, timeout_s)
-        except BaseException:
-            worker.kill()
-            self._give_back(worker, JobOutcome("incomplete", cause="crash"))
-            raise
-        self._give_back(worker, outcome)
-        return outcome
+            return self._new_worker()
+        except WorkerStartError as exc:
+            self._idle.put(None)
+            return JobOutcome("incomplete", cause=exc.cause, detail=exc.detail)
+        except SandboxError as exc:  # e.g. the backend became unavailable
+            self._idle.put(None)
+            return JobOutcome("incomplete", cause="start_failed", detail=str(exc))
 
-    def run(self, job: dict[str, Any], timeout_s: float | None = None) -> JobOutcome:
-        """Run ``job`` on some worker; thread-safe. Never raises for sandbox trouble."""
+    def _retire_now(self, worker: Worker) -> None:
+        with self._lock:
+            self.stats["retired_fresh"] += 1
+        threading.Thread(target=worker.close, daemon=True).start()
+
+    def _enter(self, quiet: bool) -> None:
+        """Wait for this job's turn: behind a quiet job, or (quiet) until the pool is quiet."""
+        with self._gate:
+            if quiet:
+                self._quiet += 1
+                self._gate.wait_for(lambda: self._running < self.quiet_limit)
+            else:
+                self._gate.wait_for(
+                    lambda: self._quiet == 0 or self._running < self.quiet_limit - 1
+                )
+            self._running += 1
+
+    def _leave(self, quiet: bool) -> None:
+        with self._gate:
+            self._running -= 1
+            if quiet:
+                self._quiet -= 1
+            self._gate.notify_all()
+
+    def _attempt(
+        self,
+        job: dict[str, Any],
+        timeout_s: float,
+        cpu_budget_s: float | None = None,
+        *,
+        fresh: bool = False,
+        quiet: bool = False,
+    ) -> JobOutcome:
+        asked = time.monotonic()
+        self._enter(quiet)
+        try:
+            taken = self._take_worker(fresh)
+            wait_ms = round((time.monotonic() - asked) * 1000, 1)
+            if isinstance(taken, JobOutcome):
+                taken.queue_wait_ms = wait_ms
+                return taken
+            worker = taken
+            try:
+                outcome = worker.run(job, timeout_s, cpu_budget_s)
+            except BaseException:
+                worker.kill()
+                self._give_back(worker, JobOutcome("incomplete", cause="crash"))
+                raise
+            self._give_back(worker, outcome)
+            outcome.queue_wait_ms = wait_ms
+            return outcome
+        finally:
+            self._leave(quiet)
+
+    def run(
+        self,
+        job: dict[str, Any],
+        timeout_s: float | None = None,
+        *,
+        cpu_budget_s: float | None = None,
+        fresh: bool = False,
+        quiet: bool = False,
+    ) -> JobOutcome:
+        """Run ``job`` on some worker; thread-safe. Never raises for sandbox trouble.
+
+        ``timeout_s`` is the job's hard wall-clock stop (default: the limits'), ``cpu_budget_s``
+        its CPU budget (the host's last-resort stop, see :meth:`Worker.run`); ``fresh`` and
+        ``quiet`` as in the module docstring.
+        """
         if self._closed:
             return JobOutcome("incomplete", cause="pool_closed", detail="pool is closed")
         timeout = timeout_s if timeout_s is not None else self.limits.wall_timeout_s
-        started = time.monotonic()
         history: list[dict[str, Any]] = []
+        waited = 0.0
         for attempt in range(1, self.retries + 2):
-            outcome = self._attempt(job, timeout)
+            outcome = self._attempt(job, timeout, cpu_budget_s, fresh=fresh, quiet=quiet)
+            waited += outcome.queue_wait_ms
             with self._lock:
                 self.stats["jobs_ok" if outcome.ok else f"incomplete_{outcome.cause}"] += 1
             outcome.attempts = attempt
@@ -208,9 +283,10 @@ class WorkerPool:
                     "cause": outcome.cause,
                     "detail": outcome.detail[:500],
                     "worker_id": outcome.worker_id,
+                    "elapsed_ms": outcome.elapsed_ms,
                 }
             )
-        outcome.elapsed_ms = round((time.monotonic() - started) * 1000, 1)
+        outcome.queue_wait_ms = round(waited, 1)
         if not outcome.sandbox:  # no worker ran it: nothing was measured
             outcome.sandbox = {**self.backend.describe(), "measured": False}
         return outcome

@@ -36,7 +36,12 @@ Cause = Literal[
     "start_failed",
     "worker_refused",
     "pool_closed",
+    "cpu_budget",
 ]
+
+CPU_HARD_STOP = 1.5
+"""The host kills a sandbox whose job used this many times its CPU budget (plus one second):
+the worker's own watchdog stops a job at the budget, this catches one that did not stop."""
 
 
 @dataclass
@@ -44,7 +49,11 @@ class JobOutcome:
     """What became of one job: ``ok`` with a result, or ``incomplete`` with its cause.
 
     ``incomplete`` is a failure of the evaluation machinery, never a verdict on the work.
-    ``history`` lists the cause of every failed attempt before the last one.
+    ``history`` lists the cause of every failed attempt before the last one. ``elapsed_ms`` is
+    the wall time of the job on its worker, ``queue_wait_ms`` the time it waited for a worker
+    before that (starting one included); ``cpu_ms`` is the CPU time of the worker's whole
+    sandbox during the job as the host read it (``cpu_source``: ``cgroup`` or ``tree``; None
+    when the job ended before the first sample).
     """
 
     status: Literal["ok", "incomplete"]
@@ -57,6 +66,9 @@ class JobOutcome:
     elapsed_ms: float = 0.0
     sandbox: dict[str, Any] = field(default_factory=dict)
     history: list[dict[str, Any]] = field(default_factory=list)
+    cpu_ms: float | None = None
+    cpu_source: str | None = None
+    queue_wait_ms: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -76,7 +88,36 @@ class JobOutcome:
             "elapsed_ms": self.elapsed_ms,
             "sandbox": self.sandbox,
             "history": self.history,
+            "cpu_ms": self.cpu_ms,
+            "cpu_source": self.cpu_source,
+            "queue_wait_ms": self.queue_wait_ms,
         }
+
+
+@dataclass
+class _JobCpu:
+    """The host's readings of one job's CPU time: a baseline, the latest sample, the source."""
+
+    budget_s: float | None = None
+    base_s: float | None = None
+    last_s: float | None = None
+    source: str | None = None
+
+    def sample(self, used_s: float, source: str) -> None:
+        if self.base_s is None:
+            self.base_s = used_s
+        self.last_s, self.source = used_s, source
+
+    def used_ms(self) -> float | None:
+        if self.base_s is None or self.last_s is None:
+            return None
+        return round(max(0.0, self.last_s - self.base_s) * 1000, 1)
+
+    def over_hard_stop(self) -> bool:
+        used = self.used_ms()
+        if self.budget_s is None or used is None:
+            return False
+        return used / 1000 > self.budget_s * CPU_HARD_STOP + 1.0
 
 
 class WorkerStartError(SandboxError):
@@ -118,6 +159,7 @@ class Worker:
         self._over_memory = False
         self._last_memory_check = 0.0
         self._sandbox: dict[str, Any] | None = None
+        self._cpu = _JobCpu()
 
     @property
     def pid(self) -> int | None:
@@ -206,6 +248,15 @@ class Worker:
         if self.rss_bytes(bound) > bound:
             self._over_memory = True
             self.kill()
+            return
+        self._sample_cpu()
+        if self._cpu.over_hard_stop():
+            self.kill()
+
+    def _sample_cpu(self) -> None:
+        read = getattr(self._proc, "tree_cpu_s", None)
+        if read is not None and self._proc is not None and self._proc.poll() is None:
+            self._cpu.sample(*read())
 
     def _explain(self, exc: BaseException) -> str:
         status = self._proc.poll() if self._proc is not None else None
@@ -213,13 +264,27 @@ class Worker:
         where = f"worker exit status {status}" if status is not None else "worker still running"
         return f"{type(exc).__name__}: {exc} ({where}); stderr tail: {tail or '(empty)'}"
 
-    def run(self, job: dict[str, Any], timeout_s: float) -> JobOutcome:
-        """Run one job; on timeout, crash, memory or output overflow the sandbox is killed."""
+    def run(
+        self, job: dict[str, Any], timeout_s: float, cpu_budget_s: float | None = None
+    ) -> JobOutcome:
+        """Run one job; on timeout, crash, memory or output overflow the sandbox is killed.
+
+        With ``cpu_budget_s`` the sandbox is also killed (cause ``cpu_budget``) once the job's
+        CPU time passes :data:`CPU_HARD_STOP` times the budget.
+        """
+        outcome = self._run(job, timeout_s, cpu_budget_s)
+        outcome.cpu_ms, outcome.cpu_source = self._cpu.used_ms(), self._cpu.source
+        return outcome
+
+    def _run(self, job: dict[str, Any], timeout_s: float, cpu_budget_s: float | None) -> JobOutcome:
         assert self._proc is not None and self._reader is not None
         started = time.monotonic()
         self.jobs_done += 1
         self._over_memory = False
         self._next_rss_check = 0.0
+        self._cpu = _JobCpu(cpu_budget_s)
+        if getattr(self._proc, "cgroup", None) is not None:
+            self._sample_cpu()  # exact and cheap: take the baseline now
 
         def incomplete(cause: Cause, detail: str) -> JobOutcome:
             return JobOutcome(
@@ -238,6 +303,7 @@ class Worker:
                 started + timeout_s, self.limits.max_output_bytes
             )
         except FrameTimeoutError:
+            self._sample_cpu()  # the CPU used up to the stop, read before the kill
             self.kill()
             return incomplete("timeout", f"job ran past its wall-clock limit of {timeout_s:g} s")
         except FrameTooLargeError as exc:
@@ -252,6 +318,9 @@ class Worker:
             detail = self._explain(exc)
             capped = self._over_memory or bool(getattr(self._proc, "memory_cap_hit", bool)())
             self.kill()
+            if self._cpu.over_hard_stop():
+                budget = self._cpu.budget_s or 0.0
+                return incomplete("cpu_budget", f"job passed its CPU budget of {budget:g} s")
             if capped:
                 limit = self.limits.memory_mb
                 return incomplete("oom", f"sandbox memory passed {limit} MB and was killed")
@@ -265,6 +334,8 @@ class Worker:
         if header.get("type") != "result" or header.get("id") != self.jobs_done:
             self.kill()
             return incomplete("protocol_error", f"unexpected message {str(header)[:300]}")
+        if getattr(self._proc, "cgroup", None) is not None:
+            self._sample_cpu()
         return JobOutcome(
             "ok",
             result=header.get("result"),

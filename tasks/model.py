@@ -55,8 +55,15 @@ DEFAULT_MAX_FILTER_COST = 100_000_000
 """Default ``max_filter_cost``: 100 M primitive-pixels (about 200 full-viewport filter passes on
 an 800x600 frame); a drop shadow on a dozen shapes costs a few million."""
 
+DEFAULT_RENDER_CPU_S = 20.0
+"""Default ``max_render_cpu_s``: CPU seconds the sandbox's whole process tree may spend on one
+render (every frame and mask of the plan). The bundled animated sample needs about a tenth of it."""
+
 HASH_OMITS_DEFAULT: dict[str, dict[str, object]] = {
-    "output": {"max_filter_cost": DEFAULT_MAX_FILTER_COST},
+    "output": {
+        "max_filter_cost": DEFAULT_MAX_FILTER_COST,
+        "max_render_cpu_s": DEFAULT_RENDER_CPU_S,
+    },
 }
 """Limits added to the format after specs were frozen: omitted from the canonical JSON while they
 hold their default, so every spec written before them keeps its content hash."""
@@ -93,6 +100,13 @@ class OutputConstraints(Frozen):
     Summed over every element a filter applies to (see ``checks.render_cost``); a drawing over it
     fails the ``render-cost`` check and is not rendered. Added after the first released specs:
     left at its default it takes no part in the content hash (:data:`HASH_OMITS_DEFAULT`).
+    """
+    max_render_cpu_s: float = Field(default=DEFAULT_RENDER_CPU_S, gt=0, le=600)
+    """The render budget: CPU seconds of the sandbox's process tree for the whole render.
+
+    Measured as CPU time, never wall time, so the verdict does not depend on how busy the machine
+    is; a render over it fails by the declared rule *exceeds the render budget*. Added after the
+    first released specs: left at its default it takes no part in the content hash.
     """
 
 

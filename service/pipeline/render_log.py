@@ -69,6 +69,15 @@ class DocumentInfo(_Entry):
     xml_viewer: bool = False
 
 
+class Navigation(_Entry):
+    """A navigation the page attempted and the renderer refused."""
+
+    kind: str
+    """``meta-refresh``, ``form-submission``, ``navigation`` or ``requested``."""
+    url: str | None = None
+    detail: str = ""
+
+
 class RenderProblem(_Entry):
     """One error the renderer reported."""
 
@@ -96,7 +105,26 @@ class RenderLog(_Entry):
     animation: AnimationInfo | None = None
     document: DocumentInfo | None = None
     errors: list[RenderProblem] = Field(default_factory=list)
+    navigations: list[Navigation] = Field(default_factory=list)
+    """Navigations of the page the policy refused (meta refresh, form submission …)."""
     sandbox: dict[str, object] = Field(default_factory=dict)
+    cpu_budget_s: float | None = None
+    """The render budget: CPU seconds of the sandbox's whole process tree (the task's)."""
+    cpu_ms: float | None = None
+    """CPU time the render used (every process of the sandbox), the budget's measure."""
+    cpu_source: str | None = None
+    """Where ``cpu_ms`` was read: ``cgroup`` (cpu.stat), ``worker`` (the sandbox's process tree,
+    read inside) or ``tree`` (the process tree, read by the host)."""
+    wall_ms: float | None = None
+    """Wall time of the render on its worker (without the wait for a free worker)."""
+    wall_stop_s: float | None = None
+    """The wall-clock safety stop (several times the budget); a stop there is never a verdict."""
+    queue_wait_ms: float | None = None
+    """Time the render waited for a free worker before it started (not part of its cost)."""
+    stopped_by: str | None = None
+    """``cpu`` (the budget) or ``wall`` (the safety stop) when the render was stopped."""
+    attempts: list[dict[str, object]] = Field(default_factory=list)
+    """Earlier attempts (cause, CPU and wall time) when the render was retried."""
 
     def summary(self) -> judges.RenderSummary:
         """What judges see of this log."""
@@ -105,6 +133,7 @@ class RenderLog(_Entry):
             cause=self.cause,
             detail=self.detail,
             blocked_requests=tuple(b.url for b in self.blocked_requests),
+            navigations=tuple(_navigation_text(n) for n in self.navigations),
             script_executed=self.script_executed,
             animation_detected=self.animation.detected if self.animation is not None else None,
         )
@@ -112,3 +141,8 @@ class RenderLog(_Entry):
     def to_json(self) -> bytes:
         """Canonical JSON bytes, as stored."""
         return self.model_dump_json(indent=1).encode("utf-8")
+
+
+def _navigation_text(nav: Navigation) -> str:
+    """One refused navigation in words: ``meta-refresh to about:blank``."""
+    return f"{nav.kind} to {nav.url}" if nav.url else nav.kind
