@@ -227,6 +227,26 @@ class BrowserSession:
             with contextlib.suppress(Exception):  # a crashed context may refuse to close
                 context.close()
 
+    def prepare(self, profile: RenderProfile, text: str, content_type: str, csp: str) -> None:
+        """Open what the next job needs before it is timed: its context and swap shell.
+
+        The context may mean a new renderer process; the shell is loaded for a text of the swap
+        path only.
+
+        Start-up work is the worker's, not the drawing's: without this, a job that followed a
+        failed one (whose context was dropped) paid the new renderer's start on its CPU budget.
+        """
+        page = self.page_for(profile)
+        self._jobs_in_context -= 1  # counted by the job's own page_for
+        if self._swap_path(content_type, text) and self._shell != csp:
+            self._shell = None
+            self.load(profile, SHELL, content_type, csp, 30.0, count=False)
+            self._shell = csp
+        del page
+
+    def _swap_path(self, content_type: str, text: str) -> bool:
+        return self.config.swap_documents and content_type == "image/svg+xml" and swappable(text)
+
     def page_for(self, profile: RenderProfile) -> Page:
         """The page to use for the next job (fresh context when needed)."""
         key = (
@@ -339,7 +359,7 @@ class BrowserSession:
         served with the same CSP from this context's synthetic origin. Anything else, or a text
         the shell's XML parser rejects, is navigated to on a fresh origin (``path: navigate``).
         """
-        if self.config.swap_documents and content_type == "image/svg+xml" and swappable(text):
+        if self._swap_path(content_type, text):
             page = self.page_for(profile)
             if self._shell != csp:
                 self._shell = None

@@ -186,6 +186,10 @@ def render_job(
     files: dict[str, bytes] = {}
     log: RequestLog | None = None
     budget, stop = spec.cpu_budget_s, spec.deadline_s
+    try:
+        session.prepare(spec.task.render, spec.svg, spec.content_type, result["csp"])
+    except PlaywrightError:
+        session.reset()  # the job itself retries and reports whatever is wrong
     with session.watchdog.watch(budget, stop, session.browser_pids()) as watch:
         try:
             log = _capture(session, spec, result, files)
@@ -199,6 +203,8 @@ def render_job(
             session.finish_job()
     _record_requests(result, log)
     _record_cost(result, watch)
+    if watch.driver_killed:
+        result["retire_worker"] = True  # Playwright's driver is gone: this worker is done
     if not result["frames"]:
         files = {}
     return result, files

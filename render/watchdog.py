@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from sandbox.cputime import process_tree_cpu_s
+from sandbox.cputime import TreeCpuMeter, descendant_ticks
 
 POLL_S = 0.1
 ESCALATE_S = 2.0
@@ -110,9 +110,12 @@ class JobWatch:
     cpu_budget_s: float
     wall_stop_s: float
     started: float = field(default_factory=time.monotonic)
-    cpu_start_s: float = field(default_factory=process_tree_cpu_s)
+    meter: TreeCpuMeter = field(default_factory=lambda: TreeCpuMeter(descendant_ticks))
     stopped_by: Stop | None = None
     browser_died: bool = False
+    driver_killed: bool = False
+    """The driver was killed (the browser died, or a stopped job stayed blocked): the session
+    cannot serve another job."""
     cpu_s: float = 0.0
     wall_s: float = 0.0
 
@@ -122,8 +125,8 @@ class JobWatch:
         return self.stopped_by is not None
 
     def used_cpu_s(self) -> float:
-        """CPU seconds the sandbox spent since the job started."""
-        return max(0.0, process_tree_cpu_s() - self.cpu_start_s)
+        """CPU seconds the sandbox spent since the job started (read now)."""
+        return self.meter.sample()
 
     def close(self) -> None:
         """Record the job's CPU and wall time (once it ended)."""
@@ -167,13 +170,13 @@ class Watchdog:
     def _loop(self) -> None:
         while True:
             with self._wake:
-                while self._job is None or self._job.browser_died:
+                while self._job is None or self._job.browser_died or self._job.driver_killed:
                     self._wake.wait()
                 job = self._job
                 if job.fired:  # still blocked after the renderers died: end every pending call
                     self._wake.wait(ESCALATE_S)
                     if self._job is job:
-                        job.browser_died = kill_driver() > 0
+                        job.driver_killed = kill_driver() > 0
                     continue
                 left = job.wall_stop_s - (time.monotonic() - job.started)
                 self._wake.wait(min(POLL_S, max(0.0, left)))
@@ -184,7 +187,7 @@ class Watchdog:
     def _check(job: JobWatch, browsers: list[int]) -> None:
         if browsers and not any(_running(p) for p in browsers):
             job.browser_died = True
-            kill_driver()
+            job.driver_killed = kill_driver() > 0
         elif time.monotonic() - job.started >= job.wall_stop_s:
             job.stopped_by = "wall"
             kill_renderers()  # the blocked call returns; the job answers "timeout"

@@ -42,7 +42,7 @@ from sandbox.cgroup import (
     oom_killed,
     remove_cgroup,
 )
-from sandbox.cputime import cgroup_cpu_s, tree_cpu_s
+from sandbox.cputime import CgroupCpuMeter, TreeCpuMeter, cgroup_cpu_s, pid_ticks
 from sandbox.hostproc import SPAWNER, tree_pids
 from sandbox.hostproc import tree_rss_bytes as tree_rss_bytes  # re-exported (benchmarks)
 from sandbox.limits import SandboxLimits
@@ -154,17 +154,16 @@ class BubblewrapProcess:
         """Private resident memory of the whole sandbox tree (see :func:`tree_rss_bytes`)."""
         return tree_rss_bytes(self._popen.pid, precise)
 
-    def tree_cpu_s(self) -> tuple[float, str]:
-        """CPU seconds of the whole sandbox tree so far, and where they were read.
+    def cpu_meter(self) -> tuple[CgroupCpuMeter | TreeCpuMeter, str]:
+        """A meter of the whole sandbox tree's CPU time from now on, and its source.
 
-        ``cgroup``: the sandbox's cgroup v2 ``cpu.stat`` (exact, includes every process that
-        ever ran in it); ``tree``: the process tree's rusage from ``/proc`` (see sandbox.cputime).
+        ``cgroup``: the sandbox's cgroup v2 ``cpu.stat`` (exact, includes every process that ever
+        ran in it); ``tree``: the process tree's rusage from ``/proc`` (see sandbox.cputime).
         """
-        if self.cgroup is not None:
-            used = cgroup_cpu_s(self.cgroup)
-            if used is not None:
-                return used, "cgroup"
-        return tree_cpu_s(tree_pids(self._popen.pid)), "tree"
+        if self.cgroup is not None and cgroup_cpu_s(self.cgroup) is not None:
+            return CgroupCpuMeter(self.cgroup), "cgroup"
+        root = self._popen.pid
+        return TreeCpuMeter(lambda: pid_ticks(tree_pids(root))), "tree"
 
     def stderr_tail(self) -> str:
         """Last bytes of stderr, decoded leniently."""

@@ -1,29 +1,33 @@
 """CPU time of a sandbox's whole process tree: the measure render budgets are kept in.
 
 Wall time depends on how busy the machine is; CPU time (user + system, every process and thread
-of the tree, including the ones that already exited) does not, so budgets are kept in CPU time
-and wall time is only a safety stop.
+of the tree) does not, so budgets are kept in CPU time and wall time is only a safety stop.
 
 Two sources, the same quantity:
 
 - :func:`cgroup_cpu_s`: ``usage_usec`` of the sandbox's cgroup v2 ``cpu.stat`` (microseconds,
-  exact, one file read) where the host delegates a cgroup to each sandbox (``sandbox.cgroup``);
-- :func:`tree_cpu_s`: the process tree's rusage read from ``/proc``: for every live process of
-  the tree ``utime + stime`` (all its threads) plus ``cutime + cstime`` (its children that exited
-  and were reaped), in clock ticks. A process that exits moves from the first sum into its
-  parent's second one, so the total only grows.
+  exact, one file read, counts processes that already exited) where the host delegates a cgroup
+  to each sandbox (``sandbox.cgroup``);
+- :class:`TreeCpuMeter`: the process tree's rusage read from ``/proc``: ``utime + stime`` of
+  every process (all its threads) seen since the meter started, each process keyed by pid and
+  start time. A process that exits keeps the last value read for it: Chromium's helpers reap
+  their children with ``SIGCHLD`` ignored, which discards the children's times instead of adding
+  them to the parent's ``cutime``, so the tree's total must be kept by the meter. A process that
+  exits between two readings loses at most its last interval.
 
 Inside a sandbox (its own pid namespace) ``/proc`` holds only the sandbox's processes, so one scan
-of it is cheap (:func:`process_tree_cpu_s`).
+of it is cheap (:func:`descendant_ticks`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
-_TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
+TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
+Ticks = dict[tuple[int, int], int]
+"""CPU clock ticks (utime + stime) by (pid, start time)."""
 
 
 def _stat_fields(pid: int | str) -> list[bytes] | None:
@@ -36,45 +40,85 @@ def _stat_fields(pid: int | str) -> list[bytes] | None:
     return stat[stat.rfind(b")") + 2 :].split()
 
 
-def _cpu_ticks(fields: list[bytes]) -> int:
-    """Utime + stime + cutime + cstime (fields 14-17 of ``stat``, here 11-14)."""
-    return int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
-
-
-def tree_cpu_s(pids: Iterable[int]) -> float:
-    """CPU seconds of the processes ``pids`` (a whole tree: root and every descendant)."""
-    ticks = 0
+def pid_ticks(pids: Iterable[int]) -> Ticks:
+    """CPU ticks of each of ``pids`` that is still running."""
+    out: Ticks = {}
     for pid in pids:
         fields = _stat_fields(pid)
         if fields is not None:
-            ticks += _cpu_ticks(fields)
-    return ticks * _TICK_S
+            out[(pid, int(fields[19]))] = int(fields[11]) + int(fields[12])
+    return out
 
 
-def process_tree_cpu_s(root: int | None = None) -> float:
-    """CPU seconds of ``root`` (default: this process) and all its descendants, one ``/proc`` scan.
+def descendant_ticks(root: int | None = None) -> Ticks:
+    """CPU ticks of ``root`` (default: this process) and all its descendants, one ``/proc`` scan.
 
     Inside a sandbox this is the whole sandbox below the worker: the browser, its renderer, GPU
     and utility processes, the driver, and the worker itself.
     """
     top = os.getpid() if root is None else root
     parent: dict[int, int] = {}
-    ticks: dict[int, int] = {}
+    ticks: dict[int, tuple[int, int]] = {}
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
             fields = _stat_fields(entry.name)
             if fields is not None:
-                parent[int(entry.name)] = int(fields[1])
-                ticks[int(entry.name)] = _cpu_ticks(fields)
+                pid = int(entry.name)
+                parent[pid] = int(fields[1])
+                ticks[pid] = (int(fields[19]), int(fields[11]) + int(fields[12]))
     children: dict[int, list[int]] = {}
     for pid, ppid in parent.items():
         children.setdefault(ppid, []).append(pid)
-    total, todo = 0, [top]
+    out: Ticks = {}
+    todo = [top]
     while todo:
         pid = todo.pop()
-        total += ticks.get(pid, 0)
+        if pid in ticks:
+            start, used = ticks[pid]
+            out[(pid, start)] = used
         todo.extend(children.get(pid, ()))
-    return total * _TICK_S
+    return out
+
+
+class TreeCpuMeter:
+    """CPU seconds a process tree spent since the meter started (see the module docstring)."""
+
+    def __init__(self, read: Callable[[], Ticks]) -> None:
+        """Take the baseline with ``read`` (e.g. :func:`descendant_ticks`)."""
+        self._read = read
+        self._base = read()
+        self._last = dict(self._base)
+
+    def sample(self) -> float:
+        """Read the tree again; returns the CPU seconds used since the baseline."""
+        self._last.update(self._read())
+        return self.used_s()
+
+    def used_s(self) -> float:
+        """CPU seconds used since the baseline, as of the last reading."""
+        ticks = sum(v - self._base.get(k, 0) for k, v in self._last.items())
+        return max(0, ticks) * TICK_S
+
+
+class CgroupCpuMeter:
+    """CPU seconds a cgroup v2 folder's processes spent since the meter started (exact)."""
+
+    def __init__(self, path: Path) -> None:
+        """Take the baseline from ``path/cpu.stat``."""
+        self._path = path
+        self._base = cgroup_cpu_s(path) or 0.0
+        self._last = self._base
+
+    def sample(self) -> float:
+        """Read ``cpu.stat`` again; returns the CPU seconds used since the baseline."""
+        now = cgroup_cpu_s(self._path)
+        if now is not None:
+            self._last = now
+        return self.used_s()
+
+    def used_s(self) -> float:
+        """CPU seconds used since the baseline, as of the last reading."""
+        return max(0.0, self._last - self._base)
 
 
 def cgroup_cpu_s(path: Path) -> float | None:

@@ -96,22 +96,23 @@ class JobOutcome:
 
 @dataclass
 class _JobCpu:
-    """The host's readings of one job's CPU time: a baseline, the latest sample, the source."""
+    """The host's meter of one job's CPU time (started at the job or at its first sample)."""
 
     budget_s: float | None = None
-    base_s: float | None = None
-    last_s: float | None = None
+    meter: Any = None
     source: str | None = None
 
-    def sample(self, used_s: float, source: str) -> None:
-        if self.base_s is None:
-            self.base_s = used_s
-        self.last_s, self.source = used_s, source
+    def sample(self, proc: SandboxProcess) -> None:
+        if self.meter is None:
+            start = getattr(proc, "cpu_meter", None)
+            if start is None:
+                return
+            self.meter, self.source = start()
+        else:
+            self.meter.sample()
 
     def used_ms(self) -> float | None:
-        if self.base_s is None or self.last_s is None:
-            return None
-        return round(max(0.0, self.last_s - self.base_s) * 1000, 1)
+        return None if self.meter is None else round(self.meter.used_s() * 1000, 1)
 
     def over_hard_stop(self) -> bool:
         used = self.used_ms()
@@ -254,9 +255,8 @@ class Worker:
             self.kill()
 
     def _sample_cpu(self) -> None:
-        read = getattr(self._proc, "tree_cpu_s", None)
-        if read is not None and self._proc is not None and self._proc.poll() is None:
-            self._cpu.sample(*read())
+        if self._proc is not None and self._proc.poll() is None:
+            self._cpu.sample(self._proc)
 
     def _explain(self, exc: BaseException) -> str:
         status = self._proc.poll() if self._proc is not None else None
@@ -336,6 +336,8 @@ class Worker:
             return incomplete("protocol_error", f"unexpected message {str(header)[:300]}")
         if getattr(self._proc, "cgroup", None) is not None:
             self._sample_cpu()
+        if header.get("retire"):  # answered, but cannot serve again: replace it
+            self.kill()
         return JobOutcome(
             "ok",
             result=header.get("result"),

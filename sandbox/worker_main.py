@@ -89,13 +89,18 @@ def serve(handler_spec: str, in_fd: int, out_fd: int, max_output_bytes: int | No
                 error["retire"] = bool(getattr(exc, "retire", False))
                 write_all(out_fd, encode_message(error))
                 continue
-            body = encode_message({"type": "result", "id": job_id, "result": result}, files)
+            # a handler that cannot serve again asks to be retired after this answer
+            retire = bool(result.pop("retire_worker", False))
+            header = {"type": "result", "id": job_id, "result": result, "retire": retire}
+            body = encode_message(header, files)
             if len(body) > limit:
                 error = {"type": "error", "id": job_id, "cause": "output_too_large"}
                 error.update(error="OutputTooLarge", detail=f"{len(body)} bytes > {limit}")
                 write_all(out_fd, encode_message(error))
                 continue
             write_all(out_fd, body)
+            if retire:
+                return 0
     finally:
         handler.close()
 

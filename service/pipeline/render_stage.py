@@ -66,6 +66,8 @@ def record_render(s: Session, ctx: StageContext, out: RenderOutput, extracted_id
         sandbox=out.sandbox,
         attempts=out.attempts,
         elapsed_ms=out.elapsed_ms,
+        cpu_ms=out.cpu_ms,
+        queue_wait_ms=out.queue_wait_ms,
         log_artifact_id=log.id,
     )
     s.add(rec)

@@ -191,6 +191,8 @@ def _render_view(render: RenderRecord) -> dict[str, Any]:
         "sandbox": render.sandbox,
         "attempts": render.attempts,
         "elapsed_ms": render.elapsed_ms,
+        "cpu_ms": render.cpu_ms,
+        "queue_wait_ms": render.queue_wait_ms,
     }
 
 

@@ -188,7 +188,7 @@ class RenderRecord(Base):
     __tablename__ = "render_records"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
-    status: Mapped[str] = mapped_column(String(16))  # ok | incomplete
+    status: Mapped[str] = mapped_column(String(16))  # ok | incomplete | over_budget
     cause: Mapped[str | None] = mapped_column(String(100))
     detail: Mapped[str | None] = mapped_column(Text)
     render_profile_id: Mapped[str] = mapped_column(String(100))
@@ -196,6 +196,11 @@ class RenderRecord(Base):
     sandbox: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     attempts: Mapped[int] = mapped_column(Integer, default=1)
     elapsed_ms: Mapped[float | None] = mapped_column(Float)
+    """Wall time of the render on its worker (the wait for a free worker not included)."""
+    cpu_ms: Mapped[float | None] = mapped_column(Float)
+    """CPU time of the sandbox's process tree during the render (the budget's measure)."""
+    queue_wait_ms: Mapped[float | None] = mapped_column(Float)
+    """How long the render waited for a free worker before it started."""
     log_artifact_id: Mapped[int | None] = mapped_column(ForeignKey("artifacts.id"))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from render.netlog import RequestLog, build_csp
 from service.cli import app
-from service.pipeline.render_client import RenderOutput, job_deadline_s
+from service.pipeline.render_client import RenderOutput
 from service.pipeline.render_log import RenderLog
 from tasks import AllowedFeatures
 from tests.helpers.render_pool import render_pool_unavailable
@@ -49,8 +49,19 @@ def test_request_log_keeps_each_url_once_with_the_strongest_witness() -> None:
     assert len(log.csp_violations) == 1
 
 
-def test_deadline_leaves_the_renderer_time_to_answer() -> None:
-    assert job_deadline_s(30.0) == 25.0 and job_deadline_s(6.0) == 3.0
+def test_refused_refresh_is_paired_with_the_documents_target() -> None:
+    log = RequestLog(document_url="https://j1.regua-render.invalid/artifact.svg")
+    text = (
+        "Refused to execute the redirect specified via '<meta http-equiv='refresh' "
+        "content='...'>'. The document is sandboxed, and the 'allow-scripts' keyword is not set."
+    )
+    log.on_log_entry({"entry": {"source": "security", "text": text}})
+    log.refused_refresh("0;url=about:blank")
+    log.refused_refresh("5; URL='https://example.test/next'")  # never reported: still refused
+    (first, second) = log.refused_navigations()
+    assert (first["kind"], first["url"], first["detail"]) == ("meta-refresh", "about:blank", text)
+    assert second["url"] == "https://example.test/next" and second["time_ms"] is None
+    assert log.blocked_requests() == [] and log.csp_violations == []
 
 
 def test_output_refuses_unsafe_names(tmp_path: Path) -> None:

@@ -92,7 +92,7 @@ def _failed_evidence(ctx: ServiceContext, run_id: str, check_id: str) -> str:
 def test_a_render_over_its_budget_fails_f1_by_the_declared_rule(
     ctx: ServiceContext, render_pool: WorkerPool
 ) -> None:
-    renderer = CountingRenderer(ctx.settings, render_pool, timeout_s=4.0)
+    renderer = CountingRenderer(ctx.settings, render_pool, cpu_budget_s=2.0)
     (run_id,) = _drain(ctx, renderer, slow_filter())
     with ctx.db.read() as s:
         run = s.get(Run, run_id)
@@ -101,6 +101,7 @@ def test_a_render_over_its_budget_fails_f1_by_the_declared_rule(
         assert ev is not None and "exceeds the render budget" in ev.reasons
         rec = s.scalar(select(RenderRecord).where(RenderRecord.run_id == run_id))
         assert rec is not None and rec.status == "over_budget" and rec.attempts == 1
+        assert rec.cause == "cpu_budget" and rec.cpu_ms is not None and rec.cpu_ms >= 2000
         assert rec.detail is not None and rec.detail.startswith("exceeds the render budget: ")
         stage = s.scalar(
             select(StageRecord).where(StageRecord.run_id == run_id, StageRecord.stage == "render")

@@ -70,11 +70,10 @@ def test_outcomes_follow_the_rules(ctx: ServiceContext, render_pool: WorkerPool)
 def test_a_render_past_its_budget_fails_by_rule_never_incomplete(
     ctx: ServiceContext, render_pool: WorkerPool
 ) -> None:
-    """A render the pool kills at its wall clock (here: a 10 ms budget no render can meet) is the
+    """A render over its CPU budget (here: 10 ms of CPU time, which no render meets) is the
     drawing's cost, not the machinery's: it fails by the declared rule "exceeds the render
-    budget" (issue 14, item 8; it used to make the run incomplete). The machinery's own failures
-    stay incomplete (test_budget.py, and the next test)."""
-    hasty = CountingRenderer(ctx.settings, render_pool, timeout_s=0.01)
+    budget". The budget is CPU time, so the verdict is the same however busy the machine is."""
+    hasty = CountingRenderer(ctx.settings, render_pool, cpu_budget_s=0.01)
     ok_work, bad_work = _submit(ctx, GOOD, SCRIPT)
     _drain(ctx, machinery(ctx, hasty))
     run = _run(ctx, ok_work)
@@ -82,10 +81,30 @@ def test_a_render_past_its_budget_fails_by_rule_never_incomplete(
     assert _run(ctx, bad_work).outcome == "fail"  # broke a declared rule: fail regardless
     with ctx.db.read() as s:
         rec = s.scalar(select(RenderRecord).where(RenderRecord.run_id == ok_work))
-        assert rec is not None and (rec.status, rec.cause) == ("over_budget", "timeout")
-        assert rec.attempts == 1  # a job past its wall clock is not retried (it would again)
+        assert rec is not None and (rec.status, rec.cause) == ("over_budget", "cpu_budget")
+        assert rec.attempts == 1  # a render over its CPU budget is not retried (it would again)
+        assert rec.cpu_ms is not None and rec.cpu_ms >= 10.0
         ev = s.scalar(select(Evaluation).where(Evaluation.run_id == ok_work))
         assert ev is not None and "exceeds the render budget" in ev.reasons
+
+
+def test_a_render_the_wall_clock_stops_is_retried_once_then_incomplete(
+    ctx: ServiceContext, render_pool: WorkerPool
+) -> None:
+    """A render stopped by the wall-clock safety stop (here: 10 ms) with its CPU time under the
+    budget says the machine was busy, nothing about the drawing: it is retried once on a fresh
+    worker at lower concurrency and, stopped again, the run is ``incomplete`` with the cause —
+    never a fail of the work. What the submitter reads says why."""
+    hasty = CountingRenderer(ctx.settings, render_pool, timeout_s=0.01)
+    (ok_work,) = _submit(ctx, GOOD)
+    _drain(ctx, machinery(ctx, hasty))
+    run = _run(ctx, ok_work)
+    assert (run.outcome, run.outcome_cause) == ("incomplete", "render_incomplete: wall_stop")
+    with ctx.db.read() as s:
+        rec = s.scalar(select(RenderRecord).where(RenderRecord.run_id == ok_work))
+        assert rec is not None and (rec.status, rec.cause) == ("incomplete", "wall_stop")
+        assert rec.attempts == 2  # the first stop was retried once
+        assert rec.detail is not None and "not a verdict on the drawing" in rec.detail
 
 
 def test_stage_errors_are_retried_then_recorded_incomplete(
