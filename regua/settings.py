@@ -47,7 +47,7 @@ class Settings(BaseSettings):
         description="Wall-clock limit of a sandbox job without a CPU budget (self-test, doctor)",
     )
     render_wall_factor: float = Field(
-        default=4.0,
+        default=10.0,
         ge=1.5,
         le=50,
         description="A render's wall-clock safety stop, in multiples of its CPU budget",

@@ -188,9 +188,9 @@ class Watchdog:
         if browsers and not any(_running(p) for p in browsers):
             job.browser_died = True
             job.driver_killed = kill_driver() > 0
-        elif time.monotonic() - job.started >= job.wall_stop_s:
-            job.stopped_by = "wall"
-            kill_renderers()  # the blocked call returns; the job answers "timeout"
         elif job.used_cpu_s() >= job.cpu_budget_s:
             job.stopped_by = "cpu"
-            kill_renderers()  # the job answers "cpu_budget"
+            kill_renderers()  # the blocked call returns; the job answers "cpu_budget"
+        elif time.monotonic() - job.started >= job.wall_stop_s:
+            job.stopped_by = "wall"
+            kill_renderers()  # the job answers "timeout"
