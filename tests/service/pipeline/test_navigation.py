@@ -88,9 +88,7 @@ def test_a_meta_refresh_is_refused_recorded_and_fails_f1_never_incomplete(api: A
 
 
 @pytest.mark.parametrize("name", ["form", "location"])
-def test_form_submission_and_location_changes_never_leave_the_drawing(
-    api: Api, name: str
-) -> None:
+def test_form_submission_and_location_changes_never_leave_the_drawing(api: Api, name: str) -> None:
     """Neither can run here (no script, no user to press the button): the run is judged on the
     drawing itself, and nothing navigated."""
     run_id = _submit(api, {"form": FORM, "location": LOCATION}[name])
