@@ -389,6 +389,13 @@ class BrowserSession:
             self._instrument = page.evaluate_handle(_INSTRUMENT_FACTORY)
         return self._instrument.evaluate(_CALL, arg)
 
+    def evaluate_source(self, page: Page, arg: dict[str, Any]) -> Any:
+        """The instrumentation script, sent and compiled anew with every call.
+
+        The reference path of :mod:`render.frames` (kept for comparisons) calls it so.
+        """
+        return page.evaluate(_INSTRUMENT, arg)
+
     def screenshot(self) -> bytes:
         """PNG of the viewport in device pixels, straight from DevTools (fast path)."""
         if self._cdp is None or self._key is None:

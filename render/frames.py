@@ -93,9 +93,15 @@ class FrameLoop:
                 self._reuse(known, time_s, result, files)
         return kinds
 
+    def _evaluate(self, arg: dict[str, Any]) -> Any:
+        if self.reference:
+            return self.session.evaluate_source(self.page, arg)
+        return self.session.evaluate(self.page, arg)
+
     def _seek(self, time_s: float) -> dict[str, Any]:
-        op = "seek" if self.reference else "frame"
-        seek: dict[str, Any] = self.session.evaluate(self.page, {"op": op, "t": time_s})
+        seek: dict[str, Any] = self._evaluate(
+            {"op": "seek" if self.reference else "frame", "t": time_s}
+        )
         return seek
 
     def _capture(self, time_s: float, result: dict[str, Any], files: dict[str, bytes]) -> _Captured:
@@ -118,10 +124,10 @@ class FrameLoop:
         self, png: bytes, time_s: float, ms: int
     ) -> tuple[list[dict[str, Any]], dict[str, bytes]]:
         parts = self.task.output.required_ids
-        evaluate = functools.partial(self.session.evaluate, self.page)
         if self.reference:
-            masks = capture_masks(parts, evaluate, self.session.screenshot, _size(png))
+            masks = capture_masks(parts, self._evaluate, self.session.screenshot, _size(png))
             return encode_masks(masks, time_s, ms)
+        evaluate = functools.partial(self.session.evaluate, self.page)
         if self._masks is None:
             self._masks = MaskCapture(parts, _size(png))
         masks = self._masks.capture(evaluate, self.session.screenshot)

@@ -168,6 +168,9 @@
     const before = new Set(animations());
     const els = paintable();
     const styles = els.map((el) => getComputedStyle(el));
+    // no element declares a transition: none can start, so none needs cancelling (each check
+    // would force a style recalculation of the whole document)
+    const transitions = styles.some((cs) => cs.transitionDuration.split(",").some((d) => parseFloat(d) > 0));
     const reads = styles.map((cs) => ({
       fill: cs.fill !== "none",
       stroke: cs.stroke !== "none",
@@ -205,9 +208,9 @@
       }
       present[id] = anc;
     }
-    W.__reguaMask = { saved, els, partEls, before };
+    W.__reguaMask = { saved, els, partEls, before, transitions };
     if (paint) maskPaint(paint);
-    cancelNewTransitions(before);
+    if (transitions) cancelNewTransitions(before);
     return { present, painted: els.length };
   }
   function maskPaint(spec) {
@@ -232,7 +235,7 @@
       setImp(st, "mix-blend-mode", spec.additive ? "plus-lighter" : "normal");
       setImp(st, "isolation", spec.additive ? "isolate" : "auto");
     }
-    cancelNewTransitions(m.before);
+    if (m.transitions) cancelNewTransitions(m.before);
     return true;
   }
   function maskRestore() {
@@ -241,7 +244,7 @@
     for (const [el, style] of m.saved) {
       if (style === null) el.removeAttribute("style"); else el.setAttribute("style", style);
     }
-    cancelNewTransitions(m.before);
+    if (m.transitions) cancelNewTransitions(m.before);
     delete W.__reguaMask;
     return true;
   }

@@ -114,7 +114,7 @@ def _capture(
     result["animation"] = {"detected": bool(kinds), "kinds": sorted(kinds)}
     # A text with no script vector at all needs no DevTools metrics round trip to prove that no
     # script ran; any other text is checked (ScriptDuration growing).
-    ran = False if swappable(spec.svg) else session.script_executed()
+    ran = False if swappable(spec.svg) and not spec.reference else session.script_executed()
     # Chromium's own XML tree viewer (shown for XML outside the SVG/XHTML namespaces)
     # runs built-in script and styles; no page script can run in such a document.
     viewer = bool(info.get("xml_viewer")) and info.get("root_ns") == XHTML_NS
