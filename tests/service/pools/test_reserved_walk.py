@@ -329,6 +329,17 @@ def test_reviewer_is_never_offered_a_reserved_item(world: PoolWorld) -> None:
     assert _stored(world) == before  # neither refusal stored anything
 
 
+def test_review_listing_shows_reserved_items_to_admins_only(world: PoolWorld) -> None:
+    """Was: ``GET /v1/reviews`` listed a reviewer every reserved item with its final label."""
+    reserved = set(world.reserved_items()) | set(world.owned_items())
+    assert reserved
+    listed = world.client("reviewer").get("/v1/reviews").json()["items"]
+    assert listed and not reserved & {i["item_id"] for i in listed}
+    assert not {world.spec.ref, world.family.ref} & {i["task"] for i in listed}
+    everything = world.client("admin").get("/v1/reviews").json()["items"]
+    assert reserved <= {i["item_id"] for i in everything}
+
+
 def _stored(world: PoolWorld) -> tuple[int, int]:
     """How many runs and review labels are stored."""
     with world.ctx.db.read() as s:
