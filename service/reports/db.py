@@ -304,5 +304,5 @@ def generate_report(
     )
     if submitted_by is None:  # admins: replies that carried a reserved task (issue 16)
         reported = {row.run_id for row in inputs.rows}
-        report["leaks"] = leak_report(session, reported)
+        report["leaks"] = [entry.model_dump() for entry in leak_report(session, reported)]
     return report, inputs

@@ -21,7 +21,7 @@ from service.access.tokens import Principal
 from service.api.deps import Caller, Ctx
 from service.api.headers import REPORT_HEADERS
 from service.experiments.access import readable_experiment, readable_windows
-from service.experiments.html import render_experiment_html
+from service.experiments.exports import experiment_page_html
 from service.experiments.jobs import experiment_progress, start_experiment
 from service.experiments.report_db import experiment_history, experiment_report
 from service.experiments.spec import ExperimentFile, load_experiment_text, parse_experiment
@@ -140,11 +140,7 @@ def get_experiment_report(experiment_id: str, ctx: Ctx, caller: Caller) -> dict[
 @router.get("/{experiment_id}/report.html", response_class=HTMLResponse)
 def get_experiment_report_html(experiment_id: str, ctx: Ctx, caller: Caller) -> HTMLResponse:
     """The report page (SVG charts, no script) with the experiment's windows over time."""
-    _may_read(ctx, caller, experiment_id)
-    experiment_progress(ctx, experiment_id)
-    report = experiment_report(ctx.db, experiment_id)
-    history = experiment_history(ctx.db, report["experiment"]["name"])
-    return HTMLResponse(render_experiment_html(report, history), headers=REPORT_HEADERS)
+    return HTMLResponse(experiment_page_html(ctx, experiment_id, caller), headers=REPORT_HEADERS)
 
 
 @router.get("/{name}/history", response_model=ExperimentHistory)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Query
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -24,7 +22,6 @@ from service.api.text import displayable
 from service.context import ServiceContext
 from service.generation.store import generation_view
 from service.pipeline.submit import Submission
-from service.reports.leaks import leak_views
 from service.reports.runs import run_summary, run_view
 from service.storage import Run
 
@@ -107,11 +104,11 @@ def list_runs(
         if task:
             q = q.where(Run.task_ref == task)
         runs = [run_summary(r, include_model=True) for r in s.scalars(q)]
-    return RunList.model_validate({"runs": runs, "limit": limit, "offset": offset})
+    return RunList(runs=runs, limit=limit, offset=offset)
 
 
-@router.get("/{run_id}", response_model=RunView, response_model_exclude_unset=False)
-def get_run(run_id: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
+@router.get("/{run_id}", response_model=RunView)
+def get_run(run_id: str, ctx: Ctx, caller: Caller) -> RunView:
     """One run: its status, outcome, results, stage records and artifacts.
 
     Status (queued | running | done), outcome with cause, per-criterion results with verdicts
@@ -120,11 +117,8 @@ def get_run(run_id: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
     caller.require("submitter")
     with ctx.db.read() as s:
         run = _readable(caller, s.get(Run, run_id), run_id, s)
-        view = run_view(s, run, include_model=True)
-        if caller.is_admin:
-            view["leaks"] = leak_views(s, run.id)
+        record = run_view(s, run, include_model=True, leaks=caller.is_admin)
         generation = generation_view(s, run_id)
-    view["generation"] = generation.model_dump(mode="json") if generation else None
-    if view.get("model"):  # params stored before unstorable text was refused (issue 14)
-        view["model"]["params"] = displayable(view["model"].get("params"))
-    return view
+    if record.model is not None:  # params stored before unstorable text was refused
+        record.model.params = displayable(record.model.params)
+    return RunView(**dict(record), generation=generation)

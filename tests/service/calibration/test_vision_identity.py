@@ -155,7 +155,7 @@ def _the_run_view_shows_each_vote_and_its_gate_decision(
     with ctx.db.read() as s:
         run = s.get(Run, run_id)
         assert run is not None
-        view = run_view(s, run, include_model=False)
+        view = run_view(s, run, include_model=False).model_dump(mode="json")
     shown: set[str] = set()
     for c in view["evaluation"]["criteria"]:
         for vote in c["votes"]:
