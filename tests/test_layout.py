@@ -4,6 +4,7 @@ small modules, small functions, typed stage boundaries, and no module-level impo
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 from pathlib import Path
 
@@ -129,3 +130,44 @@ def test_no_import_cycle_among_project_modules() -> None:
             if graph.chain_exists(imported, module):
                 cycles.append((module, imported))
     assert cycles == [], f"import cycles: {cycles[:10]}"
+
+
+PACKAGES = ("regua", "tasks", "checks", "sandbox", "render", "judges", "service")
+ISSUE_MENTION = re.compile(r"\bissue ?#?\d+", re.IGNORECASE)
+
+
+def _package_files() -> list[Path]:
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", *PACKAGES],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return [REPO_ROOT / f for f in listed if (REPO_ROOT / f).suffix in TEXT_SUFFIXES]
+
+
+TEXT_SUFFIXES = {".py", ".yaml", ".yml", ".json", ".html", ".j2", ".css", ".js", ".md", ".txt"}
+
+
+def test_packages_keep_history_in_the_changelog() -> None:
+    """Code states its rule; which issue brought it is the changelog's business."""
+    mentions = [
+        f"{p.relative_to(REPO_ROOT)}:{i}"
+        for p in _package_files()
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if ISSUE_MENTION.search(line) and "procrastinate issues" not in line
+    ]
+    assert mentions == []
+
+
+def test_package_docstrings_say_what_the_package_owns() -> None:
+    """A package's docstring is more than its folder's name."""
+    bare = []
+    for init in sorted(p for folder in PACKAGES for p in (REPO_ROOT / folder).rglob("__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        folder = init.parent.relative_to(REPO_ROOT).as_posix()
+        words = {folder, folder.replace("/", "."), f"regua: {init.parent.name}"}
+        if "migrations" not in init.parts and doc.strip().rstrip(".") in words | {""}:
+            bare.append(folder)
+    assert bare == []

@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from regua.errors import NotFoundError
 from service.access.pools import check_task_access
-from service.api.deps import Caller, Ctx
+from service.api.deps import Ctx, Submitter
 from service.api.text import Text
 from service.generation import jobs
 from service.generation.jobs import GenerationJob, GenerationJobView
@@ -55,7 +55,7 @@ class GenerationRequest(BaseModel):
 
 @router.post("", status_code=202, response_model=GenerationJobView)
 def create_generation(
-    body: GenerationRequest, ctx: Ctx, caller: Caller, response: Response
+    body: GenerationRequest, ctx: Ctx, caller: Submitter, response: Response
 ) -> GenerationJobView:
     """Generate ``repeats`` replies and queue each as a run (202 with a job to poll).
 
@@ -66,7 +66,6 @@ def create_generation(
     provider error is not refused: its run is stored ``incomplete`` with the cause.
     ``wait``: 201 once every run is stored.
     """
-    caller.require("submitter")
     params = body.params()
     check_allowed(ctx.settings, params, is_admin=caller.is_admin)
     check_generation(ctx, body.task, params)
@@ -80,9 +79,8 @@ def create_generation(
 
 
 @router.get("/{job_id}", response_model=GenerationJobView)
-def get_generation(job_id: str, caller: Caller) -> GenerationJobView:
+def get_generation(job_id: str, caller: Submitter) -> GenerationJobView:
     """A generation job: state, repeats done, run ids once done (kept in memory only)."""
-    caller.require("submitter")
     job = jobs.find(job_id)
     if job is None or (not caller.is_admin and job.token_id != caller.token_id):
         raise NotFoundError(f"no generation {job_id!r} (jobs are kept in memory until restart)")

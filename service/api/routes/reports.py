@@ -15,7 +15,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from service.api.deps import Caller, Ctx
+from service.api.deps import Ctx, Submitter
 from service.api.headers import REPORT_HEADERS
 from service.reports.exports import csv_text, summary_rows
 from service.reports.html import stylesheet
@@ -52,7 +52,7 @@ class ReportDocument(BaseModel):
 @router.get("", response_model=ReportDocument, response_model_by_alias=True)
 def get_report(
     ctx: Ctx,
-    caller: Caller,
+    caller: Submitter,
     task: list[str] = TaskQ,
     group_by: GroupBy = Query(default="model"),
     model: list[str] = ModelQ,
@@ -74,7 +74,7 @@ def get_report(
 @router.get("/html", response_class=HTMLResponse)
 def get_report_html(
     ctx: Ctx,
-    caller: Caller,
+    caller: Submitter,
     task: list[str] = TaskQ,
     group_by: GroupBy = Query(default="model"),
     model: list[str] = ModelQ,
@@ -92,7 +92,7 @@ def get_report_html(
 @router.get("/summary.csv", response_class=Response, responses={200: {"content": {"text/csv": {}}}})
 def get_report_csv(
     ctx: Ctx,
-    caller: Caller,
+    caller: Submitter,
     task: list[str] = TaskQ,
     group_by: GroupBy = Query(default="model"),
     model: list[str] = ModelQ,

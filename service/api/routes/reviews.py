@@ -13,7 +13,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
 from service.access.pools import hidden_refs, sees_hidden
-from service.api.deps import Caller, Ctx
+from service.api.deps import Ctx, Reviewer
 from service.review import store
 from service.review.actions import label_item, next_item_for, reviewer_of
 from service.review.agreement import ReviewStatus
@@ -74,7 +74,7 @@ class ReviewBody(BaseModel):
 
 
 @router.get("/next", response_model=NextItem)
-def next_item(ctx: Ctx, caller: Caller, skip: list[str] = Query(default=[])) -> NextItem:
+def next_item(ctx: Ctx, caller: Reviewer, skip: list[str] = Query(default=[])) -> NextItem:
     """The next item this reviewer should label (``item`` is null when none is left).
 
     Disputed items the caller took no part in come first (the caller adjudicates them);
@@ -85,7 +85,7 @@ def next_item(ctx: Ctx, caller: Caller, skip: list[str] = Query(default=[])) -> 
 
 
 @router.post("/{item_id}", response_model=Posted)
-def post_review(item_id: str, body: ReviewBody, ctx: Ctx, caller: Caller) -> Posted:
+def post_review(item_id: str, body: ReviewBody, ctx: Ctx, caller: Reviewer) -> Posted:
     """Label an item.
 
     Resolving it appends a ``review`` evaluation of the run (nothing is overwritten). 409 when
@@ -107,7 +107,7 @@ def post_review(item_id: str, body: ReviewBody, ctx: Ctx, caller: Caller) -> Pos
 @router.get("", response_model=ReviewList, response_model_exclude_unset=True)
 def list_reviews(
     ctx: Ctx,
-    caller: Caller,
+    caller: Reviewer,
     status: Literal["open", "disputed", "resolved"] | None = Query(default=None),
     limit: int = Query(default=500, ge=1, le=5000),
     offset: int = Query(default=0, ge=0),
