@@ -73,7 +73,8 @@ def test_an_unreachable_endpoint_and_a_missing_model_are_failures() -> None:
 
 
 def test_combine_rules() -> None:
-    x, y, tie = (PairAnswer(w, "r", "{}") for w in ("X", "Y", "tie"))  # type: ignore[arg-type]
+    x, y, tie = (PairAnswer(w, "r", "{}") for w in ("X", "Y", "tie"))
+
     assert combine(x, y) == ("a", False)
     assert combine(y, x) == ("b", False)
     assert combine(tie, tie) == ("tie", False)

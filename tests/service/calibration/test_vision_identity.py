@@ -54,7 +54,10 @@ def _truth(data: Path) -> dict[str, dict[str, str]]:
     truth: dict[str, dict[str, str]] = defaultdict(dict)
     for item in bundle.calibration_set.items:
         for frame in frames.get(item.artifact_sha256, []):
-            truth[frame][item.criterion] = bundle.calibration_set.reference(item.item_id).status
+            status = bundle.calibration_set.reference(item.item_id).status
+            if status is not None:  # a disputed item has no reference to answer with
+                truth[frame][item.criterion] = status
+
     return truth
 
 
