@@ -24,8 +24,8 @@ from typing import Any
 # Importing the two built-in modules registers every built-in perturbation.
 from judges.calibration import perturb_change, perturb_declared, perturb_keep  # noqa: F401
 from judges.calibration.perturb_declared import DECLARED_PERTURBATIONS
+from judges.calibration.perturb_registry import PERTURBATIONS, Family, registered_perturbations
 from judges.calibration.perturb_registry import Effect as Effect
-from judges.calibration.perturb_registry import Family, registered_perturbations
 from judges.calibration.perturb_registry import (
     PerturbationNotApplicableError as PerturbationNotApplicableError,
 )
@@ -42,15 +42,8 @@ MANIFEST_SCHEMA = "regua.perturbation-manifest/1"
 
 
 def get_perturbation(perturbation_id: str) -> PerturbationSpec:
-    """The registered perturbation with this id (CalibrationError listing known ids)."""
-    known = registered_perturbations()
-    try:
-        return known[perturbation_id]
-    except KeyError:
-        names = ", ".join(sorted(known))
-        raise CalibrationError(
-            f"unknown perturbation {perturbation_id!r}; known: {names}"
-        ) from None
+    """The registered perturbation with this id (:class:`UnknownPerturbationError` otherwise)."""
+    return PERTURBATIONS.get(perturbation_id)
 
 
 def list_perturbations(*, declared: bool = False) -> tuple[PerturbationSpec, ...]:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from regua.errors import NotFoundError
+from regua.registry import Registry
 from service.experiments.spec import ModelParams
 
 if TYPE_CHECKING:
@@ -69,25 +69,21 @@ class Generator(Protocol):
         ...
 
 
-_GENERATORS: dict[str, Generator] = {}
+GENERATORS: Registry[Generator] = Registry(
+    "experiment generator",
+    builtins=("service.experiments.builtin",),
+    entry_point_group="regua.experiment_generators",
+)
+"""Generators by name; the generation runner registers ``runner`` (:mod:`.builtin`)."""
 DEFAULT = "runner"
 """The generator experiments use unless one is named: the service's generation runner."""
 
 
-def register_generator(generator: Generator) -> Generator:
-    """Register ``generator`` under its name (a later one of the same name replaces it)."""
-    _GENERATORS[generator.name] = generator
-    return generator
+def register_generator(generator: Generator, *, replace: bool = False) -> Generator:
+    """Register ``generator`` under its name."""
+    return GENERATORS.register(generator.name, generator, replace=replace)
 
 
 def get_generator(name: str | None = None) -> Generator:
     """The generator named ``name`` (default :data:`DEFAULT`)."""
-    key = name or DEFAULT
-    found = _GENERATORS.get(key)
-    if found is None:
-        known = ", ".join(sorted(_GENERATORS)) or "(none)"
-        raise NotFoundError(
-            f"no experiment generator {key!r} is registered (known: {known}); the generation "
-            "runner registers 'runner' when service.generation is installed"
-        )
-    return found
+    return GENERATORS.get(name or DEFAULT)

@@ -11,7 +11,6 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from service.experiments import builtin  # noqa: F401  (registers the "runner" generator)
 from service.experiments.generator import get_generator
 from service.experiments.plan import resolve_plan
 from service.experiments.runner import generate_cases, runs_left
