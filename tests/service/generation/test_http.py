@@ -85,9 +85,7 @@ def test_generation_job_runs_and_refusals(gen_ctx: ServiceContext) -> None:
         assert s.query(Run).count() == 5  # 2 + 2 generated + 1 submitted; refusals stored none
 
 
-def test_submitter_allow_lists_and_admins(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_submitter_allow_lists_and_admins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GEN_TEST_LOCAL_KEY", "sk-local-123456")
     settings = Settings(
         data_dir=tmp_path,
