@@ -70,7 +70,7 @@ class AnthropicMessages:
         stop = doc.get("stop_reason")
         return ModelReply(
             text=text,
-            usage=usage_of(doc.get("usage"), "input_tokens", "output_tokens"),
+            usage=usage_of(doc.get("usage")),
             finish_reason=str(stop) if stop is not None else None,
             refusal=stop == "refusal",
             body=raw,

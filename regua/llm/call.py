@@ -116,9 +116,17 @@ def count(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def usage_of(raw: object, tokens_in: str, tokens_out: str) -> Usage:
-    """The :class:`Usage` of a provider's usage object, with its two token-count fields."""
+INPUT_TOKENS = ("prompt_tokens", "input_tokens")
+OUTPUT_TOKENS = ("completion_tokens", "output_tokens")
+
+
+def _first(doc: Mapping[str, JsonValue], names: tuple[str, ...]) -> int | None:
+    return next((n for n in (count(doc.get(k)) for k in names) if n is not None), None)
+
+
+def usage_of(raw: object) -> Usage:
+    """The :class:`Usage` of a provider's usage object (OpenAI's or Anthropic's field names)."""
     doc: dict[str, JsonValue] = dict(raw) if isinstance(raw, dict) else {}
     cost = doc.get("cost")
     reported = float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
-    return Usage(count(doc.get(tokens_in)), count(doc.get(tokens_out)), reported, doc)
+    return Usage(_first(doc, INPUT_TOKENS), _first(doc, OUTPUT_TOKENS), reported, doc)

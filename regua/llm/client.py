@@ -3,17 +3,20 @@
 The same for every caller (judges, pairwise judges, generation) and every provider; tenacity does
 the retrying. Retried: the statuses of :data:`~regua.llm.http.RETRYABLE_STATUS`, timeouts and
 transport errors. ``Retry-After`` is obeyed up to :attr:`RetryPolicy.max_retry_after_s`. Each
-attempt holds a slot of the endpoint's key (:func:`~regua.llm.endpoint.limit_key`) in the
-limiter in force. A provider error is never raised: it comes back as a :class:`CallResult`
-without a reply, with a :class:`CallFailure` whose texts passed the redaction step.
+attempt (but the bundled mock's, which reaches no endpoint) holds a slot of the endpoint's key
+(:func:`~regua.llm.endpoint.limit_key`) in the limiter in force. A provider error is never
+raised: it comes back as a :class:`CallResult` without a reply, with a :class:`CallFailure`
+whose texts passed the redaction step.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -112,8 +115,16 @@ class _Pool:
                 self._client, self._pid = httpx.Client(), os.getpid()
             return self._client
 
+    def close(self) -> None:
+        """Close the kept-alive connections (at exit)."""
+        with self._lock:
+            if self._client is not None and self._pid == os.getpid():
+                self._client.close()
+            self._client = None
+
 
 _POOL = _Pool()
+atexit.register(_POOL.close)
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -164,7 +175,7 @@ def call_model(
             retry=retry_if_exception(_retryable),
             reraise=True,
         ):
-            with attempt, limiter.slot(key, hold_s):
+            with attempt, nullcontext() if provider.mock else limiter.slot(key, hold_s):
                 attempts += 1
                 t0 = time.perf_counter()
                 reply = provider.send(http, call)

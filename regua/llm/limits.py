@@ -143,6 +143,17 @@ def install_limiter(limiter: Limiter | None) -> Limiter | None:
         return previous
 
 
+def uninstall_limiter(limiter: Limiter, previous: Limiter | None) -> None:
+    """Put ``previous`` back if ``limiter`` is still the one installed.
+
+    Closing out of order leaves a later installer's limiter in place.
+    """
+    global _installed
+    with _LOCK:
+        if _installed is limiter:
+            _installed = previous
+
+
 def limiter_for(settings: Settings | None) -> Limiter:
     """The limiter in force: the installed one, else the in-process one of ``settings``."""
     with _LOCK:

@@ -66,7 +66,7 @@ class OpenAIChat:
         finish = choice.get("finish_reason")
         return ModelReply(
             text=text,
-            usage=usage_of(doc.get("usage"), "prompt_tokens", "completion_tokens"),
+            usage=usage_of(doc.get("usage")),
             finish_reason=str(finish) if finish is not None else None,
             refusal=refused or finish == "content_filter",
             body=raw,
