@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from regua.llm.call import ModelCall
 from regua.llm.client import CallFailure, CallResult, RetryPolicy, call_model
 from regua.llm.limits import limiter_for
-from regua.llm.redact import redactor_for
+from regua.llm.redact import Redactor, redactor_for
 from regua.settings import Settings
 
 RAW_ERROR_CHARS = 2000
@@ -36,7 +36,13 @@ def ask(call: ModelCall, policy: RetryPolicy, settings: Settings | None) -> Call
 
 
 def failed_call(failure: CallFailure, base_url: str, timeout_s: float) -> FailedCall:
-    """The judge failure of a call that got no reply."""
+    """The judge failure of a call that got no reply (redacted: a URL may hold a key)."""
+    found = _failed(failure, base_url, timeout_s)
+    clean = Redactor()
+    return FailedCall(clean(found.cause), clean(found.detail), clean.optional(found.raw))
+
+
+def _failed(failure: CallFailure, base_url: str, timeout_s: float) -> FailedCall:
     raw = failure.body[:RAW_ERROR_CHARS] or None
     if failure.kind == "timeout":
         return FailedCall("timeout", f"no reply within {timeout_s:g}s")

@@ -34,6 +34,9 @@ def _clean(base_url: str) -> tuple[str, str, str, str]:
         host = f"[{host}]"
     if parts.port is not None and parts.port != _DEFAULT_PORTS.get(scheme):
         host = f"{host}:{parts.port}"
+    userinfo, at, _ = parts.netloc.rpartition("@")
+    if at:  # credentials in the URL are kept for the request (and redacted from every text)
+        host = f"{userinfo}@{host}"
     path = re.sub(r"/{2,}", "/", parts.path).rstrip("/")
     return scheme, host, path, parts.query
 

@@ -3,7 +3,8 @@
 Every text that comes from a model provider (an error message, a reply body, a cause) passes
 :class:`Redactor` before anything keeps it: the values of every configured key variable (and
 the call's own key) are replaced by ``[redacted]``, and so is anything a provider echoes after
-an ``Authorization``, ``x-api-key`` or ``api-key`` header name, or after ``Bearer``.
+an ``Authorization``, ``x-api-key`` or ``api-key`` header name or after ``Bearer``, and the
+credentials of a URL (``https://user:key@host``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ _HEADER = re.compile(
     r"(\W{0,3}[:=]\W{0,3})"
     r"((?:bearer|basic|token)\s+)?[^\s\"',;}\]]+"
 )
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@")
+"""Credentials written into a URL (``https://user:key@host``)."""
 _BEARER = re.compile(r"(?i)\b(bearer\s+)(?=[A-Za-z._~+/=]*[0-9_-])[A-Za-z0-9._~+/=-]{12,}")
 """A bearer token: 12 or more token characters with a digit, ``-`` or ``_`` (not a word)."""
 
@@ -43,6 +46,7 @@ class Redactor:
         for secret in self._secrets:
             text = text.replace(secret, REDACTED)
         text = _HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+        text = _USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
         return _BEARER.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
 
     def optional(self, text: str | None) -> str | None:
