@@ -142,8 +142,8 @@ class Settings(BaseSettings):
     judge_fleet_limit: int = Field(
         default=8,
         ge=1,
-        description="Judge calls in flight per judge across all workers "
-        "(a lease table in PostgreSQL)",
+        description="Model calls in flight per endpoint (API + base URL), judges and "
+        "generation together, across all processes (a lease table in PostgreSQL)",
     )
     artifacts_url: str | None = Field(
         default=None,
@@ -163,7 +163,11 @@ class Settings(BaseSettings):
     )
 
     generation_concurrency: int = Field(
-        default=4, ge=1, le=256, description="Calls in flight at once per model provider"
+        default=4,
+        ge=1,
+        le=256,
+        description="Model calls in flight at once per endpoint (API + base URL) in one "
+        "process, judges and generation together",
     )
     generation_rate_per_minute: float = Field(
         default=0.0, ge=0, description="Calls per minute per model provider (0: no limit)"

@@ -87,16 +87,10 @@ BACKENDS: Registry[BackendFactory] = Registry(
     entry_point_group="regua.sandbox_backends",
 )
 """Isolation backends by name; the built-in modules register themselves on import."""
-
-
-def register_backend(name: str, factory: BackendFactory, *, replace: bool = False) -> None:
-    """Register a backend factory under ``name`` (plugins and built-ins alike)."""
-    BACKENDS.register(name, factory, replace=replace)
-
-
-def available_backends() -> list[str]:
-    """Names of the registered backends."""
-    return BACKENDS.names()
+register_backend = BACKENDS.register
+"""``register_backend(name, factory, *, replace=False)``: plugins and built-ins alike."""
+available_backends = BACKENDS.names
+"""Names of the registered backends, sorted."""
 
 
 def get_backend(name: str) -> SandboxBackend:

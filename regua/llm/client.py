@@ -3,8 +3,8 @@
 The same for every caller (judges, pairwise judges, generation) and every provider; tenacity does
 the retrying. Retried: the statuses of :data:`~regua.llm.http.RETRYABLE_STATUS`, timeouts and
 transport errors. ``Retry-After`` is obeyed up to :attr:`RetryPolicy.max_retry_after_s`. Each
-attempt (but the bundled mock's, which reaches no endpoint) holds a slot of the endpoint's key
-(:func:`~regua.llm.endpoint.limit_key`) in the limiter in force. A provider error is never
+attempt holds a slot of the endpoint's key (:func:`~regua.llm.endpoint.limit_key`; the bundled
+mock's is ``mock``) in the limiter in force. A provider error is never
 raised: it comes back as a :class:`CallResult` without a reply, with a :class:`CallFailure`
 whose texts passed the redaction step.
 """
@@ -16,7 +16,6 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -175,7 +174,7 @@ def call_model(
             retry=retry_if_exception(_retryable),
             reraise=True,
         ):
-            with attempt, nullcontext() if provider.mock else limiter.slot(key, hold_s):
+            with attempt, limiter.slot(key, hold_s):
                 attempts += 1
                 t0 = time.perf_counter()
                 reply = provider.send(http, call)

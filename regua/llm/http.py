@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -16,25 +17,23 @@ RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 MAX_DETAIL = 500
 
 
+@dataclass(eq=False)
 class ProviderHttpError(GenerationError):
-    """The provider answered with an error status, or with a body that is no answer."""
+    """The provider answered with an error status, or with a body that is no answer.
 
-    def __init__(
-        self,
-        cause: str,
-        *,
-        retryable: bool,
-        retry_after_s: float | None = None,
-        status: int | None = None,
-        body: str = "",
-    ) -> None:
-        """Keep the cause (e.g. ``http_429: slow down``), whether to retry and the server's wait."""
-        self.cause = cause
-        self.retryable = retryable
-        self.retry_after_s = retry_after_s
-        self.status = status
-        self.body = body
-        super().__init__(cause)
+    ``cause`` is one line (e.g. ``http_429: slow down``); ``status`` is None for a 2xx answer
+    that carries no reply; ``retry_after_s`` is the server's wait, when it sent one.
+    """
+
+    cause: str
+    retryable: bool = field(kw_only=True)
+    retry_after_s: float | None = field(default=None, kw_only=True)
+    status: int | None = field(default=None, kw_only=True)
+    body: str = field(default="", kw_only=True)
+
+    def __str__(self) -> str:
+        """The cause."""
+        return self.cause
 
 
 def retry_after_s(response: httpx.Response) -> float | None:

@@ -102,6 +102,8 @@ class FleetSlots:
                 self.give(key, slot)
 
 
+MAX_POLL_S = 1.0
+"""The longest wait between two tries for a fleet slot."""
 MAX_KEY = 200
 """``regua_slots.key`` is varchar(200): a longer endpoint key is stored by its hash."""
 
@@ -116,33 +118,21 @@ class FleetLimiter:
     """At most ``limit`` model calls in flight per endpoint key across the whole fleet.
 
     Waits for a free slot as long as it takes (a slot held by a dead process frees itself when
-    its lease ends), polling at ``poll_s`` up to ``max_poll_s``.
+    its lease ends), polling at ``poll_s``, doubling up to :data:`MAX_POLL_S`.
     """
 
-    def __init__(
-        self,
-        db: Database,
-        holder: str,
-        limit: int,
-        *,
-        poll_s: float = 0.05,
-        max_poll_s: float = 1.0,
-    ) -> None:
+    def __init__(self, db: Database, holder: str, limit: int, *, poll_s: float = 0.05) -> None:
         """Lease slots of ``db``'s table as ``holder``."""
         self.slots = FleetSlots(db, holder)
         self.limit = limit
-        self.poll_s, self.max_poll_s = poll_s, max_poll_s
+        self.poll_s = poll_s
 
     @contextlib.contextmanager
     def slot(self, key: str, hold_s: float) -> Iterator[None]:
         """Hold one fleet slot of ``key`` for one attempt (leased for ``hold_s`` seconds)."""
-        row = slot_key(key)
-        pause = self.poll_s
-        taken = self.slots.try_take(row, self.limit, hold_s)
-        while taken is None:
-            time.sleep(pause)
-            pause = min(self.max_poll_s, pause * 2)
-            taken = self.slots.try_take(row, self.limit, hold_s)
+        row, pauses = slot_key(key), self._pauses()
+        while (taken := self.slots.try_take(row, self.limit, hold_s)) is None:
+            time.sleep(next(pauses))
         try:
             yield
         finally:
@@ -151,3 +141,10 @@ class FleetLimiter:
     def in_flight(self, key: str) -> int:
         """Slots of ``key`` leased right now, by any process."""
         return self.slots.in_flight(slot_key(key))
+
+    def _pauses(self) -> Iterator[float]:
+        """Waits between tries: doubling from ``poll_s`` up to :data:`MAX_POLL_S`."""
+        pause = self.poll_s
+        while True:
+            yield pause
+            pause = min(MAX_POLL_S, pause * 2)

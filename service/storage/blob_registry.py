@@ -26,16 +26,10 @@ SCHEMES: Registry[BlobStoreOpener] = Registry(
     entry_point_group="regua.blob_stores",
 )
 """Blob store openers by URL scheme; the built-in modules register themselves on import."""
-
-
-def register_blob_scheme(scheme: str, opener: BlobStoreOpener, *, replace: bool = False) -> None:
-    """Register the store opened for artifacts URLs of ``scheme`` (plugins and built-ins alike)."""
-    SCHEMES.register(scheme, opener, replace=replace)
-
-
-def blob_schemes() -> list[str]:
-    """The registered URL schemes."""
-    return SCHEMES.names()
+register_blob_scheme = SCHEMES.register
+"""``register_blob_scheme(scheme, opener, *, replace=False)``: plugins and built-ins alike."""
+blob_schemes = SCHEMES.names
+"""The registered URL schemes, sorted."""
 
 
 def artifacts_url(settings: Settings) -> str:
