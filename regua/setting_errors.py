@@ -17,6 +17,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import ValidationError
 from pydantic.fields import FieldInfo
+from pydantic_core import ErrorDetails
 from pydantic_settings import SettingsConfigDict
 
 from regua.errors import ConfigurationError
@@ -92,13 +93,18 @@ def settings_error(
         if field is None or name in lines:
             continue
         variable = f"{prefix}{name}".upper()
-        value = os.environ.get(variable, error.get("input"))
-        lines[name] = (
-            f"{variable}={_shown(value, secret=not field.repr)}: expected {expected_form(field)}"
-        )
+        shown = _shown(os.environ.get(variable, error.get("input")), secret=not field.repr)
+        lines[name] = f"{variable}={shown}: {_expected(error, field)}"
     if not lines:
         return ConfigurationError(f"invalid settings: {exc.error_count()} error(s)")
     return ConfigurationError("\n".join(lines.values()))
+
+
+def _expected(error: ErrorDetails, field: FieldInfo) -> str:
+    """What the setting must be: a validator's own words, else the field's type and bounds."""
+    if error["type"] == "value_error":
+        return str(error.get("ctx", {}).get("error", error["msg"]))
+    return f"expected {expected_form(field)}"
 
 
 def _shown(value: Any, *, secret: bool) -> str:

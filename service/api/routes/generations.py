@@ -59,11 +59,13 @@ def create_generation(
 ) -> GenerationJobView:
     """Generate ``repeats`` replies and queue each as a run (202 with a job to poll).
 
-    Refused before any call: 403 for a submitter's base URL or key variable outside the
-    service's allow-lists (``REGUA_GENERATION_BASE_URLS``, ``REGUA_GENERATION_KEY_ENVS``) or
-    for a reserved task (admins only: its prompt is never sent for a submitter), 404
-    for an unknown task, 422 for an unknown API or a key variable not set in the service. A
-    provider error is not refused: its run is stored ``incomplete`` with the cause.
+    Refused before any call: 403 for a key variable sent anywhere it is not bound to
+    (``REGUA_GENERATION_KEY_ENVS``: ``VAR=API[@BASE_URL]``), a submitter's base URL or key
+    variable outside the service's allow-lists (``REGUA_GENERATION_BASE_URLS``), or a reserved
+    task (admins only: its prompt is never sent for a submitter); the 403 says nothing about
+    which variables the service has. 404 for an unknown task; 422 for an admin's key variable
+    that is not set. A provider error is not refused: its run is stored ``incomplete`` with
+    the cause.
     ``wait``: 201 once every run is stored.
     """
     params = body.params()

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner, Result
 
+from regua.llm.testing import Reply, scripted_server
 from service.cli import app
-from tests.helpers.llm_server import Reply, fake_llm_server
 from tests.helpers.server import REPO, Served
 
 TASK = "pelican-bicycle-structured@1"
@@ -65,7 +65,7 @@ def test_only_the_setting_that_does_not_parse_is_reported() -> None:
 def test_a_comma_separated_list_setting_is_honoured_by_the_service(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()
-    with fake_llm_server() as llm:
+    with scripted_server() as llm:
         listed = f"{llm.url}/v1"
         server = Served(data, REGUA_GENERATION_BASE_URLS=f"http://127.0.0.1:9/v1, {listed}")
         try:

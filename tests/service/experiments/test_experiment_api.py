@@ -77,7 +77,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         ),
         ({"file": GOOD.replace("static", "nope")}, 422, "arms.0 (a): unknown task"),
         ({"file": GOOD, "experiment": {"id": "x"}}, 422, "give exactly one of 'file'"),
-        ({"file": GOOD, "generator": "nope"}, 404, "no experiment generator 'nope'"),
+        ({"file": GOOD, "generator": "nope"}, 404, "unknown experiment generator 'nope'"),
         ({"file": GOOD + "panel: pelican-bicycle-llm@9\n"}, 422, "pelican-bicycle-llm@9"),
         (
             {"file": GOOD.replace("api: mock", "api: openai, base_url: 'http://10.0.0.1/v1'")},
@@ -87,7 +87,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         (
             {"file": GOOD.replace("api: mock", "api: openai, api_key_env: REGUA_SECRET")},
             403,
-            "a submitter may not name REGUA_SECRET as the API key",
+            "no key REGUA_SECRET may be sent to openai",
         ),
     ],
 )
