@@ -42,6 +42,7 @@ def test_a_setting_that_does_not_parse_is_one_line_per_variable(tmp_path: Path) 
         "REGUA_QUEUE": "fast",
         "REGUA_SUBMITTER_QUEUE_SHARE": "2",
         "REGUA_GENERATION_BASE_URLS": "[1,",
+        "REGUA_GENERATION_KEY_ENVS": "OPENAI_API_KEY=openai,BAD",
     }
     done = _regua("token", "create", "--role", "submitter", "--data-dir", str(data), env=bad)
     assert done.returncode == 2
@@ -51,6 +52,9 @@ def test_a_setting_that_does_not_parse_is_one_line_per_variable(tmp_path: Path) 
         "REGUA_SUBMITTER_QUEUE_SHARE='2': expected a number greater than 0 and at most 1",
         "REGUA_QUEUE='fast': expected one of auto, embedded, procrastinate",
         "REGUA_GENERATION_BASE_URLS='[1,': expected a comma-separated list (a,b) or a JSON list",
+        "REGUA_GENERATION_KEY_ENVS='OPENAI_API_KEY=openai,BAD': key binding 'BAD' is not of the "
+        "form VAR=API or VAR=API@BASE_URL (e.g. OPENAI_API_KEY=openai, "
+        "VLLM_KEY=openai@http://gpu:8000/v1)",
     ]
     assert not data.exists()  # no database, no secret, no token was made
 
