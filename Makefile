@@ -18,7 +18,7 @@ lint: setup
 	$(VENV)/ruff format --check .
 
 typecheck: setup
-	$(VENV)/mypy $(PACKAGES)
+	$(VENV)/mypy $(PACKAGES) tests
 
 imports: setup
 	$(VENV)/lint-imports

@@ -1,4 +1,4 @@
-"""``reference-drawing``: a task's reference drawing passes its own criteria (issue 16).
+"""``reference-drawing``: a task's reference drawing passes its own criteria.
 
 The drawing goes through the static checks, is rendered in the sandbox (real pool) and every
 criterion the geometry judge answers is measured on its masks with ``geometry@1`` (the profile
@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager, nullcontext
 
 import judges
 from checks import check_reply
-from judges.geometry import GeometryJudge
+from judges.geometry.judge import GeometryJudge
 from judges.static import StaticJudge
 from regua.settings import Settings, load_settings
 from sandbox import WorkerPool

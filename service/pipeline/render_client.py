@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import JsonValue
+
 import judges
 from judges.jury import RENDER_BUDGET_REASON
 from regua.settings import Settings
@@ -68,7 +70,7 @@ class RenderOutput:
         return self.log.detail
 
     @property
-    def sandbox(self) -> dict[str, object]:
+    def sandbox(self) -> dict[str, JsonValue]:
         """How the sandbox ran the job (backend, limits)."""
         return self.log.sandbox
 
@@ -110,7 +112,7 @@ class RenderOutput:
         return path
 
 
-def handler_config(settings: Settings, *, self_test: bool = True) -> dict[str, object]:
+def handler_config(settings: Settings, *, self_test: bool = True) -> dict[str, JsonValue]:
     """The render handler's config for these settings."""
     return {
         "chromium_path": str(settings.chromium_path),
@@ -174,7 +176,7 @@ def render_artifact(
     cpu = cpu_budget_s if cpu_budget_s is not None else task.output.max_render_cpu_s
     wall = timeout_s if timeout_s is not None else cpu * wall_factor
     budget = _Budget(cpu, wall, pool.limits.memory_mb)
-    job: dict[str, object] = {
+    job: dict[str, JsonValue] = {
         "kind": "render",
         "svg": svg_text,
         "task": task.to_wire(),
@@ -204,7 +206,7 @@ def render_artifact(
     return second
 
 
-def _attempt_summary(out: RenderOutput) -> dict[str, object]:
+def _attempt_summary(out: RenderOutput) -> dict[str, JsonValue]:
     log = out.log
     return {
         "status": log.render_status or log.status,
@@ -217,7 +219,7 @@ def _attempt_summary(out: RenderOutput) -> dict[str, object]:
 
 def _run(
     pool: WorkerPool,
-    job: dict[str, object],
+    job: dict[str, JsonValue],
     task: TaskSpec,
     budget: _Budget,
     *,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 import judges
 
@@ -107,7 +107,7 @@ class RenderLog(_Entry):
     errors: list[RenderProblem] = Field(default_factory=list)
     navigations: list[Navigation] = Field(default_factory=list)
     """Navigations of the page the policy refused (meta refresh, form submission …)."""
-    sandbox: dict[str, object] = Field(default_factory=dict)
+    sandbox: dict[str, JsonValue] = Field(default_factory=dict)
     cpu_budget_s: float | None = None
     """The render budget: CPU seconds of the sandbox's whole process tree (the task's)."""
     cpu_ms: float | None = None
@@ -123,7 +123,7 @@ class RenderLog(_Entry):
     """Time the render waited for a free worker before it started (not part of its cost)."""
     stopped_by: str | None = None
     """``cpu`` (the budget) or ``wall`` (the safety stop) when the render was stopped."""
-    attempts: list[dict[str, object]] = Field(default_factory=list)
+    attempts: list[dict[str, JsonValue]] = Field(default_factory=list)
     """Earlier attempts (cause, CPU and wall time) when the render was retried."""
 
     def summary(self) -> judges.RenderSummary:

@@ -1,0 +1,174 @@
+"""The ``vision-llm`` judge: one criterion per request to a vision model.
+
+Speaks the OpenAI-compatible chat-completions API and the Anthropic messages API through
+:mod:`regua.llm` (one base URL with or without ``/v1``: OpenAI gets
+``{base}/v1/chat/completions``, Anthropic ``{base}/v1/messages``). Base URL, model and key come
+from the profile (``params.base_url``, ``model``, ``params.api_key_env``: the name of an
+environment variable holding the key) or from settings (``REGUA_JUDGE_BASE_URL``,
+``REGUA_JUDGE_MODEL``, ``REGUA_JUDGE_API_KEY``). Retries follow the profile (``max_retries``,
+``backoff_s``; ``Retry-After`` obeyed up to ``max_retry_wait_s``); a call that gets no reply or
+an unusable reply is a :class:`JudgeFailure`. The key is never logged nor copied into an error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import re
+import time
+
+from judges.inputs import FrameImage, JudgeInput
+from judges.model import Evidence, JudgeFailure, JudgeProfile, Verdict
+from judges.vision.calls import ask, failed_call
+from judges.vision.prompt import (
+    ReplyError,
+    judge_messages,
+    parse_answer,
+    pick_frames,
+    split_template,
+)
+from regua.llm.call import ModelCall, Usage
+from regua.llm.client import RetryPolicy
+from regua.llm.endpoint import api_base
+from regua.settings import Settings
+from tasks import Criterion, TaskSpec
+
+log = logging.getLogger(__name__)
+
+APIS = ("openai", "anthropic")
+
+
+def effective_profile(profile: JudgeProfile, settings: Settings | None) -> JudgeProfile:
+    """The profile with its model filled in from settings when the profile leaves it open.
+
+    The model is part of the judge's identity, so a profile completed from settings gets its own
+    id ``NAME+MODEL@VERSION`` (e.g. ``vision-llm-openai+llava-13b@1``) and its own content hash.
+    """
+    if profile.model or settings is None or not settings.judge_model:
+        return profile
+    name, _, version = profile.id.partition("@")
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", settings.judge_model).strip("-")
+    return dataclasses.replace(
+        profile, id=f"{name}+{slug}@{version}", model=settings.judge_model, expected_hash=None
+    )
+
+
+class VisionJudge:
+    """A vision-LLM judge bound to one profile and one endpoint."""
+
+    def __init__(self, profile: JudgeProfile, settings: Settings | None = None) -> None:
+        """Resolve the endpoint, key, timeouts and retry policy from the profile and settings.
+
+        Profile parameters win over ``settings``.
+        """
+        self.profile = effective_profile(profile, settings)
+        params = self.profile.params
+        self.api = str(params.get("api", "openai"))
+        if self.api not in APIS:
+            raise ValueError(f"vision-llm api must be openai or anthropic, not {self.api!r}")
+        base = params.get("base_url") or (settings.judge_base_url if settings else None)
+        self.base_url = api_base(self.api, str(base) if base else None)
+        key_env = params.get("api_key_env")
+        env_key = os.environ.get(str(key_env)) if key_env else None
+        self._api_key = env_key or (settings.judge_api_key if settings else None)
+        timeout = params.get("timeout_s") or (settings.judge_timeout_s if settings else 60.0)
+        self.timeout_s = float(timeout)
+        max_wait = float(params.get("max_retry_wait_s", 30.0))
+        self.policy = RetryPolicy(
+            max_attempts=int(params.get("max_retries", 3)) + 1,
+            backoff_s=float(params.get("backoff_s", 0.5)),
+            max_backoff_s=max_wait,
+            max_retry_after_s=max_wait,
+        )
+        self.max_frames = int(params.get("max_frames", 8))
+        skip = params.get("skip_criteria", ("F1",))
+        self.skip = frozenset(str(c) for c in skip)
+        self._settings = settings
+        split_template(self.profile.prompt_template)  # a malformed template fails early
+
+    def __repr__(self) -> str:
+        """Profile, API and base URL; never the API key."""
+        return f"VisionJudge(profile={self.profile.id!r}, api={self.api!r}, base={self.base_url!r})"
+
+    def answers(self, task: TaskSpec, criterion: Criterion) -> bool:
+        """Every criterion except the delivery rules (F1), which are decided statically."""
+        del task  # Judge protocol; which criteria are skipped does not depend on the task
+        return criterion.id not in self.skip
+
+    def _call(self, inp: JudgeInput, frames: list[FrameImage]) -> ModelCall:
+        params = self.profile.params
+        messages = judge_messages(inp.task, inp.criterion, frames, self.profile.prompt_template)
+        return ModelCall(
+            api=self.api,
+            model=self.profile.model or "",
+            messages=messages,
+            base_url=self.base_url,
+            temperature=float(params.get("temperature", 0.0)),
+            max_tokens=int(params.get("max_tokens", 400)),
+            timeout_s=self.timeout_s,
+            api_key=self._api_key,
+        )
+
+    def _fail(
+        self, inp: JudgeInput, cause: str, detail: str, started: float, raw: str | None = None
+    ) -> JudgeFailure:
+        ms = (time.perf_counter() - started) * 1000.0
+        log.warning("judge %s on %s failed: %s", self.profile.id, inp.criterion.id, cause)
+        return JudgeFailure(inp.criterion.id, self.profile.id, cause, detail, ms, raw)
+
+    def judge(self, inp: JudgeInput) -> Verdict | JudgeFailure:
+        """Ask the model about one criterion and validate its answer."""
+        started = time.perf_counter()
+        if not self.profile.model:
+            return self._fail(
+                inp, "not_configured", "no model (profile or REGUA_JUDGE_MODEL)", started
+            )
+        if not inp.frames:
+            return self._fail(inp, "no_frames", "no rendered frame to show the model", started)
+        shown = pick_frames(inp.frames, self.max_frames)
+        result = ask(self._call(inp, shown), self.policy, self._settings)
+        if result.reply is None:
+            assert result.failure is not None
+            failed = failed_call(result.failure, self.base_url, self.timeout_s)
+            return self._fail(inp, failed.cause, failed.detail, started, failed.raw)
+        reply = result.reply
+        try:
+            answer = parse_answer(reply.text, [f.time_s for f in shown])
+        except ReplyError as exc:
+            return self._fail(inp, exc.cause, str(exc), started, reply.body[:20000])
+        ref = next((f.artifact_ref for f in shown if f.time_s == answer.time_s), None)
+        if ref is None and len(shown) == 1:
+            ref = shown[0].artifact_ref
+        ms = (time.perf_counter() - started) * 1000.0
+        return Verdict(
+            criterion=inp.criterion.id,
+            status=answer.status,
+            evidence=Evidence(ref, answer.time_s, answer.evidence),
+            judge_profile_id=self.profile.id,
+            latency_ms=ms,
+            usage=dict(reply.usage.raw) or None,
+            cost_usd=self._cost(reply.usage),
+            details={"api": self.api, "model": self.profile.model},
+            raw_reply=reply.text,
+        )
+
+    def _cost(self, usage: Usage) -> float | None:
+        """Cost of one call in USD, or None when it cannot be known.
+
+        The provider's reported cost wins; otherwise it is computed from token counts and the
+        profile's prices (USD per million tokens).
+        """
+        if usage.reported_cost_usd is not None:
+            return usage.reported_cost_usd
+        price_in = self.profile.params.get("usd_per_mtok_in")
+        price_out = self.profile.params.get("usd_per_mtok_out")
+        tin, tout = usage.input_tokens, usage.output_tokens
+        if price_in is None or price_out is None or tin is None or tout is None:
+            return None
+        return (tin * float(price_in) + tout * float(price_out)) / 1_000_000
+
+
+def create_vision_judge(profile: JudgeProfile, settings: Settings | None = None) -> VisionJudge:
+    """Factory registered for kind ``vision-llm``."""
+    return VisionJudge(profile, settings)
