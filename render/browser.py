@@ -23,7 +23,6 @@ import contextlib
 import os
 import secrets
 import time
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -41,71 +40,21 @@ from playwright.sync_api import (
 )
 
 from regua.errors import ConfigurationError, RenderError
+from render.launch import (
+    FONTCONFIG_FILE,
+    LAUNCH_ARGS,
+    SUPPORTED_FONT_SETS,
+    BrowserConfig,
+)
 from render.netlog import RequestLog, swappable
 from render.watchdog import Watchdog, browser_pids
 from tasks import RenderProfile
 
-FONTS_DIR = Path(__file__).resolve().parent / "fonts"
-FONTCONFIG_FILE = FONTS_DIR / "fonts.conf"
-SUPPORTED_FONT_SETS = ("dejavu",)
 ORIGIN_SUFFIX = "regua-render.invalid"
 SHELL = b'<svg xmlns="http://www.w3.org/2000/svg"/>'
 _INSTRUMENT = resources.files("render").joinpath("instrument.js").read_text(encoding="utf-8")
 _INSTRUMENT_FACTORY = "() => " + _INSTRUMENT.strip()
 _CALL = "(instrument, arg) => instrument(arg)"
-
-LAUNCH_ARGS = (
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--no-default-browser-check",
-    "--disable-quic",
-    "--disable-gpu",
-    "--disable-gpu-vsync",
-    # No "--disable-frame-rate-limit": unthrottled begin frames make the browser and GPU
-    # processes redraw back to back while a screenshot is pending, which more than doubled the
-    # CPU per job (measured 40 -> 23 ms per static job) and starved the other workers; frames
-    # are pixel-identical either way (seeked-and-paused state, see below).
-    # Animations run on the main thread only, so a seeked-and-paused state is exactly what the
-    # next captured frame shows (no compositor-thread copy still running for a frame or two).
-    "--disable-threaded-animation",
-    "--disable-threaded-scrolling",
-    "--disable-checker-imaging",
-    # Partial raster re-rasters only the invalidated part of a tile, which made a frame depend on
-    # which frames were drawn before it (up to 1,000 edge pixels off by up to 35 levels at the
-    # same seeked state, measured on samples/outputs/animated-pedalling.svg); without it a frame
-    # is a function of the document's state alone, so an equal state may reuse a capture.
-    "--disable-partial-raster",
-    "--dns-prefetch-disable",
-    "--disable-preconnect",
-    "--disable-domain-reliability",
-    "--disable-client-side-phishing-detection",
-    "--disable-default-apps",
-    "--disable-extensions",
-    "--disable-breakpad",
-    "--disable-crash-reporter",
-    "--metrics-recording-only",
-    "--mute-audio",
-    "--host-resolver-rules=MAP * ~NOTFOUND",
-    "--disable-features=NetworkPrediction,NetworkServiceInProcess2,BackForwardCache,"
-    "RenderDocument,ProactivelySwapBrowsingInstance,Translate,OptimizationHints,MediaRouter,"
-    "AutofillServerCommunication,CertificateTransparencyComponentUpdater,"
-    "DialMediaRouteProvider,InterestFeedContentSuggestions,SpeculationRulesPrefetchFuture,"
-    "Prerender2,PreconnectToSearch,LoadingPredictorUseLocalPredictions",
-    "--blink-settings=dnsPrefetchingEnabled=false",
-)
-
-
-@dataclass(frozen=True)
-class BrowserConfig:
-    """How the worker's browser is launched and recycled."""
-
-    chromium_path: str = "/usr/bin/chromium"
-    chromium_no_sandbox: bool = False
-    context_reuse_jobs: int = 100
-    swap_documents: bool = True
-    extra_args: tuple[str, ...] = ()
 
 
 class BrowserSession:

@@ -17,8 +17,9 @@ import time
 from typing import Any
 
 from regua.errors import RenderError, TimingSelfTestError
-from render.browser import BrowserConfig, BrowserSession
+from render.browser import BrowserSession
 from render.job import DEFAULT_DEADLINE_S, render_job
+from render.launch import BrowserConfig
 from render.selftest import run_selftest
 
 

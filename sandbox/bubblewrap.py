@@ -155,11 +155,7 @@ class BubblewrapProcess:
         return tree_rss_bytes(self._popen.pid, precise)
 
     def cpu_meter(self) -> tuple[CgroupCpuMeter | TreeCpuMeter, str]:
-        """A meter of the whole sandbox tree's CPU time from now on, and its source.
-
-        ``cgroup``: the sandbox's cgroup v2 ``cpu.stat`` (exact, includes every process that ever
-        ran in it); ``tree``: the process tree's rusage from ``/proc`` (see sandbox.cputime).
-        """
+        """A meter of the sandbox tree's CPU time from now on: ``cgroup`` (cpu.stat) or ``tree``."""
         if self.cgroup is not None and cgroup_cpu_s(self.cgroup) is not None:
             return CgroupCpuMeter(self.cgroup), "cgroup"
         root = self._popen.pid

@@ -310,21 +310,7 @@ class Worker:
             self.kill()
             return incomplete("output_too_large", str(exc))
         except (OSError, ProtocolError) as exc:
-            # the worker closing its stdout (EOF) or its stdin (EPIPE) means it died, even if
-            # bwrap has not been reaped yet; only a malformed frame is a protocol error
-            crashed = isinstance(exc, (OSError, PeerClosedError)) or self._proc.poll() is not None
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self._proc.wait(timeout=1.0)  # let the exit status and stderr arrive
-            detail = self._explain(exc)
-            capped = self._over_memory or bool(getattr(self._proc, "memory_cap_hit", bool)())
-            self.kill()
-            if self._cpu.over_hard_stop():
-                budget = self._cpu.budget_s or 0.0
-                return incomplete("cpu_budget", f"job passed its CPU budget of {budget:g} s")
-            if capped:
-                limit = self.limits.memory_mb
-                return incomplete("oom", f"sandbox memory passed {limit} MB and was killed")
-            return incomplete("crash" if crashed else "protocol_error", detail)
+            return incomplete(*self._why_it_died(exc))
         if header.get("type") == "error":
             outcome = incomplete("handler_error", f"{header.get('error')}: {header.get('detail')}")
             outcome.cause = str(header.get("cause") or "handler_error")
@@ -346,6 +332,23 @@ class Worker:
             elapsed_ms=round((time.monotonic() - started) * 1000, 1),
             sandbox=self.sandbox_info(),
         )
+
+    def _why_it_died(self, exc: OSError | ProtocolError) -> tuple[Cause, str]:
+        """The cause and detail of a job whose worker stopped answering (the sandbox is killed)."""
+        assert self._proc is not None
+        # the worker closing its stdout (EOF) or its stdin (EPIPE) means it died, even if
+        # bwrap has not been reaped yet; only a malformed frame is a protocol error
+        crashed = isinstance(exc, (OSError, PeerClosedError)) or self._proc.poll() is not None
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._proc.wait(timeout=1.0)  # let the exit status and stderr arrive
+        detail = self._explain(exc)
+        capped = self._over_memory or bool(getattr(self._proc, "memory_cap_hit", bool)())
+        self.kill()
+        if self._cpu.over_hard_stop():
+            return "cpu_budget", f"job passed its CPU budget of {self._cpu.budget_s or 0.0:g} s"
+        if capped:
+            return "oom", f"sandbox memory passed {self.limits.memory_mb} MB and was killed"
+        return ("crash" if crashed else "protocol_error"), detail
 
     def close(self, grace_s: float = 5.0) -> None:
         """Ask the worker to stop (stdin closed), then kill the sandbox."""

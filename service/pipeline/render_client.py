@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import JsonValue
 
@@ -274,7 +275,7 @@ _INNER_CAUSE = {"timeout": "render_timeout", "crash": "render_crash", "cpu_budge
 
 
 def _cost(
-    log: RenderLog, outcome: JobOutcome, budget: _Budget, result: dict[str, Any] | None
+    log: RenderLog, outcome: JobOutcome, budget: _Budget, result: Mapping[str, JsonValue] | None
 ) -> None:
     """Record the render's CPU time, wall time and queue wait, each on its own."""
     inner_cpu = result.get("cpu_ms") if result else None

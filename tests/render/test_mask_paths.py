@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import judges
-from judges.geometry import GeometryJudge
+from judges.geometry.judge import GeometryJudge
 from sandbox import WorkerPool
 from service.pipeline.render_client import RenderOutput
 from tasks import TaskSpec, bundled_registry

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import json
+from typing import Any
 
 import httpx
 import pytest
@@ -52,13 +53,13 @@ def _submit(api: Api, output: str) -> str:
     return str(posted.json()["run_id"])
 
 
-def _render_log(api: Api, run_id: str) -> dict[str, object]:
+def _render_log(api: Api, run_id: str) -> dict[str, Any]:
     with api.ctx.db.read() as s:
         rec = s.scalar(select(RenderRecord).where(RenderRecord.run_id == run_id))
         assert rec is not None and rec.status == "ok", (rec.status, rec.cause) if rec else None
         art = s.get(Artifact, rec.log_artifact_id)
         assert art is not None
-        doc: dict[str, object] = json.loads(api.ctx.blobs.get(art.sha256))
+        doc: dict[str, Any] = json.loads(api.ctx.blobs.get(art.sha256))
     return doc
 
 
@@ -73,11 +74,11 @@ def test_a_meta_refresh_is_refused_recorded_and_fails_f1_never_incomplete(api: A
     evidence = json.dumps(f1)
     assert "tried to navigate the page away (meta-refresh to about:blank)" in evidence
     stored = _render_log(api, run_id)
-    assert stored["document"]["root"] == "svg"  # type: ignore[index]  # the drawing stayed
-    (nav,) = stored["navigations"]  # type: ignore[misc]
+    assert stored["document"]["root"] == "svg"  # the drawing stayed
+    (nav,) = stored["navigations"]
     assert nav["kind"] == "meta-refresh" and nav["url"] == "about:blank"
     assert "sandboxed" in nav["detail"]  # Chromium's own words for the refusal
-    assert len(stored["frames"]) == 1  # type: ignore[arg-type]
+    assert len(stored["frames"]) == 1
     render = view["render"]  # its cost, without the wait for a free worker
     assert render["status"] == "ok" and render["cpu_ms"] > 0 and render["elapsed_ms"] > 0
     assert render["queue_wait_ms"] is not None
@@ -96,6 +97,6 @@ def test_form_submission_and_location_changes_never_leave_the_drawing(api: Api, 
     view = api.client.get(f"/v1/runs/{run_id}", headers=api.h("submitter")).json()
     assert view["outcome"]["status"] != "incomplete", view["outcome"]
     stored = _render_log(api, run_id)
-    assert stored["document"]["root"] == "svg"  # type: ignore[index]
+    assert stored["document"]["root"] == "svg"
     assert stored["navigations"] == [] and stored["script_executed"] is False
-    assert len(stored["frames"]) == 1  # type: ignore[arg-type]
+    assert len(stored["frames"]) == 1
