@@ -16,6 +16,9 @@ On ``../shared/corpora/llm_svgs`` (every file of ``index.csv``), in the same run
 - the sandboxed pool (bubblewrap, uid nobody, no network, per-job clean browsing state, timing
   self-test at worker start) renders every file as a static-task job (one frame, no masks), all
   workers busy. Throughput is frames per second of wall time, after a warm-up pass;
+- ``--identity`` instead renders every file on the default path and on the reference path
+  (``mask_path="reference"``: the instrumentation sent with every call, metrics read) and
+  compares the frames byte for byte;
 - cold start: the time from spawning a sandbox to the worker's ``ready`` (browser launch and
   self-test included), per worker, and the browser launch alone;
 - peak memory per worker: private RSS (``RssAnon`` + ``RssShmem``) of the whole sandbox process
@@ -253,6 +256,22 @@ def bench_pool(files: list[tuple[str, str]], workers: int, repeat: int) -> dict[
     }
 
 
+def bench_identity(files: list[tuple[str, str]]) -> dict[str, Any]:
+    """Frames of every file on the default path against the reference path, byte for byte."""
+    task = bundled_registry().get(TASK)
+    same, differ = 0, []
+    with create_pool(Settings(render_workers=1), size=1) as pool:
+        for name, text in files:
+            fast = render_artifact(text, task, pool, masks=False)
+            ref = render_artifact(text, task, pool, masks=False, mask_path="reference")
+            shas = ([f.sha256 for f in fast.log.frames], [f.sha256 for f in ref.log.frames])
+            if shas[0] == shas[1] and fast.status == ref.status:
+                same += 1
+            else:
+                differ.append(name)
+    return {"files": len(files), "identical": same, "differ": differ}
+
+
 def _print_report(report: dict[str, Any], workers: int) -> None:
     """The figures in words, each ratio against its reference measured in the same run."""
     files, repeat, load = report["files"], report["repeat"], report["loadavg"]
@@ -297,11 +316,21 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="folder with index.csv")
+    parser.add_argument(
+        "--identity", action="store_true", help="only compare frames with the reference path"
+    )
     args = parser.parse_args()
     if not args.corpus.is_dir():
         print(f"corpus not found at {args.corpus} (pass --corpus)", file=sys.stderr)
         return 2
     files = load_files(args.limit, args.corpus)
+    if args.identity:
+        found = bench_identity(files)
+        print(
+            f"{found['identical']}/{found['files']} files: identical frames on the default and the"
+            f" reference path; differ: {found['differ'] or 'none'}"
+        )
+        return 0 if not found["differ"] else 1
     args.workers = args.workers or Settings().render_workers
     results = [
         bench_serial("cairosvg", cairo_one, files, args.repeat),
