@@ -39,6 +39,8 @@ Cause = Literal[
     "cpu_budget",
 ]
 
+CPU_SAMPLE_S = 1.0
+"""How often the host reads a job's CPU time (without a cgroup: a walk of the whole tree)."""
 CPU_HARD_STOP = 1.5
 """The host kills a sandbox whose job used this many times its CPU budget (plus one second):
 the worker's own watchdog stops a job at the budget, this catches one that did not stop."""
@@ -161,6 +163,7 @@ class Worker:
         self._last_memory_check = 0.0
         self._sandbox: dict[str, Any] | None = None
         self._cpu = _JobCpu()
+        self._next_cpu_sample = 0.0
 
     @property
     def pid(self) -> int | None:
@@ -250,9 +253,11 @@ class Worker:
             self._over_memory = True
             self.kill()
             return
-        self._sample_cpu()
-        if self._cpu.over_hard_stop():
-            self.kill()
+        if now >= self._next_cpu_sample:  # the hard stop needs no finer grain (a tree walk)
+            self._next_cpu_sample = now + CPU_SAMPLE_S
+            self._sample_cpu()
+            if self._cpu.over_hard_stop():
+                self.kill()
 
     def _sample_cpu(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
@@ -283,6 +288,7 @@ class Worker:
         self._over_memory = False
         self._next_rss_check = 0.0
         self._cpu = _JobCpu(cpu_budget_s)
+        self._next_cpu_sample = started + CPU_SAMPLE_S / 2
         if getattr(self._proc, "cgroup", None) is not None:
             self._sample_cpu()  # exact and cheap: take the baseline now
 
