@@ -23,7 +23,7 @@ import httpx
 from typer.testing import CliRunner
 
 from service.cli import app
-from service.server.run import free_port
+from tests.helpers.ports import free_port
 from tests.helpers.server import REPO, Served
 
 SAMPLES = REPO / "samples" / "outputs"
@@ -89,9 +89,9 @@ def _one_sample(tmp_path: Path) -> Path:
     return folder
 
 
-def test_status_without_a_service_says_to_start_one() -> None:
+def test_status_without_a_service_says_to_start_one(refused_url: str) -> None:
     """Was only ``error: cannot reach the service: [Errno 111] Connection refused``."""
-    url = f"http://127.0.0.1:{free_port()}"
+    url = refused_url
     done = CliRunner().invoke(app, ["status", "0" * 32, "--url", url, "--token", "x"])
     assert done.exit_code == 1
     assert f"no regua service answers at {url}/" in done.output
