@@ -34,7 +34,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from judges.calibration import perturb  # noqa: E402
+from judges.perturbation import perturb  # noqa: E402
 from regua.settings import Settings  # noqa: E402
 from service.context import ServiceContext  # noqa: E402
 from service.evaluation.rescore import RescoreOptions, RescoreResult, rescore  # noqa: E402

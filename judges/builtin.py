@@ -10,7 +10,7 @@ import dataclasses
 
 from judges.base import Judge, JudgeRegistry
 from judges.model import JudgeProfile
-from judges.vision_prompt import DEFAULT_TEMPLATE
+from judges.vision.prompt import DEFAULT_TEMPLATE
 from regua.settings import Settings
 
 
@@ -21,13 +21,13 @@ def _static(profile: JudgeProfile, settings: Settings | None) -> Judge:
 
 
 def _geometry(profile: JudgeProfile, settings: Settings | None) -> Judge:
-    from judges.geometry import create_geometry_judge
+    from judges.geometry.judge import create_geometry_judge
 
     return create_geometry_judge(profile, settings)
 
 
 def _vision(profile: JudgeProfile, settings: Settings | None) -> Judge:
-    from judges.vision_llm import create_vision_judge
+    from judges.vision.judge import create_vision_judge
 
     return create_vision_judge(profile, settings)
 

@@ -40,7 +40,7 @@ from judges.builtin import GEOMETRY_THRESHOLDS, VISION_PARAMS
 from judges.default_registry import get_profile, registry
 from judges.model import JudgeProfile
 from judges.panel import ALL_CRITERIA, ANY_FAMILY, JudgePanel
-from judges.prompts import BALANCED, TEMPLATES, template_text
+from judges.vision.templates import BALANCED, TEMPLATES, template_text
 from regua.errors import ConfigurationError
 from tasks import bundled_registry
 

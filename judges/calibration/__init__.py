@@ -1,8 +1,11 @@
-"""Calibration of judges: perturbation sets, human labels, metrics and the reliability gate.
+"""Calibration of judges: calibration sets, human labels, metrics and the reliability gate.
+
+It measures judges against labelled drawings; the drawings of perturbation sets are made by
+:mod:`judges.perturbation` (the bundled set is regenerated from its recipe at load).
 
 Import surface::
 
-    from judges.calibration import perturb, run_calibration, load_bundled_set, GateConfig, ...
+    from judges.calibration import run_calibration, load_bundled_set, GateConfig, ...
 
 Pure functions and plain dataclasses (``to_dict``/``from_dict``); the only file I/O is in
 ``setio`` (set import/export) and ``bundled`` (the packaged set).
@@ -21,22 +24,6 @@ from judges.calibration.gate import (
 )
 from judges.calibration.labeltable import LabelFolder, read_label_folder, set_from_label_table
 from judges.calibration.metrics import Estimate, Metrics, ScoredItem, compute_metrics
-from judges.calibration.perturb import (
-    Recipe,
-    Variant,
-    default_recipes,
-    get_perturbation,
-    list_perturbations,
-    manifest_jsonl,
-    perturb,
-    perturb_many,
-)
-from judges.calibration.perturb_registry import (
-    Effect,
-    PerturbationNotApplicableError,
-    PerturbationSpec,
-    register_perturbation,
-)
 from judges.calibration.results import CalibrationRun, ItemResult
 from judges.calibration.runner import VerdictFn, VerdictLike, run_calibration
 from judges.calibration.sets import (
@@ -57,7 +44,6 @@ __all__ = [
     "CalibrationItem",
     "CalibrationRun",
     "CalibrationSet",
-    "Effect",
     "Estimate",
     "GateConfig",
     "GateDecision",
@@ -69,31 +55,20 @@ __all__ = [
     "LabelFolder",
     "Metrics",
     "Need",
-    "PerturbationNotApplicableError",
-    "PerturbationSpec",
-    "Recipe",
     "Reference",
     "ScoredItem",
     "Split",
-    "Variant",
     "VerdictFn",
     "VerdictLike",
     "build_bundle",
     "compute_metrics",
     "decide",
-    "default_recipes",
     "eligibility_table",
-    "get_perturbation",
     "human_agreement",
     "latest_decisions",
-    "list_perturbations",
     "load_bundled_set",
     "make_split",
-    "manifest_jsonl",
-    "perturb",
-    "perturb_many",
     "read_label_folder",
-    "register_perturbation",
     "run_calibration",
     "set_from_label_table",
 ]

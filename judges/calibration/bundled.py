@@ -24,7 +24,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from judges.calibration.perturb import Recipe, Variant, canonical, perturb_many, sha256_hex
 from judges.calibration.setio import labels_from_jsonl, labels_to_jsonl
 from judges.calibration.sets import (
     CalibrationItem,
@@ -34,6 +33,7 @@ from judges.calibration.sets import (
     as_role,
     make_split,
 )
+from judges.perturbation.generate import Recipe, Variant, canonical, perturb_many, sha256_hex
 from regua.errors import CalibrationError
 from tasks import TaskSpec, bundled_registry
 

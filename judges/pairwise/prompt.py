@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from judges.inputs import FrameImage
 from judges.pairwise.model import Label, PairInput
-from judges.vision_prompt import ReplyError, b64, pick_frames, reply_object
+from judges.vision.prompt import ReplyError, b64, pick_frames, reply_object
 
 SYSTEM_PROMPT = """You are a careful visual judge. You compare two drawings, X and Y, on exactly \
 one criterion, from the rendered frames you are shown.

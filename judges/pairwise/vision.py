@@ -1,6 +1,6 @@
 """The ``vision-llm`` pairwise judge: one order of a pair per request to a vision model over HTTP.
 
-Speaks the OpenAI-compatible chat-completions API (:func:`judges.vision_llm.endpoint_url`), with
+Speaks the OpenAI-compatible chat-completions API (:func:`judges.vision.judge.endpoint_url`), with
 the endpoint, model and key from settings (``REGUA_JUDGE_BASE_URL``, ``REGUA_JUDGE_MODEL``,
 ``REGUA_JUDGE_API_KEY``). 429 and 5xx are retried with a short bounded backoff; a timeout, an
 error status or a reply that is not ``{"winner": ..., "reason": ...}`` is a :class:`PairFailure`.
@@ -17,8 +17,8 @@ import httpx
 
 from judges.pairwise.model import PairAnswer, PairFailure, PairInput
 from judges.pairwise.prompt import openai_pair_body, parse_pair_answer
-from judges.vision_llm import RETRY_STATUSES, endpoint_url
-from judges.vision_prompt import ReplyError, openai_text
+from judges.vision.judge import RETRY_STATUSES, endpoint_url
+from judges.vision.prompt import ReplyError, openai_text
 from regua.settings import Settings
 
 KIND = "vision-llm"

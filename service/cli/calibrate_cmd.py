@@ -18,14 +18,14 @@ from pathlib import Path
 import typer
 
 from judges.calibration.gate import GateConfig
-from judges.calibration.perturb import (
+from judges.calibration.runner import SPLIT_NAMES
+from judges.perturbation.generate import (
     Recipe,
     default_recipes,
     list_perturbations,
     manifest_jsonl,
     perturb_many,
 )
-from judges.calibration.runner import SPLIT_NAMES
 from regua.errors import ReguaError
 from regua.settings import load_settings
 from service.calibration.calibrate import CalibrationRequest, calibrate, store_run

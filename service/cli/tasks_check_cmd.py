@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 
 # Importing these modules registers the judges-level and service-level acceptance checks.
-from judges.calibration import declared_sets  # noqa: F401
+from judges.perturbation import declared_recipes  # noqa: F401
 from service.pipeline import reference_check  # noqa: F401
 from tasks.acceptance import AcceptanceSubject, registered_acceptance_checks
 

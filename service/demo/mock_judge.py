@@ -30,7 +30,7 @@ import judges
 from judges.builtin import VISION_PARAMS, VISION_TEMPLATE_VERSION
 from judges.calibration import GateDecision
 from judges.panel import ALL_CRITERIA, JudgePanel, register_panel
-from judges.vision_prompt import DEFAULT_TEMPLATE
+from judges.vision.prompt import DEFAULT_TEMPLATE
 from service.evaluation.gate import store_decisions
 from service.storage import Database
 

@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager, nullcontext
 
 import judges
 from checks import check_reply
-from judges.geometry import GeometryJudge
+from judges.geometry.judge import GeometryJudge
 from judges.static import StaticJudge
 from regua.settings import Settings, load_settings
 from sandbox import WorkerPool

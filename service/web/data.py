@@ -11,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from regua.errors import NotFoundError
+from service.access.pools import runs_readable_by
 from service.access.tokens import Principal
 from service.reports.leaks import leak_views
 from service.reports.runs import evaluation_view, run_view
@@ -40,13 +41,10 @@ def _text(blobs: BlobStore, session: Session, run_id: str, kind: str) -> str:
     return text
 
 
-def readable_runs(principal: Principal) -> Any:
-    """A query of the runs this caller may read (own runs for submitters, all for admins)."""
+def readable_runs(principal: Principal, session: Session) -> Any:
+    """A query of the runs this caller may read (see :func:`runs_readable_by`)."""
     principal.require("submitter")
-    query = select(Run)
-    if not principal.is_admin:
-        query = query.where(Run.submitted_by == principal.token_id)
-    return query
+    return select(Run).where(runs_readable_by(principal, session))
 
 
 def run_page(
@@ -60,7 +58,7 @@ def run_page(
 
     ``evaluation_id`` shows the criteria and versions of an earlier (superseded) evaluation.
     """
-    run = session.scalar(readable_runs(principal).where(Run.id == run_id))
+    run = session.scalar(readable_runs(principal, session).where(Run.id == run_id))
     if run is None:
         raise NotFoundError(f"no run {run_id!r} readable with this token")
     view = run_view(session, run, include_model=True)
@@ -226,7 +224,7 @@ def runs_list(
     Filters: ``task``, ``model`` and ``outcome``, and a criterion's status in the run's current
     evaluation (``criterion`` + ``status``).
     """
-    query = readable_runs(principal)
+    query = readable_runs(principal, session)
     if filters.get("task"):
         query = query.where(Run.task_ref == filters["task"])
     if filters.get("model"):
@@ -268,7 +266,7 @@ def _levels(counts: Counter[str]) -> dict[str, int]:
 
 def report_page(session: Session, principal: Principal) -> list[dict[str, Any]]:
     """Per task version and model: outcome counts, the pending range, per-criterion counts."""
-    runs = list(session.scalars(readable_runs(principal).where(Run.outcome.is_not(None))))
+    runs = list(session.scalars(readable_runs(principal, session).where(Run.outcome.is_not(None))))
     by_task: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
     current_ids: dict[str, list[int]] = defaultdict(list)
     for r in runs:

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 import judges
 from judges.builtin import GEOMETRY_THRESHOLDS, VISION_PARAMS
-from judges.prompts import STRICT_RULE, TEMPLATES
+from judges.vision.templates import STRICT_RULE, TEMPLATES
 from regua.errors import ConfigurationError
 from service.cli import app
 

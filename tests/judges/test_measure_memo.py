@@ -2,7 +2,7 @@
 an earlier evaluation instead of decoding masks and building Shapely geometries again.
 
 Work is counted by wrapping ``decode_grey`` (every PNG decode) and ``mask_geometry`` (every
-Shapely build) of :mod:`judges.geometry_measure`; the code under test is not changed.
+Shapely build) of :mod:`judges.geometry.measure`; the code under test is not changed.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-import judges.geometry_measure as gm
+import judges.geometry.measure as gm
 from judges import (
     MEASURE_VERSION,
     CheckSummary,
@@ -35,7 +35,7 @@ from judges import (
     get_profile,
 )
 from judges.builtin import GEOMETRY_THRESHOLDS, register_builtins
-from judges.geometry import GeometryJudge
+from judges.geometry.judge import GeometryJudge
 from judges.measure_memo import MISSING
 from judges.model import canonical_json
 from tasks import bundled_registry

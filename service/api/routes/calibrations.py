@@ -21,6 +21,7 @@ import judges
 from judges.calibration import CalibrationRun, GateConfig
 from judges.calibration.labeltable import DEFAULT_TASK, set_from_label_table
 from regua.errors import CalibrationError, InputError, NotFoundError
+from service.access.pools import check_task_access
 from service.api.deps import Caller, Ctx
 from service.calibration.calibrate import CalibrationRequest, calibrate, store_run
 from service.calibration.sets import LoadedSet, files_artifact, set_exists
@@ -146,6 +147,7 @@ def create_calibration(
     run). The run is stored with its gate decisions, which the jury reads from then on.
     """
     caller.require("admin")
+    check_task_access(ctx.db, ctx.registry, caller, [body.task] if body.task else [])
     if body.run is not None:
         run_id = store_run(CalibrationRun.from_dict(body.run), ctx.db, requested_by=caller.token_id)
         ctx.gate.refresh()

@@ -12,6 +12,7 @@ from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
 from regua.errors import ReguaError
+from service.access.pools import check_task_access
 from service.api.deps import Caller, Ctx
 from service.context import ServiceContext
 from service.evaluation.batches import (
@@ -98,6 +99,7 @@ def create_evaluations(
     with the batch to poll at ``status_url`` (``wait``: 201 with the finished batch).
     """
     caller.require("admin")
+    check_task_access(ctx.db, ctx.registry, caller, [body.task])
     if body.wait:
         result = _run(ctx, body, caller.token_id, None)
         response.status_code = 201

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from regua.errors import NotFoundError
+from service.access.pools import check_task_access
 from service.api.deps import Caller, Ctx
 from service.api.text import Text
 from service.generation import jobs
@@ -59,7 +60,8 @@ def create_generation(
     """Generate ``repeats`` replies and queue each as a run (202 with a job to poll).
 
     Refused before any call: 403 for a submitter's base URL or key variable outside the
-    service's allow-lists (``REGUA_GENERATION_BASE_URLS``, ``REGUA_GENERATION_KEY_ENVS``), 404
+    service's allow-lists (``REGUA_GENERATION_BASE_URLS``, ``REGUA_GENERATION_KEY_ENVS``) or
+    for a reserved task (admins only: its prompt is never sent for a submitter), 404
     for an unknown task, 422 for an unknown API or a key variable not set in the service. A
     provider error is not refused: its run is stored ``incomplete`` with the cause.
     ``wait``: 201 once every run is stored.
@@ -68,6 +70,7 @@ def create_generation(
     params = body.params()
     check_allowed(ctx.settings, params, is_admin=caller.is_admin)
     check_generation(ctx, body.task, params)
+    check_task_access(ctx.db, ctx.registry, caller, [body.task])
     job = GenerationJob(body.task, params, body.repeats, caller.token_id)
     if body.wait:
         job.run(ctx)

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from judges.pairwise import pairwise_registry
 from regua.errors import NotFoundError
+from service.access.pools import check_task_access
 from service.api.deps import Caller, Ctx
 from service.pairwise.compare import PairRequest, plan_pairs, run_pairs
 from service.pairwise.ranking import RankingQuery, pairwise_ranking
@@ -113,6 +114,7 @@ def create_comparisons(
 ) -> JobView:
     """Start a job judging the pairs (checked now: a bad request is a 4xx at once)."""
     caller.require("admin")
+    check_task_access(ctx.db, ctx.registry, caller, [body.task])
     known = pairwise_registry().kinds()
     if body.judge not in known:
         raise NotFoundError(f"no pairwise judge {body.judge!r} (known: {', '.join(known)})")

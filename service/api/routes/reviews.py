@@ -215,7 +215,7 @@ def list_reviews(
     limit: int = Query(default=500, ge=1, le=5000),
     offset: int = Query(default=0, ge=0),
 ) -> ReviewList:
-    """Queue items (optionally of one state).
+    """Queue items (optionally of one state); items of reserved tasks are for admins only.
 
     Admins also get reviewer agreement (simple and Cohen's kappa) and, per judge profile, how
     many audited automatic passes were overturned.
@@ -224,7 +224,8 @@ def list_reviews(
     policy = policy_from(ctx.settings, ctx.secret)
     with ctx.db.write() as s:
         store.sync_queue(s, policy)
-        rows = store.list_items(s, status, limit, offset)
+        hidden = () if sees_hidden(reviewer.role) else sorted(hidden_refs(s))
+        rows = store.list_items(s, status, limit, offset, hidden)
         counts = store.review_counts(s)
         refs = store.task_refs(s, {i.run_id for i in rows})
         out: dict[str, Any] = {

@@ -6,9 +6,10 @@ from typing import Any
 
 from fastapi import APIRouter, Query
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from regua.errors import NotFoundError
-from service.access.pools import require_may_submit
+from service.access.pools import check_task_access, may_read_run, runs_readable_by
 from service.access.tokens import Principal
 from service.api.deps import Caller, Ctx
 from service.api.schemas import (
@@ -41,21 +42,21 @@ def _submission(req: RunRequest) -> Submission:
     )
 
 
-def _readable(principal: Principal, run: Run | None, run_id: str) -> Run:
+def _readable(principal: Principal, run: Run | None, run_id: str, session: Session) -> Run:
     """The run when the caller may read it; another submitter's run is "not found" too.
 
-    Answering 403 there would tell a submitter which run ids exist (an existence oracle).
+    Answering 403 there would tell a submitter which run ids exist (an existence oracle). A run
+    of a hidden (reserved) task is read by admins only, whoever submitted it.
     """
-    if run is None or (not principal.is_admin and run.submitted_by != principal.token_id):
+    if run is None or not may_read_run(principal, run, session):
         raise NotFoundError(f"no run {run_id!r}")
     return run
 
 
 def _may_submit(ctx: ServiceContext, caller: Principal, reqs: list[RunRequest]) -> None:
-    """403 when a non-admin submits for a reserved task (see :mod:`service.access.pools`)."""
-    specs = [ctx.registry.get(r.task) for r in reqs]
-    with ctx.db.read() as s:
-        require_may_submit(caller, specs, s)
+    """404 for an unknown task, 403 when a non-admin submits for a reserved task."""
+    refs = [ctx.registry.get(r.task).ref for r in reqs]
+    check_task_access(ctx.db, ctx.registry, caller, refs)
 
 
 @router.post("", status_code=202, response_model=RunAccepted)
@@ -100,8 +101,7 @@ def list_runs(
     caller.require("submitter")
     with ctx.db.read() as s:
         q = select(Run).order_by(Run.submitted_at.desc(), Run.id).limit(limit).offset(offset)
-        if not caller.is_admin:
-            q = q.where(Run.submitted_by == caller.token_id)
+        q = q.where(runs_readable_by(caller, s))
         if status:
             q = q.where(Run.status == status)
         if task:
@@ -119,7 +119,7 @@ def get_run(run_id: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
     """
     caller.require("submitter")
     with ctx.db.read() as s:
-        run = _readable(caller, s.get(Run, run_id), run_id)
+        run = _readable(caller, s.get(Run, run_id), run_id, s)
         view = run_view(s, run, include_model=True)
         if caller.is_admin:
             view["leaks"] = leak_views(s, run.id)

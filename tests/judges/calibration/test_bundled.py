@@ -15,8 +15,8 @@ from judges.calibration.bundled import (
     build_bundle,
     load_bundled_set,
 )
-from judges.calibration.perturb import sha256_hex
 from judges.calibration.setio import labels_from_jsonl
+from judges.perturbation.generate import sha256_hex
 from tasks import TaskSpec
 from tests.conftest import REPO_ROOT
 

@@ -9,11 +9,11 @@ from functools import cache
 import pytest
 
 from judges.calibration.bundled import Bundle, load_bundled_set
-from judges.calibration.geometry import bbox, reference_diameter, require_bbox
 from judges.calibration.runner import CalibrationRun, run_calibration
 from judges.calibration.sets import CalibrationItem
-from judges.calibration.svgtree import parse_svg, require_id
 from judges.model import JudgeFailure
+from judges.perturbation.svg_geometry import bbox, reference_diameter, require_bbox
+from judges.perturbation.svgtree import parse_svg, require_id
 from regua.errors import CalibrationError
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from judges import JudgeInput, Verdict, get_profile
-from judges.calibration.declared_sets import declared_recipes, geometric_criteria
-from judges.calibration.perturb import perturb
-from judges.geometry import GeometryJudge
+from judges.geometry.judge import GeometryJudge
+from judges.perturbation.declared_recipes import declared_recipes, geometric_criteria
+from judges.perturbation.generate import perturb
 from tasks import TaskSpec, load_task_file
 from tests.helpers.maskrender import MaskRenderer
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from judges import JudgeInput, Verdict, get_profile
-from judges.geometry import STATIC_CRITERIA, GeometryJudge
-from judges.geometry_measure import decode_mask
+from judges.geometry.judge import STATIC_CRITERIA, GeometryJudge
+from judges.geometry.measure import decode_mask
 from tasks import bundled_registry
 from tests.helpers import perturb as pt
 from tests.helpers.maskrender import MaskRenderer

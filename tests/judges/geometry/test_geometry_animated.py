@@ -16,7 +16,7 @@ from judges import (
     get_profile,
     panel_for_family,
 )
-from judges.geometry import GeometryJudge
+from judges.geometry.judge import GeometryJudge
 from tasks import bundled_registry
 from tests.helpers import perturb as pt
 from tests.helpers.maskrender import MaskRenderer

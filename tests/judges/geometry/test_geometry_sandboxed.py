@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from judges import JudgeInput, MaskImage, Verdict, get_profile
-from judges.geometry import STATIC_CRITERIA, GeometryJudge
+from judges.geometry.judge import STATIC_CRITERIA, GeometryJudge
 from tasks import bundled_registry
 from tests.helpers import perturb as pt
 

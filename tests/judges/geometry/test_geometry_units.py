@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from judges import JudgeFailure, JudgeInput, MaskImage, Verdict, get_profile
-from judges.geometry import PARTS, GeometryJudge
-from judges.geometry_measure import Region, unwrap_degrees
+from judges.geometry.judge import PARTS, GeometryJudge
+from judges.geometry.measure import Region, unwrap_degrees
 from tasks import bundled_registry
 
 STRUCTURED = bundled_registry().get("pelican-bicycle-structured@1")

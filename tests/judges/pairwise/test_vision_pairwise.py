@@ -9,7 +9,7 @@ import pytest
 from judges.inputs import FrameImage
 from judges.pairwise import PairAnswer, PairFailure, both_orders, combine, pairwise_registry
 from judges.pairwise.prompt import parse_pair_answer
-from judges.vision_prompt import ReplyError
+from judges.vision.prompt import ReplyError
 from regua.errors import JudgeError
 from regua.settings import Settings
 from tasks import bundled_registry

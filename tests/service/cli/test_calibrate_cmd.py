@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
 
-from judges.calibration.perturb import sha256_hex
 from judges.calibration.runner import CalibrationRun
+from judges.perturbation.generate import sha256_hex
 from regua.settings import Settings
 from service.cli import app
 from service.cli.calibrate_cmd import should_store

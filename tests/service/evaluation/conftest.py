@@ -53,7 +53,7 @@ class World:
 
 def drawings() -> dict[str, str]:
     """The good sample and its foot-off-pedal variants (SVG text)."""
-    from judges.calibration import perturb
+    from judges.perturbation import perturb
     from tasks import bundled_registry
 
     task = bundled_registry().get(TASK)

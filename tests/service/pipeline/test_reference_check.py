@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from judges.calibration.declared_sets import declared_recipes
-from judges.calibration.perturb import perturb
+from judges.perturbation.declared_recipes import declared_recipes
+from judges.perturbation.generate import perturb
 from sandbox import WorkerPool
 from service.pipeline.reference_check import ReferenceDrawing
 from tasks import load_task_file

@@ -7,8 +7,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from judges.geometry_measure import slope, unwrap_degrees
-from judges.geometry_scene import Finding, Scene, Thresholds
+from judges.geometry.measure import slope, unwrap_degrees
+from judges.geometry.scene import Finding, Scene, Thresholds
 from judges.model import VerdictStatus
 from tasks import TaskSpec
 from tasks.geometry import PartPair, Relation, RelationKind

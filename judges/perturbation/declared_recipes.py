@@ -1,7 +1,7 @@
 """Perturbation sets a task's declared geometry implies: one recipe per geometric criterion.
 
 :func:`declared_recipes` reads :func:`tasks.declared.declared_geometry` and fills in the
-parameters of the declared perturbations (:mod:`judges.calibration.perturb_declared`): which
+parameters of the declared perturbations (:mod:`judges.perturbation.declared`): which
 part moves off which, the reference length, and the criteria the edit must or may change.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from judges.calibration.perturb import Recipe, judged_criteria, perturb
+from judges.perturbation.generate import Recipe, judged_criteria, perturb
 from regua.errors import ReguaError
 from tasks import TaskSpec
 from tasks.acceptance import (

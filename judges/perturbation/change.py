@@ -16,7 +16,7 @@ from typing import Any
 
 from lxml import etree
 
-from judges.calibration.edits import (
+from judges.perturbation.edits import (
     ensure_defs,
     new_element,
     remove,
@@ -26,9 +26,9 @@ from judges.calibration.edits import (
     unique_id,
     wrap,
 )
-from judges.calibration.geometry import reference_diameter, require_bbox
-from judges.calibration.perturb_registry import Effect, PerturbationSpec, register_perturbation
-from judges.calibration.svgtree import apply, fmt, invert, parent_ctm, require_id
+from judges.perturbation.registry import Effect, PerturbationSpec, register_perturbation
+from judges.perturbation.svg_geometry import reference_diameter, require_bbox
+from judges.perturbation.svgtree import apply, fmt, invert, parent_ctm, require_id
 from regua.errors import CalibrationError
 
 BORDERLINE_FRACTION = 0.05

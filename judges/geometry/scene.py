@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from judges.geometry_measure import Mask, Measured, Region
+from judges.geometry.measure import Mask, Measured, Region
 from judges.inputs import MaskImage
 from judges.model import JudgeProfile, VerdictStatus
 from tasks.geometry import ReferenceLength

@@ -1,7 +1,7 @@
 """The geometry rules of each declared relation kind, measured on one scene.
 
 Every rule reads the relation a task declares (:class:`tasks.geometry.Relation`) and measures it
-on the part masks of one :class:`~judges.geometry_scene.Scene`; distances are fractions of the
+on the part masks of one :class:`~judges.geometry.scene.Scene`; distances are fractions of the
 scene's reference length. Rules are registered by kind, so a new kind is a new entry.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from judges.geometry_memo import gap, point_distance
-from judges.geometry_scene import Finding, Scene, Thresholds, band, not_visible_reason, worst
+from judges.geometry.memo import gap, point_distance
+from judges.geometry.scene import Finding, Scene, Thresholds, band, not_visible_reason, worst
 from judges.model import VerdictStatus
 from tasks.geometry import PartPair, Relation, RelationKind
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from judges.calibration.pathdata import path_points
-from judges.calibration.svgtree import (
+from judges.perturbation.pathdata import path_points
+from judges.perturbation.svgtree import (
     NON_PAINTING,
     NUMBER,
     XLINK_NS,

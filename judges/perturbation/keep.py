@@ -16,21 +16,21 @@ from typing import Any
 
 from lxml import etree
 
-from judges.calibration.edits import (
+from judges.perturbation.edits import (
     ensure_defs,
     new_element,
     set_style,
     unique_id,
     wrap,
 )
-from judges.calibration.geometry import BBox, bbox, max_stroke
-from judges.calibration.perturb_registry import (
+from judges.perturbation.registry import (
     Effect,
     PerturbationNotApplicableError,
     PerturbationSpec,
     register_perturbation,
 )
-from judges.calibration.svgtree import (
+from judges.perturbation.svg_geometry import BBox, bbox, max_stroke
+from judges.perturbation.svgtree import (
     XLINK_NS,
     ctm,
     fmt,

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from judges.calibration.declared_sets import PerturbationSets, declared_recipes
-from judges.calibration.perturb import (
+from judges.perturbation.declared_recipes import PerturbationSets, declared_recipes
+from judges.perturbation.generate import (
     PerturbationNotApplicableError,
     default_recipes,
     list_perturbations,

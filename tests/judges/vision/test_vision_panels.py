@@ -16,11 +16,11 @@ import pytest
 import judges
 from judges import CheckSummary, EvalInput, JudgeInput, RenderSummary, Verdict
 from judges.judge_files import register_files
-from judges.prompts import LENIENT_RULE, STRICT_RULE
+from judges.vision.templates import LENIENT_RULE, STRICT_RULE
 from regua.settings import Settings
 from tasks import bundled_registry
 from tests.helpers.llm_server import FakeLLM, Reply, fake_llm_server
-from tests.judges.test_vision_llm import FRAMES
+from tests.judges.vision.test_vision_llm import FRAMES
 
 TASK = bundled_registry().get("pelican-bicycle-structured@2")
 

@@ -1,6 +1,6 @@
 """Perturbations built from the geometry a task declares (issue 16).
 
-The pelican built-ins (:mod:`judges.calibration.perturb_change`) know the pelican part ids; these
+The pelican built-ins (:mod:`judges.perturbation.change`) know the pelican part ids; these
 read everything from parameters that :func:`declared_recipes` fills in from the task's
 declaration (:func:`tasks.declared.declared_geometry`): which part moves off which, the
 reference length that scales the move, and the criteria the edit must (or may) change. So a new
@@ -24,15 +24,15 @@ from typing import Any
 
 from lxml import etree
 
-from judges.calibration.edits import remove, set_style, translate_on_screen
-from judges.calibration.geometry import BBox, reference_length, require_bbox
-from judges.calibration.perturb_registry import (
+from judges.perturbation.edits import remove, set_style, translate_on_screen
+from judges.perturbation.registry import (
     Effect,
     PerturbationNotApplicableError,
     PerturbationSpec,
     register_perturbation,
 )
-from judges.calibration.svgtree import XLINK_NS, local_name, require_id
+from judges.perturbation.svg_geometry import BBox, reference_length, require_bbox
+from judges.perturbation.svgtree import XLINK_NS, local_name, require_id
 from regua.errors import CalibrationError
 
 SEPARATION = 0.2

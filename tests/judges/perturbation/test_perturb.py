@@ -8,8 +8,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from judges.calibration.geometry import reference_diameter, require_bbox
-from judges.calibration.perturb import (
+from judges.perturbation.generate import (
     PerturbationNotApplicableError,
     default_recipes,
     list_perturbations,
@@ -18,10 +17,11 @@ from judges.calibration.perturb import (
     perturb_many,
     sha256_hex,
 )
-from judges.calibration.svgtree import find_id, iter_elements, local_name, parse_svg, require_id
+from judges.perturbation.svg_geometry import reference_diameter, require_bbox
+from judges.perturbation.svgtree import find_id, iter_elements, local_name, parse_svg, require_id
 from regua.errors import CalibrationError
 from tasks import TaskSpec
-from tests.judges.calibration.conftest import Raster
+from tests.judges.conftest import Raster
 
 IDS = [
     "pelican",

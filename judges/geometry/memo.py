@@ -2,7 +2,7 @@
 
 A :class:`MemoRegion` answers every measurement the rules read from a
 :class:`~judges.measure_memo.MeasurementMemo` first; on a miss it decodes its PNG (once, on
-demand), measures with :class:`~judges.geometry_measure.Region` and stores the value. A region
+demand), measures with :class:`~judges.geometry.measure.Region` and stores the value. A region
 is keyed by the sha256 of its PNG bytes and the mask threshold, so the values serve any profile
 that decodes masks at the same threshold. Values are stored as plain ints, floats and lists and
 turned back into the exact types :class:`Region` returns.
@@ -21,9 +21,9 @@ from typing import Any
 
 from shapely.geometry.base import BaseGeometry
 
-from judges import geometry_measure as gm
-from judges.geometry_measure import Ellipse, Measured, Region
-from judges.geometry_scene import MaskDecodeError, RegionSource
+from judges.geometry import measure as gm
+from judges.geometry.measure import Ellipse, Measured, Region
+from judges.geometry.scene import MaskDecodeError, RegionSource
 from judges.inputs import MaskImage
 from judges.measure_memo import MISSING, MeasurementMemo
 
@@ -187,7 +187,7 @@ class MemoRegion:
 def memo_source(
     memo: MeasurementMemo, decode: Callable[[bytes, int], Region] = gm.decode_region
 ) -> RegionSource:
-    """A :data:`~judges.geometry_scene.RegionSource` giving memo-backed regions."""
+    """A :data:`~judges.geometry.scene.RegionSource` giving memo-backed regions."""
 
     def source(image: MaskImage, threshold: int) -> Measured:
         return MemoRegion(memo, image, threshold, decode)
@@ -196,7 +196,7 @@ def memo_source(
 
 
 def gap(a: Measured, b: Measured) -> float | None:
-    """:func:`judges.geometry_measure.gap`, memoised when both regions share a memo."""
+    """:func:`judges.geometry.measure.gap`, memoised when both regions share a memo."""
     if not (isinstance(a, MemoRegion) and isinstance(b, MemoRegion) and a.memo is b.memo):
         return gm.gap(a, b)
     first, second = sorted((a.key, b.key))
@@ -211,7 +211,7 @@ def gap(a: Measured, b: Measured) -> float | None:
 
 
 def point_distance(region: Measured, x: float, y: float) -> float | None:
-    """:func:`judges.geometry_measure.point_distance`, memoised on a memo-backed region."""
+    """:func:`judges.geometry.measure.point_distance`, memoised on a memo-backed region."""
     if not isinstance(region, MemoRegion):
         return gm.point_distance(region, x, y)
     key = f"point|{region.key}|{x!r}|{y!r}"

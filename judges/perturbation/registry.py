@@ -1,8 +1,8 @@
 """The perturbation types and the registry built-in and plugin perturbations are added to.
 
-Built-ins (:mod:`judges.calibration.perturb_change`, :mod:`judges.calibration.perturb_keep`)
+Built-ins (:mod:`judges.perturbation.change`, :mod:`judges.perturbation.keep`)
 register through :func:`register_perturbation` exactly like a plugin would;
-:mod:`judges.calibration.perturb` loads them and applies them.
+:mod:`judges.perturbation.generate` loads them and applies them.
 """
 
 from __future__ import annotations
@@ -69,6 +69,6 @@ def register_perturbation(spec: PerturbationSpec) -> PerturbationSpec:
 def registered_perturbations() -> Mapping[str, PerturbationSpec]:
     """A read-only view of the registry by id.
 
-    The built-ins are only in it once :mod:`judges.calibration.perturb` has been imported.
+    The built-ins are only in it once :mod:`judges.perturbation.generate` has been imported.
     """
     return MappingProxyType(_REGISTRY)

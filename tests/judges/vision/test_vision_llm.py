@@ -29,7 +29,7 @@ from judges import (
     create_judge,
     evaluate,
 )
-from judges.vision_llm import VisionJudge
+from judges.vision.judge import VisionJudge
 from regua.settings import Settings
 from tasks import bundled_registry
 from tests.helpers.llm_server import FakeLLM, Reply, fake_llm_server

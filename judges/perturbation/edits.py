@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lxml import etree
 
-from judges.calibration.svgtree import (
+from judges.perturbation.svgtree import (
     Matrix,
     Point,
     apply_vector,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from judges.vision_prompt import DEFAULT_TEMPLATE, SYSTEM_PROMPT, TEMPLATE_SEPARATOR, USER_TEMPLATE
+from judges.vision.prompt import DEFAULT_TEMPLATE, SYSTEM_PROMPT, TEMPLATE_SEPARATOR, USER_TEMPLATE
 from regua.errors import ConfigurationError
 
 BALANCED = "criterion-json@1"

@@ -24,7 +24,7 @@ import httpx
 
 from judges.inputs import FrameImage, JudgeInput
 from judges.model import Evidence, JudgeFailure, JudgeProfile, Verdict
-from judges.vision_prompt import (
+from judges.vision.prompt import (
     ReplyError,
     anthropic_body,
     anthropic_text,

@@ -24,12 +24,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from judges import geometry_measure
-from judges.geometry_measure import Region
-from judges.geometry_memo import memo_source
-from judges.geometry_motion import judge_a1, judge_a2
-from judges.geometry_rules import SCENE_RULES, contact_at
-from judges.geometry_scene import Finding, MaskDecodeError, Scene, Thresholds
+from judges.geometry.measure import Region, decode_region
+from judges.geometry.memo import memo_source
+from judges.geometry.motion import judge_a1, judge_a2
+from judges.geometry.rules import SCENE_RULES, contact_at
+from judges.geometry.scene import Finding, MaskDecodeError, Scene, Thresholds
 from judges.inputs import JudgeInput, MaskImage
 from judges.measure_memo import MeasurementMemo
 from judges.model import Evidence, JudgeFailure, JudgeProfile, Verdict, VerdictStatus
@@ -72,7 +71,7 @@ def measure(rel: Relation, scenes: Sequence[Scene], th: Thresholds, task: TaskSp
 
 def _decode(image: MaskImage, threshold: int) -> Region:
     """Decode a mask now (the judge without a measurement memo)."""
-    return geometry_measure.decode_region(image.png, threshold)
+    return decode_region(image.png, threshold)
 
 
 class GeometryJudge:

@@ -9,7 +9,7 @@ perturbation id and version; the same base, parameters and seed always give the 
 The provenance lives in the manifest and the :class:`Variant` record, not inside the SVG: adding
 markup would itself be a second factor that a judge reading the file could notice.
 
-The perturbation types and their registry live in :mod:`judges.calibration.perturb_registry`
+The perturbation types and their registry live in :mod:`judges.perturbation.registry`
 (re-exported here); importing this module loads the built-in perturbations.
 """
 
@@ -21,17 +21,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-# Importing the two built-in modules registers every built-in perturbation.
-from judges.calibration import perturb_change, perturb_declared, perturb_keep  # noqa: F401
-from judges.calibration.perturb_declared import DECLARED_PERTURBATIONS
-from judges.calibration.perturb_registry import Effect as Effect
-from judges.calibration.perturb_registry import Family, registered_perturbations
-from judges.calibration.perturb_registry import (
+# Importing the built-in modules registers every built-in perturbation.
+import judges.perturbation.change
+import judges.perturbation.declared
+import judges.perturbation.keep  # noqa: F401
+from judges.perturbation.declared import DECLARED_PERTURBATIONS
+from judges.perturbation.registry import Effect as Effect
+from judges.perturbation.registry import Family, registered_perturbations
+from judges.perturbation.registry import (
     PerturbationNotApplicableError as PerturbationNotApplicableError,
 )
-from judges.calibration.perturb_registry import PerturbationSpec as PerturbationSpec
-from judges.calibration.perturb_registry import register_perturbation as register_perturbation
-from judges.calibration.svgtree import parse_svg, serialize
+from judges.perturbation.registry import PerturbationSpec as PerturbationSpec
+from judges.perturbation.registry import register_perturbation as register_perturbation
+from judges.perturbation.svgtree import parse_svg, serialize
 from regua.errors import CalibrationError, InputError
 from regua.hashing import sha256_hex as sha256_hex
 from tasks import CriterionKind, TaskSpec
@@ -57,7 +59,7 @@ def list_perturbations(*, declared: bool = False) -> tuple[PerturbationSpec, ...
     """Every registered perturbation of the standard battery, sorted by id.
 
     ``declared=True`` adds the ones whose parameters come from a task's declared geometry
-    (:mod:`judges.calibration.perturb_declared`).
+    (:mod:`judges.perturbation.declared`).
     """
     known = registered_perturbations()
     return tuple(known[k] for k in sorted(known) if declared or k not in DECLARED_PERTURBATIONS)

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from judges.calibration.geometry import bbox, reference_diameter, require_bbox, wheel_diameter
-from judges.calibration.pathdata import path_points
-from judges.calibration.svgtree import (
+from judges.perturbation.pathdata import path_points
+from judges.perturbation.svg_geometry import bbox, reference_diameter, require_bbox, wheel_diameter
+from judges.perturbation.svgtree import (
     apply,
     invert,
     multiply,
