@@ -59,6 +59,15 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LoadScopeSch
     return _module_or_group_scheduling(config, log)
 
 
+def work_unit(nodeid: str) -> str:
+    """The work unit of a test: ``group:NAME`` for a test of ``xdist_group`` NAME (xdist
+    suffixes its node id with ``@NAME``), else its module's path."""
+    at = nodeid.rfind("@")
+    if at > nodeid.rfind("]"):  # an ``@`` inside a parameter id is not a group
+        return "group:" + nodeid[at + 1 :]
+    return nodeid.split("::", 1)[0]
+
+
 def _module_or_group_scheduling(config: pytest.Config, log: Any) -> LoadScopeScheduling:
     from xdist.scheduler import LoadScopeScheduling
 
@@ -68,9 +77,6 @@ def _module_or_group_scheduling(config: pytest.Config, log: Any) -> LoadScopeSch
         xdist suffixes a grouped test's node id with ``@NAME`` under ``--dist loadgroup``."""
 
         def _split_scope(self, nodeid: str) -> str:
-            at = nodeid.rfind("@")
-            if at > nodeid.rfind("]"):  # an ``@`` inside a parameter id is not a group
-                return "group:" + nodeid[at + 1 :]
-            return nodeid.split("::", 1)[0]
+            return work_unit(nodeid)
 
     return ModuleOrGroupScheduling(config, log)
