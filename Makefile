@@ -21,7 +21,7 @@ lint: setup
 	$(VENV)/ruff format --check .
 
 typecheck: setup
-	$(VENV)/mypy $(PACKAGES)
+	$(VENV)/mypy $(PACKAGES) tests
 
 imports: setup
 	$(VENV)/lint-imports

@@ -1,11 +1,11 @@
-"""Benchmark of generation overhead per call (issue 15).
+"""Benchmark of generation overhead per call.
 
-One local HTTP server imitating the OpenAI chat API answers every request at once with a fenced
+The fake model server (:mod:`regua.llm.testing`) answers every request at once with a fenced
 SVG. In the same run the benchmark times, per call:
 
 * the bare ``httpx`` round trip (one POST of the same body on a kept-alive client);
-* the provider call (``call_with_retries`` with the OpenAI provider: body, headers, retry
-  wrapper, reply parsing);
+* the model client's call (``regua.llm.client.call_model`` with the OpenAI provider: body,
+  headers, limiter slot, retry wrapper, reply parsing, redaction);
 * ``ctx.submit`` of the same reply (the normal submit path, for reference);
 * ``generate_runs`` end to end, one call at a time (``REGUA_GENERATION_CONCURRENCY=1``): the
   call plus storing the reply as a run with its generation record on SQLite (no executor, so
@@ -19,13 +19,10 @@ and prints the medians, p95s and each one's ratio to the bare round trip.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -34,49 +31,25 @@ import httpx
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from regua.llm.client import RetryPolicy, call_model  # noqa: E402
+from regua.llm.limits import limiter_for  # noqa: E402
+from regua.llm.redact import redactor_for  # noqa: E402
+from regua.llm.testing import Reply, Request, serving  # noqa: E402
 from regua.settings import Settings  # noqa: E402
 from service.context import ServiceContext  # noqa: E402
-from service.generation.attempts import RetryPolicy, call_with_retries  # noqa: E402
-from service.generation.openai_api import OpenAIChat  # noqa: E402
-from service.generation.provider import ProviderCall  # noqa: E402
 from service.generation.request import GenerationParams  # noqa: E402
 from service.generation.runner import generate_runs  # noqa: E402
 from service.pipeline.submit import Submission  # noqa: E402
 
 TASK = "pelican-bicycle-structured@1"
 SVG = (REPO / "samples/outputs/structured-good.svg").read_text()
-ANSWER = json.dumps(
-    {
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": f"```svg\n{SVG}```"},
-                "finish_reason": "stop",
-            }
-        ],
-        "usage": {"prompt_tokens": 1200, "completion_tokens": 900},
-    }
-).encode()
+ANSWER = Reply(f"```svg\n{SVG}```", input_tokens=1200, output_tokens=900)
 
 
-class Handler(BaseHTTPRequestHandler):
-    """Reads the request and answers the fixed completion."""
-
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # headers and body leave at once (no delayed-ACK wait)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: no line per request."""
-        del format, args
-
-    def do_POST(self) -> None:
-        """Answer every POST with the fixed completion."""
-        self.rfile.read(int(self.headers.get("content-length", "0")))
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(ANSWER)))
-        self.end_headers()
-        self.wfile.write(ANSWER)
+def answer(request: Request) -> Reply:
+    """Every request gets the same fenced SVG."""
+    del request
+    return ANSWER
 
 
 def _stats(samples: list[float]) -> tuple[float, float]:
@@ -94,42 +67,42 @@ def _time(n: int, fn: Any) -> list[float]:
 
 
 def main() -> None:
-    """Run the three measurements and print them with their ratios."""
+    """Run the measurements and print them with their ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=200, help="calls per measurement")
     args = parser.parse_args()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    params = GenerationParams(api="openai", model="m", base_url=base, timeout_s=30)
-    with tempfile.TemporaryDirectory() as tmp:
+    with serving(answer) as server, tempfile.TemporaryDirectory() as tmp:
+        base = f"{server.url}/v1"
+        params = GenerationParams(api="openai", model="m", base_url=base, timeout_s=30)
         settings = Settings(data_dir=Path(tmp), generation_concurrency=1)
         ctx = ServiceContext.open(settings)
         prompt = ctx.registry.get(TASK).prompt
         body = {"model": "m", "messages": [{"role": "user", "content": prompt}]}
-        provider, policy = OpenAIChat(), RetryPolicy.from_settings(settings)
-        call = ProviderCall(params, prompt, 1)
+        call = params.model_call(prompt, 1, None)
+        policy, limiter = RetryPolicy.from_settings(settings), limiter_for(settings)
+        redact = redactor_for(settings)
         bare: list[float] = []
         provided: list[float] = []
         with httpx.Client() as http:
             _time(20, lambda: http.post(f"{base}/chat/completions", json=body))  # warm up
+            _time(20, lambda: call_model(call, policy, limiter=limiter, redact=redact))
             for _ in range(args.n):  # interleaved, so both see the same machine
                 bare += _time(1, lambda: http.post(f"{base}/chat/completions", json=body))
-                provided += _time(1, lambda: call_with_retries(provider, http, call, policy))
+                provided += _time(
+                    1, lambda: call_model(call, policy, limiter=limiter, redact=redact)
+                )
         reply = Submission(TASK, "m", f"```svg\n{SVG}```")
         submit_ms = statistics.mean(_time(args.n, lambda: ctx.submit([reply], None)))
         t0 = time.perf_counter()
         ids = generate_runs(ctx, TASK, params, args.n, token_id=None)
         stored_ms = (time.perf_counter() - t0) * 1000 / len(ids)
         ctx.close()
-    server.shutdown()
     bare_p50, bare_p95 = _stats(bare)
     call_p50, call_p95 = _stats(provided)
     print(f"calls per measurement: {args.n} (one at a time, loopback server)")
     print(f"bare httpx round trip      p50 {bare_p50:7.3f} ms  p95 {bare_p95:7.3f} ms")
     print(
-        f"provider call (retries)    p50 {call_p50:7.3f} ms  p95 {call_p95:7.3f} ms  "
+        f"model client call          p50 {call_p50:7.3f} ms  p95 {call_p95:7.3f} ms  "
         f"ratio p50 {call_p50 / bare_p50:5.2f}x  overhead {call_p50 - bare_p50:6.3f} ms"
     )
     print(f"submit alone (reference)   mean {submit_ms:6.3f} ms per run (the normal submit path)")

@@ -10,6 +10,7 @@ from typing import Protocol, runtime_checkable
 
 from checks.parse import Document
 from checks.types import CheckResult
+from regua.registry import Registry
 from tasks import TaskSpec
 
 
@@ -37,25 +38,22 @@ class Check(Protocol):
         ...
 
 
-_REGISTRY: dict[str, Check] = {}
+CHECKS: Registry[Check] = Registry(
+    "check", builtins=("checks.builtin", "checks.render_cost"), entry_point_group="regua.checks"
+)
+"""Static checks by id, in registration order (the order the suite runs them)."""
 
 
 def register_check(check: Check, *, replace: bool = False) -> Check:
     """Add a check to the registry (ids are unique unless ``replace``). Returns the check."""
-    if not replace and check.id in _REGISTRY:
-        raise ValueError(f"a check with id {check.id!r} is already registered")
-    _REGISTRY[check.id] = check
-    return check
+    return CHECKS.register(check.id, check, replace=replace)
 
 
 def unregister_check(check_id: str) -> None:
     """Remove a check (no error when it is absent)."""
-    _REGISTRY.pop(check_id, None)
+    CHECKS.unregister(check_id)
 
 
 def checks_in_registry() -> tuple[Check, ...]:
-    """Every check registered so far, in registration order (built-ins may not be loaded yet).
-
-    Callers want :func:`checks.suite.registered_checks`, which loads the built-ins first.
-    """
-    return tuple(_REGISTRY.values())
+    """Every registered check in registration order, built-ins first."""
+    return tuple(CHECKS.values())

@@ -5,13 +5,13 @@ The process-wide registry, with the built-ins loaded, lives in :mod:`judges.defa
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from judges.inputs import JudgeInput
 from judges.model import JudgeFailure, JudgeProfile, Verdict
-from regua.errors import ConfigurationError, NotFoundError
+from regua.errors import ConfigurationError
+from regua.registry import Registry, UnknownPluginError
 from regua.settings import Settings
 from tasks import Criterion, TaskSpec
 
@@ -39,21 +39,23 @@ JudgeFactory = Callable[[JudgeProfile, Settings | None], Judge]
 """Builds a judge from its profile (and settings for judges that need endpoints or keys)."""
 
 
+class UnknownJudgeKindError(UnknownPluginError, ConfigurationError):
+    """A profile names a judge kind nothing registered."""
+
+
 class JudgeRegistry:
     """Judge kinds (factories) and immutable profiles, keyed by kind and by profile id."""
 
     def __init__(self) -> None:
         """Start with no judge kinds and no profiles."""
-        self._kinds: dict[str, JudgeFactory] = {}
-        self._profiles: dict[str, JudgeProfile] = {}
-        self._lock = threading.Lock()
+        self._kinds: Registry[JudgeFactory] = Registry("judge kind", unknown=UnknownJudgeKindError)
+        self._profiles: Registry[JudgeProfile] = Registry(
+            "judge profile", content=JudgeProfile.content_hash
+        )
 
     def register_kind(self, kind: str, factory: JudgeFactory, *, replace: bool = False) -> None:
         """Register the factory for a judge kind."""
-        with self._lock:
-            if kind in self._kinds and not replace and self._kinds[kind] is not factory:
-                raise ConfigurationError(f"judge kind {kind!r} is already registered")
-            self._kinds[kind] = factory
+        self._kinds.register(kind, factory, replace=replace)
 
     def register_profile(self, profile: JudgeProfile) -> JudgeProfile:
         """Register a profile and return it.
@@ -61,36 +63,21 @@ class JudgeRegistry:
         The same id with different content is refused (profiles are immutable: change anything,
         change the version).
         """
-        with self._lock:
-            known = self._profiles.get(profile.id)
-            if known is not None and known.content_hash() != profile.content_hash():
-                raise ConfigurationError(
-                    f"judge profile {profile.id} is already registered with other content; "
-                    "a changed profile needs a new id"
-                )
-            self._profiles[profile.id] = profile
-            return profile
+        return self._profiles.register(profile.id, profile)
 
     def kinds(self) -> tuple[str, ...]:
         """Registered judge kinds, sorted."""
-        return tuple(sorted(self._kinds))
+        return tuple(self._kinds.names())
 
     def profiles(self) -> tuple[JudgeProfile, ...]:
         """Registered profiles, sorted by id."""
-        return tuple(self._profiles[k] for k in sorted(self._profiles))
+        return tuple(self._profiles.get(k) for k in self._profiles.names())
 
     def profile(self, profile_id: str) -> JudgeProfile:
-        """The profile with this id (:class:`NotFoundError` otherwise)."""
-        try:
-            return self._profiles[profile_id]
-        except KeyError:
-            known = ", ".join(sorted(self._profiles)) or "(none)"
-            raise NotFoundError(f"unknown judge profile {profile_id!r}; known: {known}") from None
+        """The profile with this id (:class:`~regua.registry.UnknownPluginError` otherwise)."""
+        return self._profiles.get(profile_id)
 
     def create(self, profile: JudgeProfile | str, settings: Settings | None = None) -> Judge:
         """Instantiate the judge for a profile (or profile id)."""
         prof = self.profile(profile) if isinstance(profile, str) else profile
-        factory = self._kinds.get(prof.kind)
-        if factory is None:
-            raise ConfigurationError(f"no judge kind {prof.kind!r} registered for {prof.id}")
-        return factory(prof, settings)
+        return self._kinds.get(prof.kind)(prof, settings)

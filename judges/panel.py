@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judges.model import canonical_json
-from regua.errors import ConfigurationError, NotFoundError
+from regua.errors import ConfigurationError
+from regua.registry import Registry
 from tasks import TaskSpec
 
 ALL_CRITERIA = "*"
@@ -83,7 +84,8 @@ class JudgePanel:
         }
 
 
-_PANELS: dict[str, JudgePanel] = {}
+PANELS: Registry[JudgePanel] = Registry("judge panel", content=lambda p: p.content_hash())
+"""Panels by id; the same id with other content is refused (a changed panel is a new id)."""
 _DEFAULT_FOR_FAMILY: dict[str, str] = {}
 _DEFAULT_FOR_TASK: dict[str, str] = {}
 
@@ -96,14 +98,7 @@ def register_panel(
     ``default_for_family`` makes it the family's default; ``default_for_tasks`` the default of
     these task versions (``ID@VERSION``), which wins over the family's (:func:`panel_for_task`).
     """
-    known = _PANELS.get(panel.id)
-    if known is not None and known.content_hash() != panel.content_hash():
-        raise ConfigurationError(
-            f"panel {panel.id} is already registered with other content (hash "
-            f"{known.content_hash()[:12]}, new {panel.content_hash()[:12]}); a changed panel "
-            "needs a new id"
-        )
-    _PANELS[panel.id] = panel
+    panel = PANELS.register(panel.id, panel)
     if default_for_family:
         _DEFAULT_FOR_FAMILY[panel.family] = panel.id
     for ref in default_for_tasks:
@@ -113,15 +108,12 @@ def register_panel(
 
 def get_panel(panel_id: str) -> JudgePanel:
     """A registered panel by id."""
-    try:
-        return _PANELS[panel_id]
-    except KeyError:
-        raise NotFoundError(f"unknown judge panel {panel_id!r}") from None
+    return PANELS.get(panel_id)
 
 
 def list_panels() -> tuple[JudgePanel, ...]:
     """All registered panels, sorted by id."""
-    return tuple(_PANELS[k] for k in sorted(_PANELS))
+    return tuple(PANELS.get(k) for k in PANELS.names())
 
 
 def panel_for_family(family: str) -> JudgePanel:
@@ -133,7 +125,7 @@ def panel_for_family(family: str) -> JudgePanel:
     panel_id = _DEFAULT_FOR_FAMILY.get(family)
     if panel_id is None:
         return STATIC_ONLY
-    return _PANELS[panel_id]
+    return PANELS.get(panel_id)
 
 
 def panel_for_task(task: TaskSpec) -> JudgePanel:
@@ -141,7 +133,7 @@ def panel_for_task(task: TaskSpec) -> JudgePanel:
     panel_id = _DEFAULT_FOR_TASK.get(task.ref)
     if panel_id is None:
         return panel_for_family(task.family)
-    return _PANELS[panel_id]
+    return PANELS.get(panel_id)
 
 
 STATIC_ONLY = register_panel(
@@ -182,7 +174,7 @@ NEW_PELICAN_TASKS = (
     "pelican-bicycle-structured@2",
     "pelican-bicycle-animated@2",
 )
-"""Task versions whose prompts state every scored condition (issue 13)."""
+"""Task versions whose prompts state every scored condition."""
 
 PELICAN_DEFAULT_2 = register_panel(
     JudgePanel(

@@ -85,6 +85,10 @@ class StorageError(ReguaError):
     """The database or artifact store refused an operation."""
 
 
+class ServiceUnreachableError(ReguaError):
+    """No regua service answers at the URL a command was pointed at (the message says why)."""
+
+
 class ImmutableRecordError(StorageError):
     """An attempt to overwrite something append-only."""
 

@@ -1,15 +1,28 @@
-"""Typed settings for the whole service, read from the environment with the prefix ``REGUA_``."""
+"""Typed settings for the whole service, read from the environment with the prefix ``REGUA_``.
+
+A list setting takes a comma-separated value (``REGUA_WEB_ORIGINS=https://a,https://b``) or a
+JSON list. A value that does not parse stops :func:`load_settings` with one line per setting
+naming the variable and the form it expects (:mod:`regua.setting_errors`).
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from regua.llm.keys import parse_bindings
+from regua.setting_errors import settings_error, split_list
+
 MAX_DEFAULT_RENDER_WORKERS = 8
+DEFAULT_KEY_BINDINGS = (
+    "OPENAI_API_KEY=openai",
+    "ANTHROPIC_API_KEY=anthropic",
+    "OPENROUTER_API_KEY=openai@https://openrouter.ai/api/v1",
+)
 
 
 def default_render_workers() -> int:
@@ -25,7 +38,9 @@ def default_render_workers() -> int:
 class Settings(BaseSettings):
     """All knobs of regua. Every field can be set as ``REGUA_<FIELD>`` (upper case)."""
 
-    model_config = SettingsConfigDict(env_prefix="REGUA_", env_file=None, extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="REGUA_", env_file=None, extra="ignore", enable_decoding=False
+    )
 
     data_dir: Path = Field(default=Path("data"), description="Folder for SQLite and artifacts")
     database_url: str | None = Field(
@@ -135,8 +150,8 @@ class Settings(BaseSettings):
     judge_fleet_limit: int = Field(
         default=8,
         ge=1,
-        description="Judge calls in flight per judge across all workers "
-        "(a lease table in PostgreSQL)",
+        description="Model calls in flight per endpoint (API + base URL), judges and "
+        "generation together, across all processes (a lease table in PostgreSQL)",
     )
     artifacts_url: str | None = Field(
         default=None,
@@ -156,7 +171,11 @@ class Settings(BaseSettings):
     )
 
     generation_concurrency: int = Field(
-        default=4, ge=1, le=256, description="Calls in flight at once per model provider"
+        default=4,
+        ge=1,
+        le=256,
+        description="Model calls in flight at once per endpoint (API + base URL) in one "
+        "process, judges and generation together",
     )
     generation_rate_per_minute: float = Field(
         default=0.0, ge=0, description="Calls per minute per model provider (0: no limit)"
@@ -176,14 +195,31 @@ class Settings(BaseSettings):
         "(admins may use any); e.g. http://127.0.0.1:11434/v1",
     )
     generation_key_envs: list[str] = Field(
-        default_factory=lambda: ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"],
-        description="Environment variables a submitter may name as the API key (admins: any)",
+        default_factory=lambda: list(DEFAULT_KEY_BINDINGS),
+        description="Key variables and the endpoints each may be sent to, one entry "
+        "VAR=API[@BASE_URL] per endpoint (e.g. VLLM_KEY=openai@http://gpu:8000/v1); a key goes "
+        "nowhere else, and a submitter may name only these (admins: any other, too)",
     )
     price_table: Path | None = Field(
         default=None,
         description="YAML price table (version, per api+model USD per million tokens) for "
         "the cost of generations; without it costs are not available",
     )
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _list_from_text(cls, value: Any, info: ValidationInfo) -> Any:
+        """A list setting given as text: a JSON list, or comma-separated items."""
+        field = cls.model_fields[info.field_name] if info.field_name else None
+        if isinstance(value, str) and field is not None and _is_list(field.annotation):
+            return split_list(value)
+        return value
+
+    @field_validator("generation_key_envs")
+    @classmethod
+    def _key_bindings(cls, value: list[str]) -> list[str]:
+        parse_bindings(value)  # a bad entry is refused at start, naming the expected form
+        return value
 
     def resolved_database_url(self) -> str:
         """The database URL in force: the configured one, or SQLite inside ``data_dir``."""
@@ -200,6 +236,17 @@ class Settings(BaseSettings):
         return self.secret_file or (self.data_dir / "secret")
 
 
+def _is_list(annotation: Any) -> bool:
+    return getattr(annotation, "__origin__", None) is list
+
+
 def load_settings() -> Settings:
-    """Read settings from the environment."""
-    return Settings()
+    """Read settings from the environment.
+
+    A value that does not parse raises :class:`~regua.errors.ConfigurationError` with one line
+    per bad setting: the variable, its value and the form it expects.
+    """
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise settings_error(exc, Settings.model_fields, Settings.model_config) from None

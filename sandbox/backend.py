@@ -6,12 +6,10 @@ like plugins: ``register_backend("name", factory)``; ``get_backend("name")`` bui
 
 from __future__ import annotations
 
-import importlib
-import threading
 from collections.abc import Callable, Sequence
 from typing import IO, Any, Protocol, runtime_checkable
 
-from regua.errors import ConfigurationError
+from regua.registry import Registry
 from sandbox.limits import SandboxLimits
 
 
@@ -83,42 +81,18 @@ class SandboxBackend(Protocol):
 
 BackendFactory = Callable[[], SandboxBackend]
 
-BUILTIN_MODULES = ("sandbox.bubblewrap", "sandbox.socket_bridge")
-_REGISTRY: dict[str, BackendFactory] = {}
-_LOCK = threading.Lock()
-_BUILTINS_LOADED = False
-
-
-def register_backend(name: str, factory: BackendFactory, *, replace: bool = False) -> None:
-    """Register a backend factory under ``name`` (plugins and built-ins alike)."""
-    with _LOCK:
-        if name in _REGISTRY and not replace:
-            raise ConfigurationError(f"sandbox backend {name!r} is already registered")
-        _REGISTRY[name] = factory
-
-
-def _load_builtins() -> None:
-    global _BUILTINS_LOADED
-    if _BUILTINS_LOADED:
-        return
-    _BUILTINS_LOADED = True
-    for module in BUILTIN_MODULES:  # each registers itself on import, like a plugin would
-        importlib.import_module(module)
-
-
-def available_backends() -> list[str]:
-    """Names of the registered backends."""
-    _load_builtins()
-    with _LOCK:
-        return sorted(_REGISTRY)
+BACKENDS: Registry[BackendFactory] = Registry(
+    "sandbox backend",
+    builtins=("sandbox.bubblewrap", "sandbox.socket_bridge"),
+    entry_point_group="regua.sandbox_backends",
+)
+"""Isolation backends by name; the built-in modules register themselves on import."""
+register_backend = BACKENDS.register
+"""``register_backend(name, factory, *, replace=False)``: plugins and built-ins alike."""
+available_backends = BACKENDS.names
+"""Names of the registered backends, sorted."""
 
 
 def get_backend(name: str) -> SandboxBackend:
-    """Build the backend registered under ``name``."""
-    _load_builtins()
-    with _LOCK:
-        factory = _REGISTRY.get(name)
-    if factory is None:
-        known = ", ".join(available_backends()) or "(none)"
-        raise ConfigurationError(f"unknown sandbox backend {name!r}; known: {known}")
-    return factory()
+    """Build the backend registered under ``name`` (:class:`UnknownPluginError` otherwise)."""
+    return BACKENDS.get(name)()

@@ -15,6 +15,13 @@ from dataclasses import dataclass, field
 from sqlalchemy.orm import Session
 
 import judges
+from regua.llm.limits import (
+    LayeredLimiter,
+    Limiter,
+    install_limiter,
+    settings_limiter,
+    uninstall_limiter,
+)
 from regua.settings import Settings
 from sandbox import WorkerPool
 from service.access.secret import bind_secret, installation_secret
@@ -23,10 +30,11 @@ from service.evaluation.gate import StoredEligibility
 from service.pipeline.admission import Admission, Limits
 from service.pipeline.check_stage import CHECKER_VERSION
 from service.pipeline.dispatch import Dispatcher, Workers, choose_dispatcher
-from service.pipeline.executor import Executor
+from service.pipeline.executor import Executor, make_owner
 from service.pipeline.jobs import JobRunner
 from service.pipeline.render_client import RenderClient
 from service.pipeline.runner import Machinery
+from service.pipeline.slots import FleetLimiter
 from service.pipeline.submit import StoredHook, Submission, submit
 from service.review.intake import queue_run
 from service.review.policy import queue_policy
@@ -79,6 +87,9 @@ class ServiceContext:
     """Where runs and recorded stages go next (``REGUA_QUEUE``: embedded or procrastinate)."""
     workers: Workers | None = field(default=None, repr=False)
     """The procrastinate workers this process runs (None: none, or the embedded executor)."""
+    model_limiter: Limiter | None = field(default=None, repr=False)
+    """The fleet-wide limiter of model calls this context installed (PostgreSQL), if any."""
+    _previous_limiter: Limiter | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         """Admit submissions by the limits of the settings; choose the dispatcher."""
@@ -108,7 +119,16 @@ class ServiceContext:
             load_tasks_dir(registry, settings.tasks_dir)  # a bad task file stops the start
         context = cls(settings, db, blobs, registry, renderer, gate, evaluator)
         context.secret = secret
+        context._install_model_limiter()
         return context
+
+    def _install_model_limiter(self) -> None:
+        """On PostgreSQL, every model call of this process also takes a fleet-wide slot."""
+        if self.db.is_sqlite:
+            return
+        fleet = FleetLimiter(self.db, make_owner(), self.settings.judge_fleet_limit)
+        self.model_limiter = LayeredLimiter(settings_limiter(self.settings), fleet)
+        self._previous_limiter = install_limiter(self.model_limiter)
 
     @property
     def machinery(self) -> Machinery:
@@ -234,4 +254,7 @@ class ServiceContext:
             self.executor.join(max(0.1, deadline - time.monotonic()))
         if self.workers is not None:
             self.workers.join(max(0.1, deadline - time.monotonic()))
+        if self.model_limiter is not None:
+            uninstall_limiter(self.model_limiter, self._previous_limiter)
+            self.model_limiter = None
         self.db.dispose()

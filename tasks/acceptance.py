@@ -1,4 +1,4 @@
-"""Acceptance checks a generated or authored task passes before it enters a pool (issue 16).
+"""Acceptance checks a generated or authored task passes before it enters a pool.
 
 A check is anything with an ``id`` and a ``run(subject)`` returning a :class:`CheckOutcome`
 (:class:`AcceptanceCheck`); checks register in one registry, the spec-level ones below like
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from regua.errors import TaskError
+from regua.registry import Registry
 from tasks.model import Criterion, TaskSpec
 from tasks.registry import load_task_text
 
@@ -82,18 +83,20 @@ class AcceptanceCheck(Protocol):
         """Check the subject."""
 
 
-_REGISTRY: dict[str, AcceptanceCheck] = {}
+ACCEPTANCE_CHECKS: Registry[AcceptanceCheck] = Registry(
+    "acceptance check", content=type, entry_point_group="regua.acceptance_checks"
+)
+"""Acceptance checks by id in registration order; two instances of one class are one check."""
 
 
 def register_acceptance_check(check: AcceptanceCheck) -> AcceptanceCheck:
-    """Add (or replace) a check in the registry, by id; built-ins register the same way."""
-    _REGISTRY[check.id] = check
-    return check
+    """Add a check to the registry, by id; built-ins register the same way."""
+    return ACCEPTANCE_CHECKS.register(check.id, check)
 
 
 def registered_acceptance_checks() -> tuple[AcceptanceCheck, ...]:
     """Every registered check, in registration order."""
-    return tuple(_REGISTRY.values())
+    return tuple(ACCEPTANCE_CHECKS.values())
 
 
 def run_acceptance(

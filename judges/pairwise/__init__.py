@@ -6,8 +6,6 @@ Pure apart from the vision judge's HTTP. Built-in pairwise judges register in
 
 from __future__ import annotations
 
-import threading
-
 from judges.pairwise.agreement import (
     HumanPreference,
     HumanWinner,
@@ -40,18 +38,11 @@ from judges.pairwise.vision import KIND as VISION_KIND
 from judges.pairwise.vision import create_vision_pairwise
 
 _REGISTRY = PairwiseRegistry()
-_LOADED = False
-_LOCK = threading.Lock()
+_REGISTRY.register(VISION_KIND, create_vision_pairwise)  # the built-in, as a plugin registers
 
 
 def pairwise_registry() -> PairwiseRegistry:
     """The process-wide pairwise registry, with the built-in ``vision-llm`` judge."""
-    global _LOADED
-    if not _LOADED:
-        with _LOCK:
-            if not _LOADED:
-                _REGISTRY.register(VISION_KIND, create_vision_pairwise)
-                _LOADED = True
     return _REGISTRY
 
 

@@ -13,6 +13,7 @@ from typing import Literal, Protocol
 
 from judges.inputs import FrameImage
 from regua.errors import JudgeError
+from regua.registry import Registry, UnknownPluginError
 from regua.settings import Settings
 from tasks import Criterion, TaskSpec
 
@@ -21,6 +22,9 @@ Label = Literal["X", "Y", "tie"]
 
 Result = Literal["a", "b", "tie"]
 """A comparison's result for the pair (a, b) it was asked about."""
+
+RESULTS: dict[str, Result] = {"a": "a", "b": "b", "tie": "tie"}
+"""Each result by name (narrows stored text to :data:`Result`)."""
 
 
 @dataclass(frozen=True)
@@ -67,28 +71,29 @@ PairwiseFactory = Callable[[Settings | None], PairwiseJudge]
 """Builds a pairwise judge from the settings (endpoint, model, key)."""
 
 
+class UnknownPairwiseJudgeError(UnknownPluginError, JudgeError):
+    """No pairwise judge kind is registered under a name (the known ones are listed)."""
+
+
 class PairwiseRegistry:
     """Pairwise judge kinds by name; built-ins register exactly like plugins."""
 
     def __init__(self) -> None:
         """An empty registry."""
-        self._kinds: dict[str, PairwiseFactory] = {}
+        self._kinds: Registry[PairwiseFactory] = Registry(
+            "pairwise judge",
+            entry_point_group="regua.pairwise_judges",
+            unknown=UnknownPairwiseJudgeError,
+        )
 
     def register(self, kind: str, factory: PairwiseFactory, *, replace: bool = False) -> None:
         """Register ``factory`` under ``kind`` (refused when taken, unless ``replace``)."""
-        if kind in self._kinds and not replace:
-            raise JudgeError(f"pairwise judge kind {kind!r} is already registered")
-        self._kinds[kind] = factory
+        self._kinds.register(kind, factory, replace=replace)
 
     def kinds(self) -> tuple[str, ...]:
         """The registered kinds, sorted."""
-        return tuple(sorted(self._kinds))
+        return tuple(self._kinds.names())
 
     def create(self, kind: str, settings: Settings | None = None) -> PairwiseJudge:
         """A judge of ``kind``; an unknown kind names the known ones."""
-        try:
-            factory = self._kinds[kind]
-        except KeyError:
-            known = ", ".join(self.kinds()) or "none"
-            raise JudgeError(f"unknown pairwise judge {kind!r} (known: {known})") from None
-        return factory(settings)
+        return self._kinds.get(kind)(settings)

@@ -8,11 +8,12 @@ SVG source. The reply must be one JSON object ``{"winner": "X" | "Y" | "tie", "r
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import cast
 
 from judges.inputs import FrameImage
 from judges.pairwise.model import Label, PairInput
-from judges.vision.prompt import ReplyError, b64, pick_frames, reply_object
+from judges.vision.prompt import ReplyError, pick_frames, reply_object
+from regua.llm.call import Image, Message, Part, Text
 
 SYSTEM_PROMPT = """You are a careful visual judge. You compare two drawings, X and Y, on exactly \
 one criterion, from the rendered frames you are shown.
@@ -36,19 +37,15 @@ drawing Y ({ny} frame(s)). Answer with the JSON object only."""
 MAX_REASON_CHARS = 1000
 
 
-def _images(label: str, frames: Sequence[FrameImage]) -> list[dict[str, Any]]:
-    parts: list[dict[str, Any]] = []
+def _images(label: str, frames: Sequence[FrameImage]) -> list[Part]:
+    parts: list[Part] = []
     for f in frames:
-        parts.append({"type": "text", "text": f"Drawing {label}, frame at t={f.time_s:.3f} s:"})
-        url = f"data:image/png;base64,{b64(f.png)}"
-        parts.append({"type": "image_url", "image_url": {"url": url}})
+        parts += [Text(f"Drawing {label}, frame at t={f.time_s:.3f} s:"), Image(f.png, "image/png")]
     return parts
 
 
-def openai_pair_body(
-    model: str, inp: PairInput, max_frames: int, temperature: float = 0.0
-) -> dict[str, Any]:
-    """Chat-completions request body (OpenAI-compatible) for one order of a pair."""
+def pair_messages(inp: PairInput, max_frames: int) -> tuple[Message, ...]:
+    """The turns of one order of a pair: the system text, the question, X's frames, Y's."""
     xs, ys = pick_frames(inp.x, max_frames), pick_frames(inp.y, max_frames)
     text = USER_TEMPLATE.format(
         prompt=inp.task.prompt.strip(),
@@ -58,16 +55,8 @@ def openai_pair_body(
         nx=len(xs),
         ny=len(ys),
     )
-    content = [{"type": "text", "text": text}, *_images("X", xs), *_images("Y", ys)]
-    return {
-        "model": model,
-        "messages": [
-            {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": content},
-        ],
-        "temperature": temperature,
-        "max_tokens": 300,
-    }
+    parts = (Text(text), *_images("X", xs), *_images("Y", ys))
+    return (Message.text("system", SYSTEM_PROMPT), Message("user", parts))
 
 
 def parse_pair_answer(text: str) -> tuple[Label, str]:

@@ -26,8 +26,8 @@ import judges.perturbation.change
 import judges.perturbation.declared
 import judges.perturbation.keep  # noqa: F401
 from judges.perturbation.declared import DECLARED_PERTURBATIONS
+from judges.perturbation.registry import PERTURBATIONS, Family, registered_perturbations
 from judges.perturbation.registry import Effect as Effect
-from judges.perturbation.registry import Family, registered_perturbations
 from judges.perturbation.registry import (
     PerturbationNotApplicableError as PerturbationNotApplicableError,
 )
@@ -44,15 +44,8 @@ MANIFEST_SCHEMA = "regua.perturbation-manifest/1"
 
 
 def get_perturbation(perturbation_id: str) -> PerturbationSpec:
-    """The registered perturbation with this id (CalibrationError listing known ids)."""
-    known = registered_perturbations()
-    try:
-        return known[perturbation_id]
-    except KeyError:
-        names = ", ".join(sorted(known))
-        raise CalibrationError(
-            f"unknown perturbation {perturbation_id!r}; known: {names}"
-        ) from None
+    """The registered perturbation with this id (:class:`UnknownPerturbationError` otherwise)."""
+    return PERTURBATIONS.get(perturbation_id)
 
 
 def list_perturbations(*, declared: bool = False) -> tuple[PerturbationSpec, ...]:

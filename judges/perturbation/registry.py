@@ -16,6 +16,7 @@ from typing import Any, Literal
 from lxml import etree
 
 from regua.errors import CalibrationError
+from regua.registry import Registry, UnknownPluginError
 
 Family = Literal["must_change", "must_not_change"]
 
@@ -54,16 +55,22 @@ class PerturbationSpec:
     apply: PerturbFn
 
 
-_REGISTRY: dict[str, PerturbationSpec] = {}
+class UnknownPerturbationError(UnknownPluginError, CalibrationError):
+    """No perturbation is registered under an id (the known ids are listed)."""
+
+
+PERTURBATIONS: Registry[PerturbationSpec] = Registry(
+    "perturbation",
+    content=lambda spec: spec.version,
+    unknown=UnknownPerturbationError,
+    entry_point_group="regua.perturbations",
+)
+"""Perturbations by id; one id registered again must keep its version."""
 
 
 def register_perturbation(spec: PerturbationSpec) -> PerturbationSpec:
     """Add a perturbation to the registry (built-ins register the same way)."""
-    known = _REGISTRY.get(spec.id)
-    if known is not None and known.version != spec.version:
-        raise CalibrationError(f"perturbation {spec.id} registered twice with different versions")
-    _REGISTRY[spec.id] = spec
-    return spec
+    return PERTURBATIONS.register(spec.id, spec)
 
 
 def registered_perturbations() -> Mapping[str, PerturbationSpec]:
@@ -71,4 +78,4 @@ def registered_perturbations() -> Mapping[str, PerturbationSpec]:
 
     The built-ins are only in it once :mod:`judges.perturbation.generate` has been imported.
     """
-    return MappingProxyType(_REGISTRY)
+    return MappingProxyType(dict(PERTURBATIONS.items()))

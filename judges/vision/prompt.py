@@ -7,15 +7,15 @@ and never the SVG source (text inside the drawing is data under test, not instru
 
 from __future__ import annotations
 
-import base64
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from judges.inputs import FrameImage
 from judges.model import VerdictStatus
+from regua.llm.call import Image, Message, Part, Text
 from tasks import Criterion, TaskSpec
 
 SYSTEM_PROMPT = """You are a careful visual judge. You answer exactly one question about a \
@@ -106,104 +106,18 @@ def frame_label(frame: FrameImage) -> str:
     return f"Frame at t={frame.time_s:.3f} s:"
 
 
-def b64(png: bytes) -> str:
-    """Base64 text of an image."""
-    return base64.b64encode(png).decode("ascii")
+def judge_messages(
+    task: TaskSpec, criterion: Criterion, frames: Sequence[FrameImage], template: str | None = None
+) -> tuple[Message, ...]:
+    """The turns of one criterion: the system text, then the question and each captioned frame.
 
-
-def user_content(
-    task: TaskSpec,
-    criterion: Criterion,
-    frames: Sequence[FrameImage],
-    user: str,
-    image_part: Callable[[FrameImage], dict[str, Any]],
-) -> list[dict[str, Any]]:
-    """The user message: the question text, then each frame's caption and image.
-
-    Images are in the provider's image format, given by ``image_part``.
+    The same turns go to every API (:mod:`regua.llm` puts them in each API's format).
     """
-    content: list[dict[str, Any]] = [
-        {"type": "text", "text": user_text(task, criterion, len(frames), user)}
-    ]
+    system, user = split_template(template)
+    parts: list[Part] = [Text(user_text(task, criterion, len(frames), user))]
     for f in frames:
-        content.append({"type": "text", "text": frame_label(f)})
-        content.append(image_part(f))
-    return content
-
-
-def _openai_image(frame: FrameImage) -> dict[str, Any]:
-    return {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{b64(frame.png)}"}}
-
-
-def _anthropic_image(frame: FrameImage) -> dict[str, Any]:
-    source = {"type": "base64", "media_type": "image/png", "data": b64(frame.png)}
-    return {"type": "image", "source": source}
-
-
-def openai_body(
-    model: str,
-    task: TaskSpec,
-    criterion: Criterion,
-    frames: Sequence[FrameImage],
-    params: Any,
-    template: str | None = None,
-) -> dict[str, Any]:
-    """Chat-completions request body (OpenAI-compatible: vLLM, Ollama, LM Studio, OpenRouter)."""
-    system, user = split_template(template)
-    content = user_content(task, criterion, frames, user, _openai_image)
-    return {
-        "model": model,
-        "messages": [
-            {"role": "system", "content": system},
-            {"role": "user", "content": content},
-        ],
-        "temperature": float(params.get("temperature", 0.0)),
-        "max_tokens": int(params.get("max_tokens", 400)),
-    }
-
-
-def anthropic_body(
-    model: str,
-    task: TaskSpec,
-    criterion: Criterion,
-    frames: Sequence[FrameImage],
-    params: Any,
-    template: str | None = None,
-) -> dict[str, Any]:
-    """Anthropic messages request body."""
-    system, user = split_template(template)
-    content = user_content(task, criterion, frames, user, _anthropic_image)
-    return {
-        "model": model,
-        "system": system,
-        "messages": [{"role": "user", "content": content}],
-        "temperature": float(params.get("temperature", 0.0)),
-        "max_tokens": int(params.get("max_tokens", 400)),
-    }
-
-
-def openai_text(data: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    """(reply text, usage) from a chat-completions response."""
-    try:
-        text = data["choices"][0]["message"]["content"]
-    except (KeyError, IndexError, TypeError) as exc:
-        raise ReplyError("unparseable", f"no choices[0].message.content ({exc!r})") from None
-    if not isinstance(text, str):
-        raise ReplyError("unparseable", "message content is not text")
-    usage = data.get("usage") if isinstance(data.get("usage"), Mapping) else {}
-    return text, dict(usage or {})
-
-
-def anthropic_text(data: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    """(reply text, usage) from a messages response."""
-    blocks = data.get("content")
-    if not isinstance(blocks, list):
-        raise ReplyError("unparseable", "no content blocks in the reply")
-    texts = [b.get("text") for b in blocks if isinstance(b, Mapping) and b.get("type") == "text"]
-    if not texts or not all(isinstance(t, str) for t in texts):
-        raise ReplyError("unparseable", "no text block in the reply")
-    usage = data.get("usage") if isinstance(data.get("usage"), Mapping) else {}
-    return "".join(str(t) for t in texts), dict(usage or {})
+        parts += [Text(frame_label(f)), Image(f.png, "image/png")]
+    return (Message.text("system", system), Message("user", tuple(parts)))
 
 
 def reply_object(text: str) -> dict[str, Any]:

@@ -1,4 +1,9 @@
-"""A small HTTP client for the API (CLI, demo, tests and benchmarks use it)."""
+"""A small HTTP client for the API (CLI, demo, tests and benchmarks use it).
+
+The one place of the service that speaks HTTP to a regua service (model APIs are
+:mod:`regua.llm`'s): a service that does not answer is a :class:`ServiceUnreachableError` saying
+what to do, so no caller needs to know the HTTP library.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,46 @@ from typing import Any
 
 import httpx
 
-from regua.errors import ConfigurationError, ReguaError
+from regua.errors import ConfigurationError, ReguaError, ServiceUnreachableError
+
+ServiceResponse = httpx.Response
+"""A response of the service (what :class:`ServiceHttp` methods return)."""
+
+
+def no_service_text(url: object, exc: Exception) -> str:
+    """What to do when nothing answers (e.g. after ``regua demo``, whose service has stopped)."""
+    try:
+        where = str(httpx.URL(str(url)).copy_with(path="/", query=None))
+    except (TypeError, ValueError, httpx.InvalidURL):
+        where = "the service URL"
+    return (
+        f"no regua service answers at {where} ({exc}).\n"
+        "Start one with `regua serve` (add --data-dir DIR for a demo's data folder), or run "
+        "`regua demo --keep` to leave the demo's service up; point --url or REGUA_URL at a "
+        "running service."
+    )
+
+
+class ServiceHttp(httpx.Client):
+    """An HTTP client of one service whose transport errors are :class:`ServiceUnreachableError`."""
+
+    def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
+        """Send ``request``; nothing answering is a regua error naming what to do."""
+        try:
+            return super().send(request, **kwargs)
+        except httpx.ConnectError as exc:
+            raise ServiceUnreachableError(no_service_text(request.url, exc)) from exc
+        except httpx.HTTPError as exc:
+            raise ServiceUnreachableError(f"cannot reach the service: {exc}") from exc
+
+
+def service_answers(url: str, timeout_s: float = 2.0) -> bool:
+    """Whether ``GET {url}/v1/health`` answers 200 (False when nothing answers)."""
+    with ServiceHttp(timeout=timeout_s) as http:
+        try:
+            return http.get(f"{url.rstrip('/')}/v1/health").status_code == 200
+        except ServiceUnreachableError:
+            return False
 
 
 class ApiError(ReguaError):
@@ -42,7 +86,7 @@ class ReguaClient:
                 "no API token: pass --token, set REGUA_TOKEN or run serve once"
             )
         self.url = url.rstrip("/")
-        self.http = httpx.Client(
+        self.http = ServiceHttp(
             base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=timeout_s
         )
 
@@ -58,7 +102,7 @@ class ReguaClient:
         """Close the connection pool."""
         self.close()
 
-    def _json(self, response: httpx.Response) -> Any:
+    def _json(self, response: ServiceResponse) -> Any:
         try:
             body = response.json()
         except ValueError:
@@ -104,7 +148,7 @@ class ReguaClient:
         result: dict[str, Any] = self._json(self.http.get(f"/v1/runs/{run_id}"))
         return result
 
-    def artifact(self, sha256: str) -> httpx.Response:
+    def artifact(self, sha256: str) -> ServiceResponse:
         """GET one artifact (the raw response, to check media type and bytes)."""
         return self.http.get(f"/v1/artifacts/{sha256}")
 

@@ -31,7 +31,6 @@ def run(
 ) -> None:
     """Generate the experiment's missing cases, wait for their verdicts, print the report."""
     from service.context import ServiceContext
-    from service.experiments import builtin  # noqa: F401  (registers the "runner" generator)
     from service.experiments.exports import summary_lines
     from service.experiments.generator import get_generator
     from service.experiments.plan import resolve_plan

@@ -13,13 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import typer
 from rich.console import Console
 
 from regua.errors import ReguaError
 from regua.settings import load_settings
-from service.api.client import ApiError, read_token
+from service.api.client import ApiError, ReguaClient, ServiceHttp, ServiceResponse, read_token
 
 KEYS = {"p": "pass", "f": "fail", "u": "uncertain", "n": "not_applicable"}
 
@@ -27,12 +26,12 @@ KEYS = {"p": "pass", "f": "fail", "u": "uncertain", "n": "not_applicable"}
 class ReviewSession:
     """Thin client of ``/v1/reviews`` that keeps frames on disk for the terminal."""
 
-    def __init__(self, http: httpx.Client, frames_dir: Path) -> None:
+    def __init__(self, http: ServiceHttp, frames_dir: Path) -> None:
         """Call the API through ``http`` and download frames under ``frames_dir``."""
         self.http = http
         self.frames_dir = frames_dir
 
-    def _json(self, response: httpx.Response) -> Any:
+    def _json(self, response: ServiceResponse) -> Any:
         body = response.json() if response.content else {}
         if response.status_code >= 400:
             raise ApiError(response.status_code, body)
@@ -154,9 +153,8 @@ def review(
         console.print("[red]no token: pass --token or set REGUA_TOKEN[/red]")
         raise typer.Exit(2)
     folder = frames_dir or Path(tempfile.mkdtemp(prefix="regua-review-"))
-    headers = {"Authorization": f"Bearer {secret}"}
-    with httpx.Client(base_url=base.rstrip("/"), headers=headers, timeout=60) as http:
-        session = ReviewSession(http, folder)
+    with ReguaClient(base, secret, timeout_s=60) as client:
+        session = ReviewSession(client.http, folder)
         try:
             if list_status is not None:
                 items = session.listing(None if list_status == "all" else list_status)
@@ -175,7 +173,7 @@ def review(
                 suggestion,
             )
             console.print(f"{given} label(s) saved.")
-        except (ReguaError, httpx.HTTPError) as exc:
+        except ReguaError as exc:
             console.print(f"[red]{exc}[/red]")
             raise typer.Exit(1) from exc
 

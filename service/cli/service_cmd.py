@@ -11,7 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import typer
 from rich.console import Console
 
@@ -177,28 +176,8 @@ def _friendly(func: Callable[..., None]) -> Callable[..., None]:
         except ReguaError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from exc
-        except httpx.ConnectError as exc:
-            typer.echo(_no_service(exc), err=True)
-            raise typer.Exit(1) from exc
-        except httpx.HTTPError as exc:
-            typer.echo(f"error: cannot reach the service: {exc}", err=True)
-            raise typer.Exit(1) from exc
 
     return wrapper
-
-
-def _no_service(exc: httpx.ConnectError) -> str:
-    """What to do when nothing answers (e.g. after ``regua demo``, whose service has stopped)."""
-    try:
-        where = str(exc.request.url.copy_with(path="/", query=None))
-    except RuntimeError:  # no request attached
-        where = "the service URL"
-    return (
-        f"error: no regua service answers at {where} ({exc}).\n"
-        "Start one with `regua serve` (add --data-dir DIR for a demo's data folder), or run "
-        "`regua demo --keep` to leave the demo's service up; point --url or REGUA_URL at a "
-        "running service."
-    )
 
 
 def register(app: typer.Typer) -> None:

@@ -5,14 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import httpx
 import typer
 import yaml
 
-from regua.errors import ReguaError
+from regua.errors import ReguaError, ServiceUnreachableError
 from regua.settings import load_settings
 from service.api.client import ApiError, ReguaClient, read_token
-from service.cli.service_cmd import _no_service
 from service.cli.tasks_cmd import tasks_app
 from service.tasks_store.files import read_text, specs_of_file
 from tasks import TaskSpec
@@ -77,8 +75,8 @@ def _register(
     try:
         with client:
             code = _post_all(client, specs)
-    except httpx.ConnectError as exc:
-        typer.echo(_no_service(exc), err=True)
+    except ServiceUnreachableError as exc:
+        typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from exc
     if code:
         raise typer.Exit(code)

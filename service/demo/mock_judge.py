@@ -1,4 +1,4 @@
-"""The demo's MOCK vision judge: a local HTTP server speaking the OpenAI chat-completions API.
+"""The demo's MOCK vision judge, on the fake model server of :mod:`regua.llm.testing`.
 
 It is not a model. It answers each criterion from the *declared truth* of the bundled samples
 (``samples/outputs/manifest.json``: the ``intent`` of each sample, or its ``truth``), keyed by
@@ -15,22 +15,14 @@ not a calibration: the run view reads them as "MOCK judge: trusted by the demo's
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
-import re
-import threading
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import judges
 from judges.builtin import VISION_PARAMS, VISION_TEMPLATE_VERSION
 from judges.calibration import GateDecision
 from judges.panel import ALL_CRITERIA, JudgePanel, register_panel
 from judges.vision.prompt import DEFAULT_TEMPLATE
+from regua.llm.testing import FakeModelServer, FrameTruth
 from service.evaluation.gate import store_decisions
 from service.storage import Database
 
@@ -43,8 +35,6 @@ MOCK_SET_ID = "demo-samples-declared-truth (mock, no calibration)"
 FAMILY = "pelican-bicycle"
 VISUAL = ("P1", "B1", "B2", "R1", "R2", "R3", "A1", "A2", "Q1")
 """Criteria the mock answers (F1 stays with the static rules)."""
-CRITERION = re.compile(r"Criterion (\w+) \(")
-IMAGE = re.compile(r"^data:image/png;base64,(.+)$")
 
 MOCK_PROFILE = judges.JudgeProfile(
     id=MOCK_PROFILE_ID,
@@ -73,112 +63,23 @@ def register_mock() -> tuple[judges.JudgeProfile, JudgePanel]:
     return profile, panel
 
 
-def criterion_and_frames(body: Any) -> tuple[str, list[str]]:
-    """The criterion a chat-completions request asks about and the sha256 of each image sent.
-
-    All a model server can know: the prompt text and the images (never the run or its model).
-    """
-    texts: list[str] = []
-    shas: list[str] = []
-    for message in body.get("messages", []):
-        content = message.get("content")
-        parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
-        for part in parts:
-            if part.get("type") == "text":
-                texts.append(str(part.get("text")))
-            elif part.get("type") == "image_url":
-                found = IMAGE.match(str(part["image_url"]["url"]))
-                if found:
-                    shas.append(hashlib.sha256(base64.b64decode(found.group(1))).hexdigest())
-    match = CRITERION.search("\n".join(texts))
-    return (match.group(1) if match else "?"), shas
+def _mock_evidence(criterion: str, status: str, known: bool) -> str:
+    if known:
+        return f"MOCK: the sample's declared truth says {criterion} {status}"
+    return f"MOCK: these frames are not a bundled sample's; {criterion} unknown"
 
 
-@dataclass
-class MockModel:
-    """What the mock knows (frame sha256 → criterion → status) and what it was asked."""
-
-    truth: dict[str, dict[str, str]] = field(default_factory=dict)
-    asked: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def learn(self, frame_shas: Iterable[str], statuses: dict[str, str]) -> None:
-        """Declare the truth of the drawing whose frames have these hashes."""
-        with self.lock:
-            for sha in frame_shas:
-                self.truth.setdefault(sha, {}).update(statuses)
-
-    def answer(self, body: Any) -> str:
-        """The reply text (the judge's JSON answer) to one chat-completions request body."""
-        criterion, shas = criterion_and_frames(body)
-        with self.lock:
-            self.asked.append((criterion, tuple(shas)))
-            known = [self.truth[s][criterion] for s in shas if criterion in self.truth.get(s, {})]
-        if known:
-            status = known[0]
-            evidence = f"MOCK: the sample's declared truth says {criterion} {status}"
-        else:
-            status = "uncertain"
-            evidence = f"MOCK: these frames are not a bundled sample's; {criterion} unknown"
-        return json.dumps({"status": status, "evidence": evidence, "time_s": None})
+def mock_model() -> FrameTruth:
+    """The mock: a truth table keyed by frame sha256, ``uncertain`` for frames it never saw."""
+    return FrameTruth(evidence=_mock_evidence, usage=(0, 0))
 
 
-def _handler(model: MockModel) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            del format, args  # quiet
-
-        def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("content-length", "0")))
-            try:
-                text = model.answer(json.loads(raw))
-            except (ValueError, KeyError, TypeError, AttributeError):
-                self.send_error(400, "not a chat-completions request")
-                return
-            data = json.dumps(
-                {
-                    "id": "chatcmpl-regua-demo-mock",
-                    "object": "chat.completion",
-                    "model": MOCK_MODEL,
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
-                    "usage": {"prompt_tokens": 0, "completion_tokens": 0},
-                }
-            ).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    return Handler
-
-
-class MockJudgeServer:
-    """The mock on an ephemeral loopback port, on a daemon thread."""
+class MockJudgeServer(FakeModelServer[FrameTruth]):
+    """The mock on an ephemeral loopback port, on a daemon thread (the one fake model server)."""
 
     def __init__(self) -> None:
         """Bind the port (nothing answers until :meth:`start`)."""
-        self.model = MockModel()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self.model))
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(
-            target=self.httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="regua-demo-mock-judge",
-            daemon=True,
-        )
-
-    def start(self) -> MockJudgeServer:
-        """Start serving; returns self."""
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and close the port."""
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(5)
+        super().__init__(mock_model(), name=MOCK_MODEL)
 
 
 def declare_trust(db: Database, profile: judges.JudgeProfile) -> int:

@@ -12,8 +12,9 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from regua.llm.testing import FrameTruth
 from service.context import ServiceContext
-from service.demo.mock_judge import VISUAL, MockModel
+from service.demo.mock_judge import VISUAL
 from service.demo.samples import Sample
 from service.pipeline.local import evidence_of
 
@@ -29,7 +30,7 @@ def declared_truth(sample: Sample) -> dict[str, str]:
     return statuses
 
 
-def teach(model: MockModel, ctx: ServiceContext, folder: Path, samples: list[Sample]) -> int:
+def teach(model: FrameTruth, ctx: ServiceContext, folder: Path, samples: list[Sample]) -> int:
     """Render each distinct (sample, task) once and tell the mock its declared truth.
 
     Returns how many drawings were rendered (replies without SVG have no frames to learn).

@@ -5,12 +5,12 @@ Registered as ``runner`` (the default) when this module is imported, as plug-ins
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Unpack
 
 from sqlalchemy import select
 
-from service.experiments.generator import GenerationFacts, register_generator
+from service.experiments.generator import CaseOptions, GenerationFacts, register_generator
 from service.experiments.spec import ModelParams
 from service.generation.policy import check_allowed
 from service.generation.request import GenerationParams
@@ -36,33 +36,19 @@ class RunnerGenerator:
         task_ref: str,
         params: ModelParams,
         repeats: int,
-        *,
-        token_id: int | None,
-        prompt: str | None,
-        panel: str | None,
-        case_keys: Sequence[str],
-        on_progress: Callable[[int, int], None] | None = None,
+        **options: Unpack[CaseOptions],
     ) -> list[str]:
         """Call the model for the case keys not generated yet (see ``generate_runs``)."""
-        return generate_runs(
-            ctx,
-            task_ref,
-            _params(params),
-            repeats,
-            token_id=token_id,
-            prompt=prompt,
-            case_keys=case_keys,
-            on_progress=on_progress,
-            panel=panel,
-        )
+        return generate_runs(ctx, task_ref, _params(params), repeats, **options)
 
     def check(
         self, ctx: ServiceContext, task_ref: str, params: ModelParams, *, is_admin: bool
     ) -> None:
         """Apply the generation endpoint's rules to an arm.
 
-        A submitter's base URL and key variable must be on the service's allow-lists (403);
-        the API must be known and its key variable set (422).
+        A key variable goes only to the endpoints it is bound to, a submitter's base URL and
+        key variable must be on the service's allow-lists (403); the API must be known and an
+        admin's key variable set (422).
         """
         gen = _params(params)
         check_allowed(ctx.settings, gen, is_admin=is_admin)

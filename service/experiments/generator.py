@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NotRequired, Protocol, TypedDict, Unpack
 
-from regua.errors import NotFoundError
+from regua.registry import Registry
 from service.experiments.spec import ModelParams
 
 if TYPE_CHECKING:
@@ -33,6 +33,18 @@ class GenerationFacts:
     output_tokens: int | None = None
 
 
+class CaseOptions(TypedDict):
+    """The keyword arguments of :meth:`Generator.generate` (besides task, model and repeats)."""
+
+    token_id: int | None
+    prompt: str | None
+    """Replaces the task's prompt (a prompt variant)."""
+    panel: str | None
+    """The judge panel the runs ask for (None: the task's default)."""
+    case_keys: Sequence[str]
+    on_progress: NotRequired[Callable[[int, int], None] | None]
+
+
 class Generator(Protocol):
     """Generates (or finds already generated) runs by case key."""
 
@@ -44,18 +56,9 @@ class Generator(Protocol):
         task_ref: str,
         params: ModelParams,
         repeats: int,
-        *,
-        token_id: int | None,
-        prompt: str | None,
-        panel: str | None,
-        case_keys: Sequence[str],
-        on_progress: Callable[[int, int], None] | None = None,
+        **options: Unpack[CaseOptions],
     ) -> list[str]:
-        """The run ids of ``case_keys`` in order; a stored key is never generated again.
-
-        ``prompt`` replaces the task's prompt (a prompt variant); ``panel`` is the judge panel
-        the runs ask for (None: the task's default).
-        """
+        """The run ids of ``case_keys`` in order; a stored key is never generated again."""
         ...
 
     def facts(self, ctx: ServiceContext, run_ids: Sequence[str]) -> Mapping[str, GenerationFacts]:
@@ -69,25 +72,21 @@ class Generator(Protocol):
         ...
 
 
-_GENERATORS: dict[str, Generator] = {}
+GENERATORS: Registry[Generator] = Registry(
+    "experiment generator",
+    builtins=("service.experiments.builtin",),
+    entry_point_group="regua.experiment_generators",
+)
+"""Generators by name; the generation runner registers ``runner`` (:mod:`.builtin`)."""
 DEFAULT = "runner"
 """The generator experiments use unless one is named: the service's generation runner."""
 
 
-def register_generator(generator: Generator) -> Generator:
-    """Register ``generator`` under its name (a later one of the same name replaces it)."""
-    _GENERATORS[generator.name] = generator
-    return generator
+def register_generator(generator: Generator, *, replace: bool = False) -> Generator:
+    """Register ``generator`` under its name."""
+    return GENERATORS.register(generator.name, generator, replace=replace)
 
 
 def get_generator(name: str | None = None) -> Generator:
     """The generator named ``name`` (default :data:`DEFAULT`)."""
-    key = name or DEFAULT
-    found = _GENERATORS.get(key)
-    if found is None:
-        known = ", ".join(sorted(_GENERATORS)) or "(none)"
-        raise NotFoundError(
-            f"no experiment generator {key!r} is registered (known: {known}); the generation "
-            "runner registers 'runner' when service.generation is installed"
-        )
-    return found
+    return GENERATORS.get(name or DEFAULT)

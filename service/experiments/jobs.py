@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from service.access.pools import check_task_access, hidden_refs, sees_hidden
 from service.access.tokens import Principal
-from service.experiments import builtin  # noqa: F401  (registers the "runner" generator)
 from service.experiments.access import plan_refs
 from service.experiments.generator import get_generator
 from service.experiments.plan import resolve_plan

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from regua.llm.call import Message, ModelCall
+
 Api = Literal["openai", "anthropic", "mock"]
 
 
@@ -46,3 +48,17 @@ class GenerationParams(BaseModel, frozen=True):
         """The run's model label: the label (default: the model), ``mock:`` first for the mock."""
         name = self.label or self.model
         return f"mock:{name}" if self.is_mock else name
+
+    def model_call(self, prompt: str, repeat: int, api_key: str | None) -> ModelCall:
+        """The call of one repeat: the prompt as the one user turn."""
+        return ModelCall(
+            api=self.api,
+            model=self.model,
+            messages=(Message.text("user", prompt),),
+            base_url=self.base_url,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            timeout_s=self.timeout_s,
+            repeat=repeat,
+            api_key=api_key,
+        )

@@ -15,18 +15,19 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
-import httpx
 from pydantic import JsonValue
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from regua.errors import BackpressureError, InputError
+from regua.llm.client import CallResult, RetryPolicy, call_model
+from regua.llm.limits import Limiter, limiter_for
+from regua.llm.prices import PriceTable, cost_of, load_prices
+from regua.llm.provider import Provider
+from regua.llm.redact import Redactor, redactor_for
+from regua.llm.registry import provider_for
 from service.context import ServiceContext
-from service.generation.attempts import CallResult, RetryPolicy, call_with_retries
-from service.generation.limits import provider_limit
-from service.generation.prices import PriceTable, cost_of, load_prices
-from service.generation.provider import Provider, ProviderCall
-from service.generation.registry import api_key, provider_for
+from service.generation.policy import api_key
 from service.generation.request import GenerationParams
 from service.generation.store import GenerationRecord, runs_of_cases, write_record
 from service.pipeline.submit import Submission
@@ -51,6 +52,8 @@ class _Plan:
     key: str | None
     prices: PriceTable | None
     policy: RetryPolicy
+    limiter: Limiter
+    redact: Redactor
     token_id: int | None
     panel: str | None = None
     """The judge panel the runs ask for (None: each task version's default)."""
@@ -60,7 +63,7 @@ def run_params(params: GenerationParams, provider: Provider) -> dict[str, JsonVa
     """The exact request parameters recorded with the run (never the key, only its variable)."""
     recorded: dict[str, JsonValue] = {
         "api": params.api,
-        **provider.request_params(params),
+        **provider.request_params(params.model_call("", 1, None)),
         "base_url": params.base_url,
         "api_key_env": params.api_key_env,
         "timeout_s": params.timeout_s,
@@ -118,6 +121,8 @@ def generate_runs(
         api_key(params),
         load_prices(ctx.settings.price_table),
         RetryPolicy.from_settings(ctx.settings),
+        limiter_for(ctx.settings),
+        redactor_for(ctx.settings),
         token_id,
         panel,
     )
@@ -127,9 +132,9 @@ def generate_runs(
     todo = [i for i, r in enumerate(results) if r is None]
     progress = _Counter(repeats - len(todo), repeats, on_progress)
     if todo:
-        limit = provider_limit(ctx.settings, params.api, params.base_url)
-        with httpx.Client() as http, ThreadPoolExecutor(min(limit.concurrency, len(todo))) as pool:
-            futures = {pool.submit(_one, plan, http, i + 1, keys[i]): i for i in todo}
+        workers = min(ctx.settings.generation_concurrency, len(todo))
+        with ThreadPoolExecutor(workers, thread_name_prefix="regua-generate") as pool:
+            futures = {pool.submit(_one, plan, i + 1, keys[i]): i for i in todo}
             for future in as_completed(futures):
                 results[futures[future]] = future.result()
                 progress.step()
@@ -154,11 +159,10 @@ class _Counter:
             self.on_progress(self.done, self.total)
 
 
-def _one(plan: _Plan, http: httpx.Client, repeat: int, case_key: str | None) -> str:
-    """One call within the provider's limits, then its run; the run id."""
-    call = ProviderCall(plan.params, plan.prompt, repeat, plan.key)
-    with provider_limit(plan.ctx.settings, plan.params.api, plan.params.base_url).slot():
-        result = call_with_retries(plan.provider, http, call, plan.policy)
+def _one(plan: _Plan, repeat: int, case_key: str | None) -> str:
+    """One call within the endpoint's limits, then its run; the run id."""
+    call = plan.params.model_call(plan.prompt, repeat, plan.key)
+    result = call_model(call, plan.policy, limiter=plan.limiter, redact=plan.redact)
     return _store(plan, repeat, case_key, result)
 
 
@@ -176,8 +180,7 @@ def _store(plan: _Plan, repeat: int, case_key: str | None, result: CallResult) -
             None if provider.mock else plan.prices,
             params.api,
             params.model,
-            reply.input_tokens if reply else None,
-            reply.output_tokens if reply else None,
+            reply.usage if reply else None,
         ),
         params=recorded,
         prompt_sha256=plan.prompt_sha256,

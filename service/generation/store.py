@@ -9,8 +9,8 @@ from pydantic import BaseModel, JsonValue
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from service.generation.attempts import CallResult
-from service.generation.prices import Cost
+from regua.llm.client import CallResult
+from regua.llm.prices import Cost
 from service.storage import Database, GenerationRow, StageRecord
 from service.storage.details import StageDetail
 
@@ -48,8 +48,8 @@ def write_record(s: Session, run_id: str, rec: GenerationRecord) -> None:
             api=rec.api,
             model=rec.model,
             repeat=rec.repeat,
-            input_tokens=reply.input_tokens if reply else None,
-            output_tokens=reply.output_tokens if reply else None,
+            input_tokens=reply.usage.input_tokens if reply else None,
+            output_tokens=reply.usage.output_tokens if reply else None,
             latency_ms=rec.call.latency_ms,
             elapsed_ms=rec.call.elapsed_ms,
             finish_reason=reply.finish_reason if reply else None,

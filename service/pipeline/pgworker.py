@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from typing import Any
 
 import procrastinate
 from procrastinate import JobContext, RetryStrategy
@@ -30,7 +29,6 @@ from sqlalchemy import select, update
 
 from regua.errors import ReguaError
 from regua.settings import Settings
-from service.pipeline.executor import make_owner
 from service.pipeline.pgqueue import (
     GENERATE_QUEUE,
     JUDGE_QUEUE,
@@ -41,7 +39,6 @@ from service.pipeline.pgqueue import (
     orphan_runs,
 )
 from service.pipeline.runner import Machinery, StageContext, finished, load_task, run_stage
-from service.pipeline.slots import FleetSlots
 from service.pipeline.stages import STAGES
 from service.storage import Database, Run, StageRecord
 from service.storage.blobs import BlobStore
@@ -73,9 +70,12 @@ class StageJobs:
     def __init__(
         self, db: Database, blobs: BlobStore, machinery: Machinery, settings: Settings
     ) -> None:
-        """Run stages on ``machinery``; judge calls are bounded fleet-wide by ``settings``."""
+        """Run stages on ``machinery``.
+
+        Model calls are bounded fleet-wide by the context's
+        :class:`~service.pipeline.slots.FleetLimiter` (one key per model endpoint).
+        """
         self.db, self.blobs, self.machinery, self.settings = db, blobs, machinery, settings
-        self.slots = FleetSlots(db, make_owner(), ttl_s=2 * settings.judge_timeout_s + 60)
 
     def run(self, run_id: str, stage: str, delivery: int = 1) -> None:
         """Run ``stage`` of ``run_id`` unless recorded; the next stage's job follows its record.
@@ -101,21 +101,9 @@ class StageJobs:
             s.execute(
                 update(Run).where(Run.id == run_id, Run.status == "queued").values(status="running")
             )
-        with self._limits(ctx, chosen.name):
-            recorded = run_stage(ctx, chosen)
+        recorded = run_stage(ctx, chosen)  # model calls take fleet slots (FleetLimiter)
         if not recorded:
             raise StageNotRecordedError(f"stage {chosen.name} of run {run_id} is retried")
-
-    def _limits(self, ctx: StageContext, stage: str) -> Any:
-        """The fleet-wide slots a stage needs: one per remote judge of the panel when judging."""
-        if stage != "evaluate":
-            return _Nothing()
-        from service.pipeline.evaluate_stage import requested_panel
-
-        panel = self.machinery.evaluator.panel_for(ctx.task, requested_panel(ctx))
-        keys = [f"judge:{pid}" for ids in panel.assignments.values() for pid in ids]
-        remote = [k for k in keys if not k.startswith(("judge:static@", "judge:geometry@"))]
-        return self.slots.hold(remote, self.settings.judge_fleet_limit)
 
     def _abandon(self, run_id: str, stage: str, delivery: int) -> None:
         with self.db.write() as s:
@@ -140,14 +128,6 @@ class StageJobs:
                 stage = next((st.name for st in STAGES if st.name not in done), STAGES[-1].name)
                 defer_stage(s, run_id, stage)
         return len(ids)
-
-
-class _Nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *_exc: object) -> None:
-        return None
 
 
 def build_app(jobs: StageJobs, settings: Settings) -> procrastinate.App:

@@ -302,7 +302,7 @@ def generate_report(
         task_hashes={r: h for r, h in inputs.task_hashes.items() if r in used},
         task_dimensions={r: d for r, d in inputs.task_dimensions.items() if r in used},
     )
-    if submitted_by is None:  # admins: replies that carried a reserved task (issue 16)
+    if submitted_by is None:  # admins: replies that carried a reserved task
         reported = {row.run_id for row in inputs.rows}
-        report["leaks"] = leak_report(session, reported)
+        report["leaks"] = [entry.model_dump() for entry in leak_report(session, reported)]
     return report, inputs

@@ -8,13 +8,13 @@ import threading
 import time
 from collections.abc import Callable
 
-import httpx
 import uvicorn
 from fastapi import FastAPI
 
 from regua.errors import ConfigurationError
 from regua.settings import Settings
 from service.access.tokens import ensure_admin_token
+from service.api.client import service_answers
 from service.context import ServiceContext
 from service.server.app import create_app
 
@@ -100,12 +100,8 @@ class BackgroundServer:
 def wait_ready(url: str, timeout_s: float = 30.0) -> None:
     """Poll ``/v1/health`` until it answers 200."""
     deadline = time.monotonic() + timeout_s
-    last: Exception | None = None
     while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/v1/health", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError as exc:
-            last = exc
+        if service_answers(url):
+            return
         time.sleep(0.1)
-    raise ConfigurationError(f"service at {url} did not become ready: {last}")
+    raise ConfigurationError(f"service at {url} did not become ready within {timeout_s:g} s")

@@ -8,47 +8,28 @@ on import exactly as a plugin would: ``register_blob_scheme("name", opener)``.
 
 from __future__ import annotations
 
-import importlib
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from regua.errors import ConfigurationError
+from regua.registry import Registry, UnknownPluginError
 from regua.settings import Settings
 from service.storage.blobs import BlobStore, LocalBlobStore
 
 BlobStoreOpener = Callable[[str, Settings], BlobStore]
 """Builds a store from the artifacts URL and the settings (and checks that it answers)."""
 
-BUILTIN_MODULES = ("service.storage.s3_blobs",)
-_REGISTRY: dict[str, BlobStoreOpener] = {}
-_LOCK = threading.Lock()
-_BUILTINS_LOADED = False
-
-
-def register_blob_scheme(scheme: str, opener: BlobStoreOpener, *, replace: bool = False) -> None:
-    """Register the store opened for artifacts URLs of ``scheme`` (plugins and built-ins alike)."""
-    with _LOCK:
-        if scheme in _REGISTRY and not replace:
-            raise ConfigurationError(f"artifact store scheme {scheme!r} is already registered")
-        _REGISTRY[scheme] = opener
-
-
-def _load_builtins() -> None:
-    global _BUILTINS_LOADED
-    if _BUILTINS_LOADED:
-        return
-    _BUILTINS_LOADED = True
-    for module in BUILTIN_MODULES:  # each registers itself on import, like a plugin would
-        importlib.import_module(module)
-
-
-def blob_schemes() -> list[str]:
-    """The registered URL schemes."""
-    _load_builtins()
-    with _LOCK:
-        return sorted(_REGISTRY)
+SCHEMES: Registry[BlobStoreOpener] = Registry(
+    "scheme",
+    builtins=("service.storage.s3_blobs",),
+    entry_point_group="regua.blob_stores",
+)
+"""Blob store openers by URL scheme; the built-in modules register themselves on import."""
+register_blob_scheme = SCHEMES.register
+"""``register_blob_scheme(scheme, opener, *, replace=False)``: plugins and built-ins alike."""
+blob_schemes = SCHEMES.names
+"""The registered URL schemes, sorted."""
 
 
 def artifacts_url(settings: Settings) -> str:
@@ -67,14 +48,12 @@ def open_blob_store(settings: Settings) -> BlobStore:
     scheme = urlsplit(url).scheme.lower()
     if len(scheme) < 2:  # no scheme, or a Windows drive letter: a folder path
         scheme = "file"
-    _load_builtins()
-    with _LOCK:
-        opener = _REGISTRY.get(scheme)
-    if opener is None:
+    try:
+        opener = SCHEMES.get(scheme)
+    except UnknownPluginError as exc:
         raise ConfigurationError(
-            f"REGUA_ARTIFACTS_URL={url!r}: unknown scheme {scheme!r}; known: "
-            f"{', '.join(blob_schemes())} (a folder path means file://)"
-        )
+            f"REGUA_ARTIFACTS_URL={url!r}: {exc} (a folder path means file://)"
+        ) from None
     return opener(url, settings)
 
 

@@ -11,6 +11,7 @@ import pytest
 from checks import (
     Check,
     CheckResult,
+    CheckStatus,
     Document,
     Evidence,
     register_check,
@@ -18,6 +19,7 @@ from checks import (
     run_checks,
     unregister_check,
 )
+from regua.registry import DuplicatePluginError
 from tasks import TaskSpec
 from tests.checks.conftest import svg
 
@@ -51,7 +53,7 @@ class TitleCheck:
         del task  # Check protocol; a title is needed under every task
         assert doc.root is not None
         titles = [el for el in doc.root.iter() if str(el.tag).endswith("}title")]
-        status = "pass" if titles else "fail"
+        status: CheckStatus = "pass" if titles else "fail"
         return CheckResult(self.id, self.version, status, (Evidence(f"{len(titles)} titles"),))
 
 
@@ -98,8 +100,9 @@ def test_plugin_runs_like_a_builtin(static_task: TaskSpec) -> None:
     result = report.result("plugin-title")
     assert result is not None and result.status == "fail" and result.version == "7"
     assert run_checks(svg("<title>t</title>"), static_task).status == "pass"
-    with pytest.raises(ValueError, match="already registered"):
-        register_check(TitleCheck())
+    assert register_check(TitleCheck()) == TitleCheck()  # the same content again: a no-op
+    with pytest.raises(DuplicatePluginError, match="plugin-title is already registered"):
+        register_check(TitleCheck(version="8"))  # other content under a taken id: refused
 
 
 @pytest.mark.usefixtures("plugins")

@@ -94,7 +94,9 @@ class Fleet:
 
     def count(self, query: str, **params: object) -> int:
         """The single number a query returns."""
-        return int(self.sql(query, **params)[0][0] or 0)
+        value = self.sql(query, **params)[0][0]
+        assert value is None or isinstance(value, int), value
+        return value or 0
 
     def done(self) -> int:
         """Runs finished."""

@@ -14,12 +14,11 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 import uvicorn
 from fastapi import FastAPI
 
-from service.api.client import ReguaClient, read_token
+from service.api.client import ReguaClient, ServiceHttp, read_token
 from service.server.run import wait_ready
 from tests.helpers.ports import HOST, free_port
 
@@ -125,11 +124,11 @@ def serve_in_thread(app: FastAPI) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def http_client(app: FastAPI, **headers: str) -> Iterator[httpx.Client]:
-    """An HTTP client of ``app`` served on a uvicorn thread; follows redirects like a browser
-    (pass ``follow_redirects=False`` per request to see one)."""
+def http_client(app: FastAPI, **headers: str) -> Iterator[ServiceHttp]:
+    """An HTTP client of ``app`` served on a uvicorn thread (the service's own client class);
+    follows redirects like a browser (pass ``follow_redirects=False`` per request to see one)."""
     with (
         serve_in_thread(app) as url,
-        httpx.Client(base_url=url, headers=headers, follow_redirects=True, timeout=60) as client,
+        ServiceHttp(base_url=url, headers=headers, follow_redirects=True, timeout=60) as client,
     ):
         yield client

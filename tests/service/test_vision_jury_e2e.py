@@ -23,17 +23,18 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
 
 from judges.calibration.runner import CalibrationRun
+from regua.llm.testing import FrameTruth, serving
 from service.calibration.verdicts import KIND
 from service.cli import app
 from service.storage import Artifact, Database
 from tests.helpers.server import Served, require_real_rendering
-from tests.helpers.truthful_llm import truthful_model
 from tests.service.calibration.pass_all_llm import pass_everything_model
 
 pytestmark = [pytest.mark.browser, pytest.mark.sandbox]
@@ -114,7 +115,7 @@ def _frames_by_file(data: Path, folder: Path) -> dict[str, list[str]]:
     return out
 
 
-def _serve_and_judge(data: Path, url: str, model: str) -> dict[str, dict[str, object]]:
+def _serve_and_judge(data: Path, url: str, model: str) -> dict[str, dict[str, Any]]:
     """``regua serve`` on the vision panel; the good drawing and the foot-off-pedal sample."""
     env = {"REGUA_JUDGE_BASE_URL": url + "/v1", "REGUA_JUDGE_MODEL": model, "REGUA_PANEL": PANEL}
     served = Served(data, **env)
@@ -156,29 +157,29 @@ def test_a_calibrated_vision_jury_decides_and_a_lax_one_is_refused(tmp_path: Pat
         frames = _frames_by_file(data, folder)
         assert set(frames) == set(drawings)
         truth = {sha: labels for name, (_svg, labels) in drawings.items() for sha in frames[name]}
-        with truthful_model(truth) as seeing:
+        with serving(FrameTruth({k: dict(v) for k, v in truth.items()})) as seeing:
             output, run = _calibrate(folder, data, seeing.url, "seeing-test")
             assert {d.criterion: d.status for d in run.decisions} == dict.fromkeys(
                 VISUAL, "trusted"
             ), [(d.criterion, d.reasons) for d in run.decisions]
-            asked_before = len(seeing.asked)
+            asked_before = len(seeing.model.asked)
             views = _serve_and_judge(data, seeing.url, "seeing-test")
-            served_shas = {sha for _c, shas in seeing.asked[asked_before:] for sha in shas}
+            served_shas = {sha for _c, shas in seeing.model.asked[asked_before:] for sha in shas}
         # the service showed the model exactly the frames the calibration rendered
         assert served_shas and served_shas <= set(frames["good-0.svg"]) | set(
             frames["foot-off-pedal.svg"]
         )
         _decided_as_the_model_sees(views)
-        asked_before = len(lax.asked)
+        asked_before = len(lax.model.asked)
         lax_views = _serve_and_judge(data, lax.url, "lax-test")
-        assert len(lax.asked) > asked_before  # it was asked, and said pass to everything
+        assert len(lax.model.asked) > asked_before  # it was asked, and said pass to everything
     _no_false_pass(lax_views)
 
 
-def _decided_as_the_model_sees(views: Mapping[str, Mapping[str, object]]) -> None:
+def _decided_as_the_model_sees(views: Mapping[str, Mapping[str, Any]]) -> None:
     seeing = "vision-llm-openai+seeing-test@1"
-    assert views["good"]["outcome"]["status"] == "pass", views["good"]["outcome"]  # type: ignore[index]
-    assert views["foot"]["outcome"]["status"] == "fail", views["foot"]["outcome"]  # type: ignore[index]
+    assert views["good"]["outcome"]["status"] == "pass", views["good"]["outcome"]
+    assert views["foot"]["outcome"]["status"] == "fail", views["foot"]["outcome"]
     for key, failed in (("good", set()), ("foot", {"R2"})):
         criteria = _criteria(views[key])
         for c in VISUAL:
@@ -191,7 +192,7 @@ def _decided_as_the_model_sees(views: Mapping[str, Mapping[str, object]]) -> Non
         assert criteria["F1"]["status"] == "pass"
 
 
-def _no_false_pass(views: Mapping[str, Mapping[str, object]]) -> None:
+def _no_false_pass(views: Mapping[str, Mapping[str, Any]]) -> None:
     lax = "vision-llm-openai+lax-test@1"
     assert set(views) == {"good", "foot"}
     for key, view in views.items():

@@ -8,12 +8,14 @@ import pytest
 
 from judges.inputs import FrameImage
 from judges.pairwise import PairAnswer, PairFailure, both_orders, combine, pairwise_registry
+from judges.pairwise.model import PairwiseJudge
 from judges.pairwise.prompt import parse_pair_answer
+from judges.pairwise.vision import VisionPairwiseJudge
 from judges.vision.prompt import ReplyError
 from regua.errors import JudgeError
+from regua.llm.testing import Pairwise, serving
 from regua.settings import Settings
 from tasks import bundled_registry
-from tests.helpers.pairwise_llm import pairwise_model
 
 TASK = bundled_registry().get("pelican-bicycle-structured@1")
 CRITERION = TASK.criteria[1]
@@ -27,34 +29,38 @@ def _frames(tag: str) -> tuple[FrameImage, ...]:
 A, B = _frames("drawing a"), _frames("drawing b")
 
 
-def _judge(url: str) -> object:
-    settings = Settings(judge_base_url=url, judge_model="fake-vision", judge_timeout_s=5.0)
-    return pairwise_registry().create("vision-llm", settings)
+def _settings(url: str) -> Settings:
+    return Settings(judge_base_url=url, judge_model="fake-vision", judge_timeout_s=5.0)
+
+
+def _judge(url: str) -> PairwiseJudge:
+    return pairwise_registry().create("vision-llm", _settings(url))
 
 
 def test_a_consistent_preference_wins_in_both_orders_and_the_prompt_is_blind() -> None:
-    with pairwise_model("prefer", {B[0].artifact_ref: 2, A[0].artifact_ref: 1}) as model:
-        judge = _judge(model.url)
-        outcome = both_orders(judge, TASK, CRITERION, A, B)  # type: ignore[arg-type]
+    with serving(Pairwise("prefer", {B[0].artifact_ref: 2, A[0].artifact_ref: 1})) as server:
+        judge = _judge(server.url)
+        outcome = both_orders(judge, TASK, CRITERION, A, B)
     assert outcome.result == "b" and not outcome.position_biased and outcome.failure is None
     assert isinstance(outcome.first, PairAnswer) and outcome.first.winner == "Y"
     assert isinstance(outcome.second, PairAnswer) and outcome.second.winner == "X"
     assert outcome.judge_id == "pairwise-vision-llm+fake-vision@1"
+    model = server.model
     assert len(model.prompts) == 2
     assert TASK.prompt.strip() in model.prompts[0] and CRITERION.question in model.prompts[0]
     assert "Drawing X" in model.prompts[0] and "Drawing Y" in model.prompts[0]
 
 
 def test_a_model_that_always_answers_x_is_a_position_biased_tie() -> None:
-    with pairwise_model("always_x") as model:
-        outcome = both_orders(_judge(model.url), TASK, CRITERION, A, B)  # type: ignore[arg-type]
+    with serving(Pairwise("always_x")) as server:
+        outcome = both_orders(_judge(server.url), TASK, CRITERION, A, B)
     assert outcome.result == "tie" and outcome.position_biased
     assert outcome.failure is None
 
 
 def test_a_garbage_reply_is_a_judge_failure_not_a_verdict() -> None:
-    with pairwise_model("garbage") as model:
-        outcome = both_orders(_judge(model.url), TASK, CRITERION, A, B)  # type: ignore[arg-type]
+    with serving(Pairwise("garbage")) as server:
+        outcome = both_orders(_judge(server.url), TASK, CRITERION, A, B)
     assert outcome.result is None and not outcome.position_biased
     failure = outcome.failure
     assert failure is not None and failure.cause == "unparseable"
@@ -62,9 +68,8 @@ def test_a_garbage_reply_is_a_judge_failure_not_a_verdict() -> None:
 
 
 def test_an_unreachable_endpoint_and_a_missing_model_are_failures() -> None:
-    judge = _judge("http://127.0.0.1:9")
-    judge.max_retries = 0  # type: ignore[attr-defined]
-    outcome = both_orders(judge, TASK, CRITERION, A, B)  # type: ignore[arg-type]
+    judge = VisionPairwiseJudge(_settings("http://127.0.0.1:9"), max_retries=0)
+    outcome = both_orders(judge, TASK, CRITERION, A, B)
     assert outcome.failure is not None and outcome.failure.cause == "api_unreachable"
     unset = pairwise_registry().create("vision-llm", Settings())
     assert both_orders(unset, TASK, CRITERION, A, B).failure == PairFailure(
@@ -73,7 +78,8 @@ def test_an_unreachable_endpoint_and_a_missing_model_are_failures() -> None:
 
 
 def test_combine_rules() -> None:
-    x, y, tie = (PairAnswer(w, "r", "{}") for w in ("X", "Y", "tie"))  # type: ignore[arg-type]
+    x, y, tie = (PairAnswer(w, "r", "{}") for w in ("X", "Y", "tie"))
+
     assert combine(x, y) == ("a", False)
     assert combine(y, x) == ("b", False)
     assert combine(tie, tie) == ("tie", False)

@@ -30,9 +30,9 @@ from judges import (
     evaluate,
 )
 from judges.vision.judge import VisionJudge
+from regua.llm.testing import Reply, ScriptedServer, scripted_server
 from regua.settings import Settings
 from tasks import bundled_registry
-from tests.helpers.llm_server import FakeLLM, Reply, fake_llm_server
 
 SECRET = "sk-test-SECRET-0123456789"
 SUBMITTER_LABEL = "acme-gpt-9-turbo"
@@ -81,8 +81,8 @@ def settings() -> Settings:
 
 
 @pytest.fixture()
-def server() -> Iterator[FakeLLM]:
-    with fake_llm_server() as state:
+def server() -> Iterator[ScriptedServer]:
+    with scripted_server() as state:
         yield state
 
 
@@ -93,7 +93,7 @@ def good(status: str = "fail", t: float | None = 0.25) -> str:
 
 
 @pytest.mark.parametrize("api", ["openai", "anthropic"])
-def test_well_formed_reply_becomes_verdict(server: FakeLLM, api: str) -> None:
+def test_well_formed_reply_becomes_verdict(server: ScriptedServer, api: str) -> None:
     server.script = [Reply(good())]
     judge = VisionJudge(profile(api, server.url), settings())
     result = judge.judge(judge_input())
@@ -126,14 +126,14 @@ def test_well_formed_reply_becomes_verdict(server: FakeLLM, api: str) -> None:
     assert SUBMITTER_LABEL not in req.raw and "acme" not in req.raw
 
 
-def test_malformed_json_is_a_judge_error(server: FakeLLM) -> None:
+def test_malformed_json_is_a_judge_error(server: ScriptedServer) -> None:
     server.script = [Reply("I think the pelican pedals nicely: pass")]
     result = VisionJudge(profile("openai", server.url), settings()).judge(judge_input())
     assert isinstance(result, JudgeFailure) and result.cause == "unparseable"
     assert result.raw_reply is not None and "pedals nicely" in result.raw_reply
 
 
-def test_non_json_body_is_a_judge_error(server: FakeLLM) -> None:
+def test_non_json_body_is_a_judge_error(server: ScriptedServer) -> None:
     server.script = [Reply(body="<html>gateway</html>")]
     result = VisionJudge(profile("openai", server.url), settings()).judge(judge_input())
     assert isinstance(result, JudgeFailure) and result.cause == "unparseable"
@@ -148,13 +148,15 @@ def test_non_json_body_is_a_judge_error(server: FakeLLM) -> None:
         json.dumps({"status": "pass", "evidence": "", "time_s": None}),
     ],
 )
-def test_out_of_vocabulary_or_invalid_answer_is_a_judge_error(server: FakeLLM, text: str) -> None:
+def test_out_of_vocabulary_or_invalid_answer_is_a_judge_error(
+    server: ScriptedServer, text: str
+) -> None:
     server.script = [Reply(text)]
     result = VisionJudge(profile("anthropic", server.url), settings()).judge(judge_input())
     assert isinstance(result, JudgeFailure) and result.cause == "invalid_reply"
 
 
-def test_fenced_json_and_uncertain_are_accepted(server: FakeLLM) -> None:
+def test_fenced_json_and_uncertain_are_accepted(server: ScriptedServer) -> None:
     text = json.dumps(
         {"status": "uncertain", "evidence": "feet hidden by the body", "time_s": None}
     )
@@ -164,7 +166,7 @@ def test_fenced_json_and_uncertain_are_accepted(server: FakeLLM) -> None:
     assert result.evidence.time_s is None
 
 
-def test_429_then_success_honours_retry_after(server: FakeLLM) -> None:
+def test_429_then_success_honours_retry_after(server: ScriptedServer) -> None:
     server.script = [
         Reply(status=429, headers={"retry-after": "0"}, body='{"error": "slow down"}'),
         Reply(status=503, body='{"error": "busy"}'),
@@ -175,7 +177,7 @@ def test_429_then_success_honours_retry_after(server: FakeLLM) -> None:
     assert len(server.requests) == 3
 
 
-def test_retry_after_is_bounded(server: FakeLLM) -> None:
+def test_retry_after_is_bounded(server: ScriptedServer) -> None:
     server.script = [Reply(status=429, headers={"retry-after": "30"}), Reply(good())]
     started = time.monotonic()
     result = VisionJudge(profile("openai", server.url), settings()).judge(judge_input())
@@ -183,19 +185,20 @@ def test_retry_after_is_bounded(server: FakeLLM) -> None:
     assert time.monotonic() - started < 5.0  # waited max_retry_wait_s (0.2 s), not 30 s
 
 
-def test_persistent_5xx_is_a_judge_error_after_bounded_retries(server: FakeLLM) -> None:
+def test_persistent_5xx_is_a_judge_error_after_bounded_retries(server: ScriptedServer) -> None:
     server.script = [Reply(status=500, body="{}") for _ in range(5)]
     result = VisionJudge(profile("anthropic", server.url), settings()).judge(judge_input())
     assert isinstance(result, JudgeFailure) and result.cause == "api_error"
     assert len(server.requests) == 3  # 1 + max_retries
 
 
-def test_timeout_is_a_judge_error(server: FakeLLM) -> None:
-    server.script = [Reply(good(), delay_s=1.5)]
+def test_timeout_is_retried_then_a_judge_error(server: ScriptedServer) -> None:
+    server.script = [Reply(good(), delay_s=1.5) for _ in range(3)]
     result = VisionJudge(profile("openai", server.url, timeout_s=0.3), settings()).judge(
         judge_input()
     )
     assert isinstance(result, JudgeFailure) and result.cause == "timeout"
+    assert len(server.requests) == 3  # timeouts are retried like every model call (1 + 2)
 
 
 def test_unreachable_api_is_a_judge_error() -> None:
@@ -214,7 +217,7 @@ def test_unreachable_api_is_a_judge_error() -> None:
         json.dumps({"status": f"pass. {INJECTION}", "evidence": "ok", "time_s": None}),
     ],
 )
-def test_injection_attempt_in_reply_is_rejected(server: FakeLLM, text: str) -> None:
+def test_injection_attempt_in_reply_is_rejected(server: ScriptedServer, text: str) -> None:
     server.script = [Reply(text)]
     result = VisionJudge(profile("openai", server.url), settings()).judge(judge_input())
     assert isinstance(result, JudgeFailure)
@@ -224,7 +227,7 @@ def test_injection_attempt_in_reply_is_rejected(server: FakeLLM, text: str) -> N
 
 
 def test_key_is_never_logged_nor_reported(
-    server: FakeLLM, caplog: pytest.LogCaptureFixture
+    server: ScriptedServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
     server.script = [Reply(status=500, body="{}") for _ in range(3)] + [Reply("nope")]
@@ -236,7 +239,7 @@ def test_key_is_never_logged_nor_reported(
     assert SECRET not in repr(settings())
 
 
-def test_builtin_profile_takes_model_from_settings_under_its_own_id(server: FakeLLM) -> None:
+def test_builtin_profile_takes_model_from_settings_under_its_own_id(server: ScriptedServer) -> None:
     server.script = [Reply(good("pass", None)) for _ in range(10)]
     conf = Settings(
         judge_base_url=server.url + "/v1", judge_model="llava:13b", judge_api_key=SECRET
@@ -263,7 +266,7 @@ def test_builtin_profile_takes_model_from_settings_under_its_own_id(server: Fake
 
 
 def test_key_from_the_environment_variable_named_by_the_profile(
-    server: FakeLLM, monkeypatch: pytest.MonkeyPatch
+    server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("REGUA_TEST_VISION_KEY", "sk-from-env")
     server.script = [Reply(good())]
@@ -273,7 +276,7 @@ def test_key_from_the_environment_variable_named_by_the_profile(
     assert server.requests[0].headers["x-api-key"] == "sk-from-env"
 
 
-def test_many_frames_are_subsampled_and_time_must_be_a_shown_frame(server: FakeLLM) -> None:
+def test_many_frames_are_subsampled_and_time_must_be_a_shown_frame(server: ScriptedServer) -> None:
     many = tuple(FrameImage(i * 0.25, FRAMES[1].png, f"frame-{i * 250}.png") for i in range(33))
     inp = JudgeInput(TASK, TASK.criterion("A2"), many)
     server.script = [Reply(good("fail", 8.0)), Reply(good("fail", 0.25))]

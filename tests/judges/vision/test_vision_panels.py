@@ -17,9 +17,9 @@ import judges
 from judges import CheckSummary, EvalInput, JudgeInput, RenderSummary, Verdict
 from judges.judge_files import register_files
 from judges.vision.templates import LENIENT_RULE, STRICT_RULE
+from regua.llm.testing import Reply, ScriptedServer, scripted_server
 from regua.settings import Settings
 from tasks import bundled_registry
-from tests.helpers.llm_server import FakeLLM, Reply, fake_llm_server
 from tests.judges.vision.test_vision_llm import FRAMES
 
 TASK = bundled_registry().get("pelican-bicycle-structured@2")
@@ -30,14 +30,14 @@ def answer(status: str) -> Reply:
 
 
 @pytest.fixture()
-def server_a() -> Iterator[FakeLLM]:
-    with fake_llm_server() as state:
+def server_a() -> Iterator[ScriptedServer]:
+    with scripted_server() as state:
         yield state
 
 
 @pytest.fixture()
-def server_b() -> Iterator[FakeLLM]:
-    with fake_llm_server() as state:
+def server_b() -> Iterator[ScriptedServer]:
+    with scripted_server() as state:
         yield state
 
 
@@ -47,7 +47,7 @@ PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
 @pytest.mark.parametrize("suffix", ["", "/", "/v1", "/v1/"])
 @pytest.mark.parametrize("api", ["openai", "anthropic"])
 def test_judge_base_url_with_or_without_v1_reaches_the_api(
-    server_a: FakeLLM, api: str, suffix: str
+    server_a: ScriptedServer, api: str, suffix: str
 ) -> None:
     """What the user sets as REGUA_JUDGE_BASE_URL; what the server sees is one ``/v1``."""
     server_a.script = [answer("pass")]
@@ -89,7 +89,7 @@ def tag(monkeypatch: pytest.MonkeyPatch) -> str:
     return stem
 
 
-def _declare(tag: str, a: FakeLLM, b: FakeLLM) -> None:
+def _declare(tag: str, a: ScriptedServer, b: ScriptedServer) -> None:
     register_files([judges.parse_judge_text(three_judges(tag, a.url, b.url), "three.yaml")])
 
 
@@ -102,7 +102,7 @@ def _ask(tag: str, panel: str, provider: str | None) -> judges.PanelResult:
 
 
 def test_several_vision_judges_each_with_its_own_endpoint_key_and_prompt(
-    tag: str, server_a: FakeLLM, server_b: FakeLLM
+    tag: str, server_a: ScriptedServer, server_b: ScriptedServer
 ) -> None:
     _declare(tag, server_a, server_b)
     server_a.script = [answer("fail"), answer("fail")]
@@ -127,7 +127,7 @@ def test_several_vision_judges_each_with_its_own_endpoint_key_and_prompt(
 
 
 def test_a_judge_never_judges_its_own_providers_work_when_the_panel_says_so(
-    tag: str, server_a: FakeLLM, server_b: FakeLLM
+    tag: str, server_a: ScriptedServer, server_b: ScriptedServer
 ) -> None:
     _declare(tag, server_a, server_b)
     server_a.script = [answer("pass")]

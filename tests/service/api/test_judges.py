@@ -19,13 +19,13 @@ from typer.testing import CliRunner
 
 import judges
 from regua.errors import NotFoundError
+from regua.llm.testing import Reply, ScriptedServer, scripted_server
 from regua.settings import Settings
 from sandbox import WorkerPool
 from service.cli import app
 from service.context import ServiceContext
 from service.server import create_app
 from service.storage import Run
-from tests.helpers.llm_server import FakeLLM, Reply, fake_llm_server
 from tests.helpers.server import serve_in_thread
 from tests.service.conftest import GOOD, Api
 
@@ -54,7 +54,7 @@ panels:
 class World:
     """The app over a context whose judges folder holds this test's file."""
 
-    def __init__(self, api: Api, tag: str, llm: FakeLLM) -> None:
+    def __init__(self, api: Api, tag: str, llm: ScriptedServer) -> None:
         self.api, self.tag, self.llm = api, tag, llm
         self.panel = f"{tag}-mixed@1"
 
@@ -67,7 +67,7 @@ def world(
     monkeypatch.setenv(f"{tag}_KEY", KEY)
     folder = tmp_path / "judges"
     folder.mkdir()
-    with fake_llm_server() as llm:
+    with scripted_server() as llm:
         llm.script = [Reply('{"status": "pass", "evidence": "ok", "time_s": 0}')] * 40
         (folder / "vision.yaml").write_text(judge_file(tag, llm.url))
         conf = settings.model_copy(update={"judges_dir": folder, "panel": f"{tag}-mixed@1"})
@@ -168,7 +168,8 @@ def test_the_panel_asked_for_judges_and_a_judge_skips_its_own_provider(world: Wo
     mine = api.client.get(f"/v1/runs/{asked.json()['run_id']}", headers=api.h("submitter")).json()
     assert mine["evaluation"]["versions"]["judge_panel"]["id"] == world.panel
     with api.ctx.db.read() as s:
-        assert s.get(Run, asked.json()["run_id"]).panel_id == world.panel  # type: ignore[union-attr]
+        run = s.get(Run, asked.json()["run_id"])
+        assert run is not None and run.panel_id == world.panel
     # the work of an OpenAI model: only the Anthropic judge was asked, never the OpenAI one
     models = {r.json["model"] for r in world.llm.requests}
     assert models == {"claude-x"}

@@ -69,7 +69,7 @@ def calibrations(tmp_path_factory: pytest.TempPathFactory) -> Calibrations:
     with pass_everything_model() as model:
         env = {"REGUA_JUDGE_BASE_URL": model.url + "/v1", "REGUA_JUDGE_MODEL": "lax-test"}
         vision = _calibrate("vision-llm-openai@1", folder.path, data, root / "vision.json", env)
-        assert model.asked, "the vision judge never asked the model"
+        assert model.model.asked, "the vision judge never asked the model"
     return Calibrations(folder, data, geometry, lax, vision)
 
 

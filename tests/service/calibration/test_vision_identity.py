@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 import judges
 from judges.calibration import load_bundled_set
+from regua.llm.testing import FrameTruth, serving
 from regua.settings import Settings
 from sandbox import WorkerPool
 from service.calibration.verdicts import KIND
@@ -29,7 +30,6 @@ from service.pipeline.local import evidence_of
 from service.pipeline.submit import Submission
 from service.reports.runs import run_view
 from service.storage import Artifact, CalibrationRunRow, CriterionOutcomeRow, Database, Run
-from tests.helpers.truthful_llm import truthful_model
 from tests.service.conftest import Calibrated, drain
 
 pytestmark = [pytest.mark.browser, pytest.mark.sandbox]
@@ -54,7 +54,10 @@ def _truth(data: Path) -> dict[str, dict[str, str]]:
     truth: dict[str, dict[str, str]] = defaultdict(dict)
     for item in bundle.calibration_set.items:
         for frame in frames.get(item.artifact_sha256, []):
-            truth[frame][item.criterion] = bundle.calibration_set.reference(item.item_id).status
+            status = bundle.calibration_set.reference(item.item_id).status
+            if status is not None:  # a disputed item has no reference to answer with
+                truth[frame][item.criterion] = status
+
     return truth
 
 
@@ -64,7 +67,7 @@ def test_settings_model_is_calibrated_and_votes_under_one_id(
     data = tmp_path / "data"
     shutil.copytree(geometry_calibrated.data_dir, data)  # the kept renders are reused
     truth = _truth(data)
-    with truthful_model(truth) as model:
+    with serving(FrameTruth({k: dict(v) for k, v in truth.items()})) as model:
         env = {"REGUA_JUDGE_BASE_URL": model.url + "/v1", "REGUA_JUDGE_MODEL": MODEL}
         args = ["calibrate", "--judge", "vision-llm-openai@1", "--data-dir", str(data)]
         result = CliRunner().invoke(app, args, env={**env, "COLUMNS": "200"})
@@ -84,7 +87,7 @@ def test_settings_model_is_calibrated_and_votes_under_one_id(
         ctx = ServiceContext.open(settings, render_pool=render_pool)
         try:
             _gate_holds_the_effective_identity(ctx, effective)
-            _its_vote_counts(ctx, model.truth, effective)
+            _its_vote_counts(ctx, model.model.truth, effective)
         finally:
             ctx.close()
 
@@ -155,7 +158,7 @@ def _the_run_view_shows_each_vote_and_its_gate_decision(
     with ctx.db.read() as s:
         run = s.get(Run, run_id)
         assert run is not None
-        view = run_view(s, run, include_model=False)
+        view = run_view(s, run, include_model=False).model_dump(mode="json")
     shown: set[str] = set()
     for c in view["evaluation"]["criteria"]:
         for vote in c["votes"]:

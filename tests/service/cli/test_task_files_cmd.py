@@ -8,6 +8,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import typer
 import yaml
 from typer.testing import CliRunner, Result
 
@@ -48,7 +49,7 @@ class Live:
         return spec
 
 
-def _app():  # type: ignore[no-untyped-def]
+def _app() -> typer.Typer:
     from service.cli import app
 
     return app

@@ -17,6 +17,7 @@ import pytest
 
 import judges
 from judges.calibration import GateDecision
+from regua.llm.testing import Reply, scripted_server
 from regua.settings import Settings
 from sandbox import WorkerPool
 from service.context import ServiceContext
@@ -24,7 +25,6 @@ from service.evaluation.gate import store_decisions
 from service.pipeline.submit import Submission
 from service.reports.runs import run_view
 from service.storage import Run
-from tests.helpers.llm_server import Reply, fake_llm_server
 from tests.helpers.rectangles import labelled_rectangles
 from tests.service.conftest import drain
 
@@ -67,7 +67,7 @@ def judged(ctx: ServiceContext, panel: str | None = None) -> dict[str, Any]:
     with ctx.db.read() as s:
         run = s.get(Run, run_id)
         assert run is not None
-        return run_view(s, run, include_model=False)
+        return run_view(s, run, include_model=False).model_dump(mode="json")
 
 
 def criteria_of(view: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -121,7 +121,7 @@ def test_a_recognising_judges_vote_decides(settings: Settings, render_pool: Work
     """The same drawing on the vision panel: a calibrated vision model (a real local HTTP server
     imitating it) sees labelled boxes, no pelican and no bicycle, and its votes fail the work."""
     seen = json.dumps({"status": "fail", "evidence": "labelled boxes, no pelican", "time_s": 0})
-    with fake_llm_server() as llm:
+    with scripted_server() as llm:
         llm.script = [Reply(seen) for _ in range(20)]
         conf = settings.model_copy(update={"judge_base_url": llm.url, "judge_model": "looker"})
         ctx = ServiceContext.open(conf, render_pool=render_pool)

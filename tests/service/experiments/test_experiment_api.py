@@ -80,7 +80,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         ),
         ({"file": GOOD.replace("static", "nope")}, 422, "arms.0 (a): unknown task"),
         ({"file": GOOD, "experiment": {"id": "x"}}, 422, "give exactly one of 'file'"),
-        ({"file": GOOD, "generator": "nope"}, 404, "no experiment generator 'nope'"),
+        ({"file": GOOD, "generator": "nope"}, 404, "unknown experiment generator 'nope'"),
         ({"file": GOOD + "panel: pelican-bicycle-llm@9\n"}, 422, "pelican-bicycle-llm@9"),
         (
             {"file": GOOD.replace("api: mock", "api: openai, base_url: 'http://10.0.0.1/v1'")},
@@ -90,7 +90,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         (
             {"file": GOOD.replace("api: mock", "api: openai, api_key_env: REGUA_SECRET")},
             403,
-            "a submitter may not name REGUA_SECRET as the API key",
+            "no key REGUA_SECRET may be sent to openai",
         ),
     ],
 )
@@ -234,12 +234,16 @@ def test_cases_generated_before_a_crash_are_taken_over_not_generated_again(serve
         rows = s.scalars(select(ExperimentCaseRow).where(ExperimentCaseRow.experiment_id == ident))
         assert [c.run_id for c in sorted(rows, key=lambda c: c.repeat)] == before
         gens = s.scalars(select(GenerationRow.case_key).where(GenerationRow.case_key.in_(keys)))
-        assert sorted(gens) == sorted(keys)  # still one generation per key
+        assert sorted(str(g) for g in gens) == sorted(keys)  # still one generation per key
 
 
 def test_unjudged_runs_stay_visible_and_windows_sit_side_by_side(served: Served) -> None:
     """No executor runs here: every case is still ``running``, counted, never a pass."""
-    for body in ({"file": GOOD}, {"file": GOOD + "repeats: 2\n", "window": "2026-12-02"}):
+    bodies: list[dict[str, object]] = [
+        {"file": GOOD},
+        {"file": GOOD + "repeats: 2\n", "window": "2026-12-02"},
+    ]
+    for body in bodies:
         r = served.post(body)
         assert r.status_code == 202 or r.status_code == 409, r.text
     deadline = time.monotonic() + 30

@@ -19,13 +19,13 @@ from scipy import stats
 from sqlalchemy import select
 from typer.testing import CliRunner
 
+from regua.llm.mock_api import reply_name
 from regua.settings import Settings
 from sandbox import WorkerPool
 from service.access.tokens import create_token
 from service.cli import app
 from service.context import ServiceContext
 from service.experiments.exports import summary_lines
-from service.generation.mock_api import reply_name
 from service.generation.request import GenerationParams
 from service.reports.stats import rng_for
 from service.server import create_app

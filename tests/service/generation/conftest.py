@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from regua.llm.testing import ScriptedServer, scripted_server
 from regua.settings import Settings
 from service.context import ServiceContext
-from tests.helpers.llm_server import FakeLLM, fake_llm_server
 
 
 @pytest.fixture
@@ -32,7 +32,7 @@ def gen_ctx(gen_settings: Settings) -> Iterator[ServiceContext]:
 
 
 @pytest.fixture
-def llm() -> Iterator[FakeLLM]:
+def llm() -> Iterator[ScriptedServer]:
     """The fake OpenAI / Anthropic server (scripted replies, recorded requests)."""
-    with fake_llm_server() as state:
+    with scripted_server() as state:
         yield state

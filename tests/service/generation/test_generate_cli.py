@@ -13,8 +13,8 @@ from typing import Any
 
 from typer.testing import CliRunner, Result
 
+from regua.llm.testing import Reply, scripted_server
 from service.cli import app
-from tests.helpers.llm_server import Reply, fake_llm_server
 from tests.helpers.server import Served
 
 TASK = "pelican-bicycle-structured@1"
@@ -34,7 +34,7 @@ def test_generate_three_repeats_and_wait_for_their_outcomes(tmp_path: Path) -> N
     data.mkdir()
     server = Served(data, REGUA_GENERATION_BACKOFF_S="0.01")
     try:
-        with fake_llm_server() as llm:
+        with scripted_server() as llm:
             llm.script = [Reply(text=text) for text in REPLIES]
             env = {"REGUA_URL": server.url, "REGUA_DATA_DIR": str(data)}
             args = ["--task", TASK, "--api", "openai", "--base-url", f"{llm.url}/v1"]

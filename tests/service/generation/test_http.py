@@ -88,18 +88,26 @@ def test_generation_job_runs_and_refusals(gen_ctx: ServiceContext) -> None:
         assert s.query(Run).count() == 5  # 2 + 2 generated + 1 submitted; refusals stored none
 
 
-def test_submitter_allow_lists_and_admins(tmp_path: Path) -> None:
-    settings = Settings(data_dir=tmp_path, generation_base_urls=["http://127.0.0.1:8001/v1"])
+def test_submitter_allow_lists_and_admins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GEN_TEST_LOCAL_KEY", "sk-local-123456")
+    settings = Settings(
+        data_dir=tmp_path,
+        generation_base_urls=["http://127.0.0.1:8001/v1"],
+        generation_key_envs=["GEN_TEST_LOCAL_KEY=openai@http://127.0.0.1:8001/v1"],
+    )
     listed = GenerationParams(
-        api="openai", model="m", base_url="http://127.0.0.1:8001/v1/", api_key_env="OPENAI_API_KEY"
+        api="openai",
+        model="m",
+        base_url="http://127.0.0.1:8001/v1/",
+        api_key_env="GEN_TEST_LOCAL_KEY",
     )
     check_allowed(settings, listed, is_admin=False)  # listed URL (trailing slash) and variable
     default = GenerationParams(api="anthropic", model="m", base_url="https://api.anthropic.com/v1")
     check_allowed(settings, default, is_admin=False)  # the API's own default URL
-    other = listed.model_copy(update={"base_url": "http://127.0.0.1:8002/v1"})
+    other = listed.model_copy(update={"base_url": "http://127.0.0.1:8002/v1", "api_key_env": None})
     with pytest.raises(PermissionDeniedError, match="8002"):
         check_allowed(settings, other, is_admin=False)
     home = listed.model_copy(update={"api_key_env": "HOME"})
-    with pytest.raises(PermissionDeniedError, match="may not name HOME"):
+    with pytest.raises(PermissionDeniedError, match="no key HOME may be sent"):
         check_allowed(settings, home, is_admin=False)
     check_allowed(settings, other.model_copy(update={"api_key_env": "HOME"}), is_admin=True)

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from regua.llm.testing import Reply, ScriptedServer
 from service.context import ServiceContext
 from service.generation.request import GenerationParams
 from service.generation.runner import generate_runs
-from tests.helpers.llm_server import FakeLLM, Reply
 from tests.service.conftest import drain
 from tests.service.generation.helpers import openai_body, stored
 
@@ -23,7 +23,7 @@ SVG = (Path(__file__).resolve().parents[3] / "samples/outputs/structured-good.sv
 FENCED = f"Here you go.\n\n```svg\n{SVG}```\n"
 
 
-def _params(llm: FakeLLM, **extra: object) -> GenerationParams:
+def _params(llm: ScriptedServer, **extra: object) -> GenerationParams:
     return GenerationParams.model_validate(
         {"api": "openai", "base_url": f"{llm.url}/v1", "model": "m", **extra}
     )
@@ -41,7 +41,7 @@ def _outcome(ctx: ServiceContext, run_id: str) -> tuple[str | None, str | None]:
 
 
 def test_fenced_svg_reply_is_the_raw_artifact_with_tokens_latency_and_params(
-    gen_ctx: ServiceContext, llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+    gen_ctx: ServiceContext, llm: ScriptedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GEN_TEST_KEY", "sk-secret-123")
     llm.script = [Reply(body=openai_body(FENCED))]
@@ -67,7 +67,7 @@ def test_fenced_svg_reply_is_the_raw_artifact_with_tokens_latency_and_params(
 
 
 def test_refusal_and_prose_are_replies_that_fail_by_rule(
-    gen_ctx: ServiceContext, llm: FakeLLM
+    gen_ctx: ServiceContext, llm: ScriptedServer
 ) -> None:
     llm.script = [Reply(body=openai_body(None, refusal="I can't help with that."))]
     (refused,) = generate_runs(gen_ctx, TASK, _params(llm), 1, token_id=None)
@@ -84,7 +84,7 @@ def test_refusal_and_prose_are_replies_that_fail_by_rule(
 
 
 def test_429_with_retry_after_is_waited_out_and_counted(
-    gen_ctx: ServiceContext, llm: FakeLLM
+    gen_ctx: ServiceContext, llm: ScriptedServer
 ) -> None:
     busy = Reply(status=429, headers={"Retry-After": "0.3"}, body='{"error": {"message": "slow"}}')
     llm.script = [busy, Reply(body=openai_body(FENCED))]
@@ -97,7 +97,7 @@ def test_429_with_retry_after_is_waited_out_and_counted(
 
 
 def test_500_on_every_attempt_stores_an_incomplete_run_with_the_cause(
-    gen_ctx: ServiceContext, llm: FakeLLM
+    gen_ctx: ServiceContext, llm: ScriptedServer
 ) -> None:
     llm.script = [Reply(status=500, body='{"error": {"message": "boom"}}')] * 3
     (run_id,) = generate_runs(gen_ctx, TASK, _params(llm), 1, token_id=None)
@@ -112,7 +112,7 @@ def test_500_on_every_attempt_stores_an_incomplete_run_with_the_cause(
     assert cause is not None and "generation_failed: http_500: boom" in cause
 
 
-def test_a_400_is_not_retried(gen_ctx: ServiceContext, llm: FakeLLM) -> None:
+def test_a_400_is_not_retried(gen_ctx: ServiceContext, llm: ScriptedServer) -> None:
     llm.script = [Reply(status=400, body='{"error": {"message": "bad model"}}')]
     (run_id,) = generate_runs(gen_ctx, TASK, _params(llm), 1, token_id=None)
     g = stored(gen_ctx, run_id).generation
@@ -120,7 +120,7 @@ def test_a_400_is_not_retried(gen_ctx: ServiceContext, llm: FakeLLM) -> None:
 
 
 def test_a_reply_slower_than_the_timeout_is_timed_out(
-    gen_ctx: ServiceContext, llm: FakeLLM
+    gen_ctx: ServiceContext, llm: ScriptedServer
 ) -> None:
     llm.script = [Reply(body=openai_body(FENCED), delay_s=1.0)] * 3
     params = _params(llm, timeout_s=0.3)

@@ -7,13 +7,14 @@ import time
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from regua.errors import ConfigurationError, GenerationSetupError, InputError, UnknownTaskError
+from regua.llm.testing import Reply, ScriptedServer
 from service.context import ServiceContext
 from service.generation.request import GenerationParams
 from service.generation.runner import generate_runs
 from service.storage import GenerationRow, Run
-from tests.helpers.llm_server import FakeLLM, Reply
 from tests.service.generation.helpers import openai_body, stored
 
 TASK = "pelican-bicycle-structured@1"
@@ -25,7 +26,7 @@ def _anthropic(content: list[dict[str, str]], stop: str) -> str:
 
 
 def test_anthropic_reply_refusal_and_429(
-    gen_ctx: ServiceContext, llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+    gen_ctx: ServiceContext, llm: ScriptedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GEN_TEST_ANTHROPIC", "ak-secret")
     params = GenerationParams(
@@ -77,7 +78,7 @@ def test_mock_is_deterministic_marked_and_never_priced(
 
 
 def test_price_table_gives_a_cost_and_an_unknown_model_none(
-    gen_ctx: ServiceContext, llm: FakeLLM, tmp_path: Path
+    gen_ctx: ServiceContext, llm: ScriptedServer, tmp_path: Path
 ) -> None:
     table = tmp_path / "prices.yaml"
     table.write_text(
@@ -117,7 +118,9 @@ def test_price_table_gives_a_cost_and_an_unknown_model_none(
         )
 
 
-def test_case_keys_resume_without_calling_again(gen_ctx: ServiceContext, llm: FakeLLM) -> None:
+def test_case_keys_resume_without_calling_again(
+    gen_ctx: ServiceContext, llm: ScriptedServer
+) -> None:
     params = GenerationParams(api="openai", model="m", base_url=f"{llm.url}/v1")
     llm.script = [Reply(body=openai_body("a")), Reply(body=openai_body("b"))]
     first = generate_runs(gen_ctx, TASK, params, 2, token_id=None, case_keys=["k1", "k2"])
@@ -135,17 +138,13 @@ def test_case_keys_resume_without_calling_again(gen_ctx: ServiceContext, llm: Fa
     assert resumed[:2] == first and len(llm.requests) == 3  # one new call only
     assert stored(gen_ctx, resumed[2]).raw == "c" and seen == [(2, 3), (3, 3)]
     with gen_ctx.db.read() as s:
-        keys = sorted(
-            k
-            for k in s.scalars(
-                GenerationRow.__table__.select().with_only_columns(GenerationRow.case_key)
-            )
-        )
+        keys = sorted(str(k) for k in s.scalars(select(GenerationRow.case_key)))
+
     assert keys == ["k1", "k2", "k3"]
 
 
 def test_bad_requests_are_refused_before_any_call_or_row(
-    gen_ctx: ServiceContext, llm: FakeLLM
+    gen_ctx: ServiceContext, llm: ScriptedServer
 ) -> None:
     params = GenerationParams(api="openai", model="m", base_url=f"{llm.url}/v1")
     with pytest.raises(GenerationSetupError, match="GEN_TEST_UNSET is not set"):
@@ -170,7 +169,7 @@ def test_bad_requests_are_refused_before_any_call_or_row(
 
 
 def test_concurrency_and_rate_per_provider_are_settings(
-    gen_ctx: ServiceContext, llm: FakeLLM
+    gen_ctx: ServiceContext, llm: ScriptedServer
 ) -> None:
     gen_ctx.settings = gen_ctx.settings.model_copy(update={"generation_concurrency": 2})
     llm.script = [Reply(body=openai_body("x"), delay_s=0.25) for _ in range(4)]

@@ -8,7 +8,7 @@ from email.utils import format_datetime
 import httpx
 import pytest
 
-from service.generation.http import retry_after_s
+from regua.llm.http import retry_after_s
 
 
 def _response(value: str | None) -> httpx.Response:

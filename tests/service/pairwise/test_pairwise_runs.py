@@ -14,6 +14,7 @@ from sqlalchemy import select
 from typer.testing import CliRunner
 
 from judges.pairwise.vision import VisionPairwiseJudge
+from regua.llm.testing import FakeModelServer, Pairwise, serving
 from regua.settings import Settings
 from service.cli import app
 from service.pairwise.calibrate import calibrate_preferences
@@ -23,7 +24,6 @@ from service.pairwise.store import comparison_rows
 from service.pipeline.submit import Submission
 from service.storage import Artifact
 from tasks import bundled_registry
-from tests.helpers.pairwise_llm import PairwiseModel, pairwise_model
 from tests.helpers.runs import TASK
 from tests.helpers.web import web_login
 from tests.service.conftest import Api
@@ -39,26 +39,32 @@ CRITERION = "B1"
 
 
 @pytest.fixture
-def fake() -> Iterator[PairwiseModel]:
-    """The fake vision model the service's pairwise judge talks to."""
-    with pairwise_model() as model:
-        yield model
+def server() -> Iterator[FakeModelServer[Pairwise]]:
+    """The fake vision model's server, which the service's pairwise judge talks to."""
+    with serving(Pairwise()) as running:
+        yield running
 
 
 @pytest.fixture
-def settings(tmp_path: Path, database_url: str, fake: PairwiseModel) -> Settings:
+def fake(server: FakeModelServer[Pairwise]) -> Pairwise:
+    """The fake vision model (what it prefers, what it was shown)."""
+    return server.model
+
+
+@pytest.fixture
+def settings(tmp_path: Path, database_url: str, server: FakeModelServer[Pairwise]) -> Settings:
     """The service's settings, its judge pointed at the fake model."""
     return Settings(
         data_dir=tmp_path / "data",
         database_url=database_url,
         queue_capacity=8,
         render_workers=2,
-        judge_base_url=fake.url,
+        judge_base_url=server.url,
         judge_model="fake-vision",
     )
 
 
-def _seed(api: Api, fake: PairwiseModel) -> dict[str, str]:
+def _seed(api: Api, fake: Pairwise) -> dict[str, str]:
     subs = [
         Submission(TASK, m, (SAMPLES / f).read_text(), panel="static-only@1")
         for m, f in FILES.items()
@@ -72,11 +78,11 @@ def _seed(api: Api, fake: PairwiseModel) -> dict[str, str]:
             )
         ).all()
     model_of = {rid: m for m, rid in ids.items()}
-    fake.quality = {sha: QUALITY[model_of[rid]] for rid, sha in frames}
+    fake.quality = {sha: QUALITY[model_of[rid]] for rid, sha in frames if rid is not None}
     return ids
 
 
-def _run(api: Api, fake: PairwiseModel, mode: str, req: PairRequest) -> tuple[int, int, int]:
+def _run(api: Api, fake: Pairwise, mode: str, req: PairRequest) -> tuple[int, int, int]:
     fake.mode = mode
     done = run_pairs(api.ctx.db, api.ctx.blobs, VisionPairwiseJudge(api.ctx.settings), req)
     return done.compared, done.failures, done.position_biased
@@ -84,7 +90,7 @@ def _run(api: Api, fake: PairwiseModel, mode: str, req: PairRequest) -> tuple[in
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # PG: test_pairwise_store
 def test_pairwise_runs_are_stored_ranked_and_shown(
-    api: Api, fake: PairwiseModel, tmp_path: Path
+    api: Api, fake: Pairwise, tmp_path: Path
 ) -> None:
     ctx = api.ctx
     ids = _seed(api, fake)
@@ -139,7 +145,7 @@ def _reply_sha(api: Api, artifact_id: int | None) -> str:
 
 
 def _check_http(api: Api) -> None:
-    params = {"task": TASK, "criterion": CRITERION, "resamples": 100}
+    params: dict[str, str | int] = {"task": TASK, "criterion": CRITERION, "resamples": 100}
     got = api.client.get("/v1/pairwise/ranking", params=params, headers=api.h("admin"))
     assert got.status_code == 200, got.text
     doc = got.json()
@@ -185,7 +191,7 @@ def _check_cli(api: Api, tmp_path: Path) -> None:
     assert "agreement with 2 human preference(s) 33% of 3" in out.output
 
 
-def _check_calibrate(api: Api, fake: PairwiseModel) -> None:
+def _check_calibrate(api: Api, fake: Pairwise) -> None:
     fake.mode = "prefer"
     judge = VisionPairwiseJudge(api.ctx.settings)
     key = (bundled_registry().get(TASK), CRITERION)

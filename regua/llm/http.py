@@ -1,7 +1,8 @@
-"""One HTTP attempt to a model API, its error statuses turned into :class:`ProviderHttpError`."""
+"""One HTTP attempt to a model API; an error status becomes a :class:`ProviderHttpError`."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -9,10 +10,30 @@ from typing import Any
 import httpx
 from pydantic import JsonValue
 
-from service.generation.provider import ProviderHttpError
+from regua.errors import GenerationError
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
-"""Statuses worth another attempt (rate limits, overload, server errors)."""
+"""Statuses worth another attempt (rate limits, overload, server errors), for every caller."""
+MAX_DETAIL = 500
+
+
+@dataclass(eq=False)
+class ProviderHttpError(GenerationError):
+    """The provider answered with an error status, or with a body that is no answer.
+
+    ``cause`` is one line (e.g. ``http_429: slow down``); ``status`` is None for a 2xx answer
+    that carries no reply; ``retry_after_s`` is the server's wait, when it sent one.
+    """
+
+    cause: str
+    retryable: bool = field(kw_only=True)
+    retry_after_s: float | None = field(default=None, kw_only=True)
+    status: int | None = field(default=None, kw_only=True)
+    body: str = field(default="", kw_only=True)
+
+    def __str__(self) -> str:
+        """The cause."""
+        return self.cause
 
 
 def retry_after_s(response: httpx.Response) -> float | None:
@@ -37,27 +58,34 @@ def post_json(
     body: dict[str, JsonValue],
     headers: dict[str, str],
     timeout_s: float,
-) -> dict[str, Any]:
-    """POST ``body`` and return the decoded JSON object of a 2xx answer.
+) -> tuple[dict[str, Any], str]:
+    """POST ``body``; the decoded JSON object of a 2xx answer and the body's text.
 
     Raises :class:`ProviderHttpError` for an error status (retryable or not) or a body that is
     not a JSON object; ``httpx`` timeouts and transport errors pass through to the retry loop.
     """
     response = http.post(url, json=body, headers=headers, timeout=timeout_s)
+    text = response.text
     if response.status_code >= 400:
-        detail = _detail(response)
         raise ProviderHttpError(
-            f"http_{response.status_code}: {detail}"[:500],
+            f"http_{response.status_code}: {_detail(response)}"[:MAX_DETAIL],
             retryable=response.status_code in RETRYABLE_STATUS,
             retry_after_s=retry_after_s(response),
+            status=response.status_code,
+            body=text,
         )
     try:
         doc = response.json()
     except ValueError as exc:
-        raise ProviderHttpError("bad_reply: the body is not JSON", retryable=False) from exc
+        raise bad_reply("the body is not JSON", text) from exc
     if not isinstance(doc, dict):
-        raise ProviderHttpError("bad_reply: the body is not a JSON object", retryable=False)
-    return doc
+        raise bad_reply("the body is not a JSON object", text)
+    return doc, text
+
+
+def bad_reply(detail: str, body: str) -> ProviderHttpError:
+    """The error of a 2xx answer that carries no usable reply (never retried)."""
+    return ProviderHttpError(f"bad_reply: {detail}", retryable=False, body=body)
 
 
 def _detail(response: httpx.Response) -> str:
@@ -73,8 +101,3 @@ def _detail(response: httpx.Response) -> str:
         if isinstance(err, str):
             return err
     return response.reason_phrase
-
-
-def count(value: object) -> int | None:
-    """A token count from a usage field (None when absent or not a whole number)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

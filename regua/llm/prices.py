@@ -1,4 +1,4 @@
-"""The user's versioned price table (``REGUA_PRICE_TABLE``): USD per million tokens.
+"""The one price table (``REGUA_PRICE_TABLE``): USD per million tokens, by API then model.
 
 The file is YAML::
 
@@ -9,8 +9,9 @@ The file is YAML::
       anthropic:
         claude-sonnet-4: {input_per_million: 3, output_per_million: 15}
 
-A cost is computed only from this table and the tokens the provider reported; without a table,
-a price for the api+model or a token count it is ``None`` ("not available"), never estimated.
+A cost is computed only from this table and the tokens the provider reported (a
+:class:`~regua.llm.call.Usage`); without a table, a price for the api+model or a token count it
+is ``None`` ("not available"), never estimated.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from regua.errors import ConfigurationError
+from regua.llm.call import Usage
 
 
 class Price(BaseModel):
@@ -68,13 +70,13 @@ def load_prices(path: Path | None) -> PriceTable | None:
         raise ConfigurationError(f"REGUA_PRICE_TABLE {path}: not a price table: {exc}") from exc
 
 
-def cost_of(
-    table: PriceTable | None, api: str, model: str, tokens_in: int | None, tokens_out: int | None
-) -> Cost:
+def cost_of(table: PriceTable | None, api: str, model: str, usage: Usage | None) -> Cost:
     """The cost of one call from the table (None when anything it needs is unknown)."""
     if table is None:
         return Cost(None, None)
     price = table.prices.get(api, {}).get(model)
+    tokens_in = usage.input_tokens if usage else None
+    tokens_out = usage.output_tokens if usage else None
     if price is None or tokens_in is None or tokens_out is None:
         return Cost(None, table.version)
     usd = (tokens_in * price.input_per_million + tokens_out * price.output_per_million) / 1e6

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import hashlib
 from importlib import resources
+from typing import Protocol
 
 import httpx
 from pydantic import JsonValue
 
-from service.generation.provider import ProviderCall, ProviderReply
-from service.generation.request import GenerationParams
+from regua.llm.call import ModelCall, ModelReply, Usage
 
 REPLIES = (
     "good-fenced.txt",
@@ -29,7 +29,21 @@ REPLIES = (
 REFUSAL = "refusal.txt"
 
 
-def reply_name(params: GenerationParams, prompt: str, repeat: int) -> str:
+class Sampling(Protocol):
+    """What the choice of a reply depends on besides the prompt and the repeat."""
+
+    @property
+    def model(self) -> str:
+        """The model asked."""
+        ...
+
+    @property
+    def temperature(self) -> float | None:
+        """The temperature asked."""
+        ...
+
+
+def reply_name(params: Sampling, prompt: str, repeat: int) -> str:
     """Which bundled reply answers this call (deterministic)."""
     key = f"{params.model}\n{params.temperature}\n{repeat}\n{prompt}".encode()
     digest = hashlib.sha256(key).digest()
@@ -38,7 +52,7 @@ def reply_name(params: GenerationParams, prompt: str, repeat: int) -> str:
 
 def reply_text(name: str) -> str:
     """The text of one bundled reply."""
-    return (resources.files("service.generation") / "mock_replies" / name).read_text("utf-8")
+    return (resources.files("regua.llm") / "mock_replies" / name).read_text("utf-8")
 
 
 class MockProvider:
@@ -47,24 +61,25 @@ class MockProvider:
     api = "mock"
     mock = True
 
-    def request_params(self, params: GenerationParams) -> dict[str, JsonValue]:
+    def request_params(self, call: ModelCall) -> dict[str, JsonValue]:
         """What the mock was asked (model, temperature, max_tokens) and ``mock: true``."""
         return {
-            "model": params.model,
-            "temperature": params.temperature,
-            "max_tokens": params.max_tokens,
+            "model": call.model,
+            "temperature": call.temperature,
+            "max_tokens": call.max_tokens,
             "mock": True,
         }
 
-    def send(self, http: httpx.Client, call: ProviderCall) -> ProviderReply:
+    def send(self, http: httpx.Client, call: ModelCall) -> ModelReply:
         """The bundled reply for this call; word counts stand in for tokens."""
         del http  # no network
-        name = reply_name(call.params, call.prompt, call.repeat)
+        prompt = call.prompt_text()
+        name = reply_name(call, prompt, call.repeat)
         text = reply_text(name)
-        return ProviderReply(
+        return ModelReply(
             text=text,
-            input_tokens=len(call.prompt.split()),
-            output_tokens=len(text.split()),
+            usage=Usage(len(prompt.split()), len(text.split())),
             finish_reason="stop",
             refusal=name == REFUSAL,
+            body=text,
         )

@@ -1,0 +1,56 @@
+"""One fake model server for tests, benchmarks and the demo (OpenAI-compatible and Anthropic).
+
+``with serving(Scripted([Reply("…")])) as server:`` runs a real threaded HTTP server on a
+loopback port (``server.url``); ``server.requests`` records what it was sent. Answerers:
+:class:`Scripted`, :class:`FrameTruth` (a vision model answering from a truth table keyed by
+frame hash), :class:`Pairwise`, :class:`FailFirst` with :func:`rate_limited`,
+:func:`server_error`, :func:`slow` and :func:`garbage`.
+"""
+
+from regua.llm.testing.answerers import (
+    CRITERION_LINE,
+    FailFirst,
+    FrameTruth,
+    Pairwise,
+    Scripted,
+    ScriptedServer,
+    criterion_and_frames,
+    garbage,
+    rate_limited,
+    scripted_server,
+    server_error,
+    sha256,
+    shown_drawings,
+    slow,
+)
+from regua.llm.testing.server import (
+    Answerer,
+    FakeModelServer,
+    Reply,
+    Request,
+    envelope,
+    serving,
+)
+
+__all__ = [
+    "CRITERION_LINE",
+    "Answerer",
+    "FailFirst",
+    "FakeModelServer",
+    "FrameTruth",
+    "Pairwise",
+    "Reply",
+    "Request",
+    "Scripted",
+    "ScriptedServer",
+    "criterion_and_frames",
+    "envelope",
+    "garbage",
+    "rate_limited",
+    "scripted_server",
+    "server_error",
+    "serving",
+    "sha256",
+    "shown_drawings",
+    "slow",
+]
