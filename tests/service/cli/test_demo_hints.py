@@ -8,6 +8,7 @@ The demo runs one sample that needs no render (a refusal), so the tests stay qui
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -73,10 +74,18 @@ class Lines:
         return code
 
     def interrupt(self) -> int:
-        """Ctrl-C, then the exit code."""
+        """Ctrl-C, then the exit code. A process still running 90 s later is killed with its
+        process group (its render workers too), so a failed test leaves nothing behind, and the
+        wait's timeout is raised."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
-        return self.wait()
+        try:
+            return self.wait()
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(30)
+            raise
 
 
 def _one_sample(tmp_path: Path) -> Path:
