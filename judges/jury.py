@@ -16,11 +16,12 @@ Per criterion:
   ``uncertain`` with review reason ``judge_failure`` unless an eligible judge says ``fail``;
 - a judge's ``not_applicable`` on a criterion the task declares applicable counts as
   ``uncertain``;
-- a criterion that asks whether there is *a recognisable* thing (P1; B1 of the task versions of
-  issue 13) is passed only by a recognising judge: the ``pass`` of a judge that measures but does
-  not recognise (kinds ``static`` and ``geometry``, or ``params.recognises: false``) is recorded
-  and not counted (its ``fail`` still counts); when that leaves no vote the criterion is
-  ``uncertain`` with review reason ``no_recognising_judge``.
+- a criterion that asks whether there is *a recognisable* thing (P1; B1 of the task versions
+  whose prompts state every scored condition) is passed only by a recognising judge: the
+  ``pass`` of a judge that measures but does not recognise (kinds ``static`` and ``geometry``,
+  or ``params.recognises: false``) is recorded and not counted (its ``fail`` still counts);
+  when that leaves no vote the criterion is ``uncertain`` with review reason
+  ``no_recognising_judge``.
 
 Per run (:func:`decide_outcome`): a declared rule that broke (:func:`broken_rules`: no SVG, a
 failed static check, a render over the render budget) or a necessary criterion that failed →

@@ -174,7 +174,7 @@ NEW_PELICAN_TASKS = (
     "pelican-bicycle-structured@2",
     "pelican-bicycle-animated@2",
 )
-"""Task versions whose prompts state every scored condition (issue 13)."""
+"""Task versions whose prompts state every scored condition."""
 
 PELICAN_DEFAULT_2 = register_panel(
     JudgePanel(

@@ -1,15 +1,21 @@
-"""Typed settings for the whole service, read from the environment with the prefix ``REGUA_``."""
+"""Typed settings for the whole service, read from the environment with the prefix ``REGUA_``.
+
+A list setting takes a comma-separated value (``REGUA_WEB_ORIGINS=https://a,https://b``) or a
+JSON list. A value that does not parse stops :func:`load_settings` with one line per setting
+naming the variable and the form it expects (:mod:`regua.setting_errors`).
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from regua.llm.keys import parse_bindings
+from regua.setting_errors import settings_error, split_list
 
 MAX_DEFAULT_RENDER_WORKERS = 8
 DEFAULT_KEY_BINDINGS = (
@@ -32,7 +38,9 @@ def default_render_workers() -> int:
 class Settings(BaseSettings):
     """All knobs of regua. Every field can be set as ``REGUA_<FIELD>`` (upper case)."""
 
-    model_config = SettingsConfigDict(env_prefix="REGUA_", env_file=None, extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="REGUA_", env_file=None, extra="ignore", enable_decoding=False
+    )
 
     data_dir: Path = Field(default=Path("data"), description="Folder for SQLite and artifacts")
     database_url: str | None = Field(
@@ -198,6 +206,15 @@ class Settings(BaseSettings):
         "the cost of generations; without it costs are not available",
     )
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _list_from_text(cls, value: Any, info: ValidationInfo) -> Any:
+        """A list setting given as text: a JSON list, or comma-separated items."""
+        field = cls.model_fields[info.field_name] if info.field_name else None
+        if isinstance(value, str) and field is not None and _is_list(field.annotation):
+            return split_list(value)
+        return value
+
     @field_validator("generation_key_envs")
     @classmethod
     def _key_bindings(cls, value: list[str]) -> list[str]:
@@ -219,6 +236,17 @@ class Settings(BaseSettings):
         return self.secret_file or (self.data_dir / "secret")
 
 
+def _is_list(annotation: Any) -> bool:
+    return getattr(annotation, "__origin__", None) is list
+
+
 def load_settings() -> Settings:
-    """Read settings from the environment."""
-    return Settings()
+    """Read settings from the environment.
+
+    A value that does not parse raises :class:`~regua.errors.ConfigurationError` with one line
+    per bad setting: the variable, its value and the form it expects.
+    """
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise settings_error(exc, Settings.model_fields, Settings.model_config) from None

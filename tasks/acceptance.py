@@ -1,4 +1,4 @@
-"""Acceptance checks a generated or authored task passes before it enters a pool (issue 16).
+"""Acceptance checks a generated or authored task passes before it enters a pool.
 
 A check is anything with an ``id`` and a ``run(subject)`` returning a :class:`CheckOutcome`
 (:class:`AcceptanceCheck`); checks register in one registry, the spec-level ones below like

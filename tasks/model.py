@@ -62,7 +62,7 @@ HASH_OMITS_DEFAULT: dict[str, dict[str, object]] = {
 hold their default, so every spec written before them keeps its content hash."""
 
 TOP_HASH_OMITS_DEFAULT: dict[str, object] = {"template": None, "dimensions": {}}
-"""Top-level fields added after specs were frozen (task authoring, issue 16): omitted from the
+"""Top-level fields added after specs were frozen (task authoring): omitted from the
 canonical JSON while they hold their default, so bundled specs keep their content hashes."""
 TOP_LEVEL_OMITS_DEFAULT: dict[str, object] = {"canary": None}
 """Top-level fields added after specs were frozen, omitted from the canonical JSON at default."""
@@ -165,15 +165,15 @@ class TaskSpec(Frozen):
     render: RenderProfile
     animation: AnimationPlan | None = None
     criteria: tuple[Criterion, ...]
-    # --- task authoring (issue 16): optional, left out of the content hash at their defaults ---
+    # --- task authoring: optional, left out of the content hash at their defaults ---
     template: str | None = None
     """The template (its id) this task version was generated from; None: written by hand."""
     dimensions: dict[str, str] = Field(default_factory=dict)
     """Dimension values of a template variant (``subject: heron``), for slicing reports."""
-    # --- pools (issue 16): optional, omitted from the content hash at default ---
+    # --- pools: optional, omitted from the content hash at default ---
     canary: str | None = Field(default=None, min_length=16)
     """A reserved task's canary (BIG-bench style); derived when absent (:meth:`canary_text`)."""
-    # Task-declared geometry (issue 16): parts, relations, reference length; see tasks.geometry.
+    # Task-declared geometry: parts, relations, reference length; see tasks.geometry.
     geometry: GeometrySpec | None = None
 
     @model_validator(mode="after")

@@ -4,6 +4,7 @@ small modules, small functions, typed stage boundaries, and no module-level impo
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 from pathlib import Path
 
@@ -63,16 +64,58 @@ def test_no_function_is_over_60_lines_outside_migrations() -> None:
     assert long == {}, f"functions past {MAX_FUNCTION_LINES} lines: {long}"
 
 
+LOOSE_DICTS = ("dict[str, Any]", "dict[str, object]")
+STAGE_FOLDERS = ("service/pipeline", "service/evaluation")
+"""Where pipeline stages and the evaluation hand values to each other."""
+VIEW_MODULES = (
+    "service/api/schemas.py",
+    "service/reports/leaks.py",
+    "service/reports/run_views.py",
+    "service/reports/runs.py",
+    "service/reports/votes.py",
+    "service/review/actions.py",
+    "service/review/payloads.py",
+    "service/review/views.py",
+    "service/web/data.py",
+    "service/web/rows.py",
+)
+"""The run view and its parts, the reviewer's payloads and the pages' rows."""
+
+
+def _loose_lines(paths: list[Path]) -> list[str]:
+    return [
+        f"{p.relative_to(REPO_ROOT)}:{i}"
+        for p in paths
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if any(loose in line for loose in LOOSE_DICTS)
+    ]
+
+
 def test_stage_boundaries_carry_typed_data() -> None:
     """The pipeline and the evaluation pass typed values between stages, not loose dicts."""
-    loose = [
+    paths = [p for folder in STAGE_FOLDERS for p in sorted((REPO_ROOT / folder).rglob("*.py"))]
+    assert paths and _loose_lines(paths) == []
+
+
+def test_views_are_typed_read_models() -> None:
+    """The run view, the reviewer's payloads and the pages' rows are declared models.
+
+    Free JSON (a stage's detail, an artifact's metadata) is typed as JSON, never as a loose dict.
+    """
+    paths = [REPO_ROOT / m for m in VIEW_MODULES]
+    assert all(p.exists() for p in paths), [str(p) for p in paths if not p.exists()]
+    assert _loose_lines(paths) == []
+
+
+def test_no_response_model_accepts_undeclared_fields() -> None:
+    """A response field is declared before it is sent (no ``extra="allow"`` on the run view)."""
+    allowing = [
         f"{p.relative_to(REPO_ROOT)}:{i}"
-        for folder in ("service/pipeline", "service/evaluation")
-        for p in sorted((REPO_ROOT / folder).rglob("*.py"))
+        for p in (REPO_ROOT / m for m in VIEW_MODULES)
         for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
-        if "dict[str, Any]" in line
+        if 'extra="allow"' in line
     ]
-    assert loose == []
+    assert allowing == []
 
 
 def test_no_import_cycle_among_project_modules() -> None:
@@ -87,3 +130,44 @@ def test_no_import_cycle_among_project_modules() -> None:
             if graph.chain_exists(imported, module):
                 cycles.append((module, imported))
     assert cycles == [], f"import cycles: {cycles[:10]}"
+
+
+PACKAGES = ("regua", "tasks", "checks", "sandbox", "render", "judges", "service")
+ISSUE_MENTION = re.compile(r"\bissue ?#?\d+", re.IGNORECASE)
+
+
+def _package_files() -> list[Path]:
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", *PACKAGES],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return [REPO_ROOT / f for f in listed if (REPO_ROOT / f).suffix in TEXT_SUFFIXES]
+
+
+TEXT_SUFFIXES = {".py", ".yaml", ".yml", ".json", ".html", ".j2", ".css", ".js", ".md", ".txt"}
+
+
+def test_packages_keep_history_in_the_changelog() -> None:
+    """Code states its rule; which issue brought it is the changelog's business."""
+    mentions = [
+        f"{p.relative_to(REPO_ROOT)}:{i}"
+        for p in _package_files()
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if ISSUE_MENTION.search(line) and "procrastinate issues" not in line
+    ]
+    assert mentions == []
+
+
+def test_package_docstrings_say_what_the_package_owns() -> None:
+    """A package's docstring is more than its folder's name."""
+    bare = []
+    for init in sorted(p for folder in PACKAGES for p in (REPO_ROOT / folder).rglob("__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        folder = init.parent.relative_to(REPO_ROOT).as_posix()
+        words = {folder, folder.replace("/", "."), f"regua: {init.parent.name}"}
+        if "migrations" not in init.parts and doc.strip().rstrip(".") in words | {""}:
+            bare.append(folder)
+    assert bare == []

@@ -16,6 +16,9 @@ from judges.pairwise.model import Result
 
 HumanWinner = Literal["left", "right", "tie"]
 
+HUMAN_WINNERS: dict[str, HumanWinner] = {"left": "left", "right": "right", "tie": "tie"}
+"""Each human preference by name (narrows stored text to :data:`HumanWinner`)."""
+
 
 @dataclass(frozen=True)
 class HumanPreference:

@@ -23,6 +23,9 @@ Label = Literal["X", "Y", "tie"]
 Result = Literal["a", "b", "tie"]
 """A comparison's result for the pair (a, b) it was asked about."""
 
+RESULTS: dict[str, Result] = {"a": "a", "b": "b", "tie": "tie"}
+"""Each result by name (narrows stored text to :data:`Result`)."""
+
 
 @dataclass(frozen=True)
 class PairAnswer:

@@ -1,4 +1,4 @@
-"""Perturbations built from the geometry a task declares (issue 16).
+"""Perturbations built from the geometry a task declares.
 
 The pelican built-ins (:mod:`judges.perturbation.change`) know the pelican part ids; these
 read everything from parameters that :func:`declared_recipes` fills in from the task's

@@ -7,8 +7,13 @@ reference and pool, never its prompt:
 
 - the task listing and detail are cut down to ref, pool, mode and criterion ids
   (:func:`task_line`, :func:`task_detail`);
-- only an admin may submit a run for it (:func:`require_may_submit`), so no submitter ever has
-  a run, a frame or a report line of it;
+- only an admin creates work for it (:func:`require_may_create_work`, the one rule every route
+  that creates work applies through :func:`check_task_access`: runs, batches, generations,
+  experiments, pairwise comparisons, calibrations, re-scoring), so no submitter makes the
+  service send its prompt anywhere;
+- a run of it, whoever submitted it, is read by admins only (:func:`runs_readable_by`,
+  :func:`may_read_run`): listings, run pages, reports and experiment reports of non-admins
+  leave it out, so its criterion questions, family, reply and prompt hash reach no one else;
 - its review items are offered only to admin reviewers, and only admins may label them
   (:func:`hidden_run_ids`, used by the queue's picking and labelling);
 - its artifacts (frames, masks, replies) answer 404 to everyone but admins (artifact route).
@@ -23,14 +28,14 @@ from __future__ import annotations
 from collections.abc import Container, Iterable
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import ColumnElement, Select, and_, select, true
 from sqlalchemy.orm import Session
 
 from checks.leaks import Watched
-from regua.errors import PermissionDeniedError
+from regua.errors import PermissionDeniedError, UnknownTaskError
 from service.access.tokens import Principal
-from service.storage import Run, TaskRetirement, TaskRow
-from tasks import TaskSpec
+from service.storage import Database, Run, TaskRetirement, TaskRow
+from tasks import TaskRegistry, TaskSpec
 from tasks.model import Pool
 
 SEES_HIDDEN = ("admin",)
@@ -114,17 +119,60 @@ def task_detail(
     }
 
 
-def require_may_submit(principal: Principal, specs: Iterable[TaskSpec], session: Session) -> None:
-    """Only admins (the generation runner) submit runs of hidden tasks (else 403)."""
+def require_may_create_work(
+    principal: Principal, specs: Iterable[TaskSpec], session: Session
+) -> None:
+    """The one access rule for work of a task: only admins create work of hidden tasks (403).
+
+    Work is anything that sends the task's prompt somewhere or stores a run, a verdict or a
+    comparison of it. The message names the ref only (refs and pools are public).
+    """
     if sees_hidden(principal.role):
         return
     retired = retired_refs(session)
     for spec in specs:
         if is_hidden(spec, retired):
             raise PermissionDeniedError(
-                f"{spec.ref} is a reserved task: its runs are submitted by the generation "
+                f"{spec.ref} is a reserved task: only an admin token creates work for it "
+                "(runs, generations, experiments); its runs are submitted by the generation "
                 "runner with an admin token"
             )
+
+
+def check_task_access(
+    db: Database, registry: TaskRegistry, principal: Principal, refs: Iterable[str]
+) -> None:
+    """:func:`require_may_create_work` for task refs.
+
+    A ref the registry does not know is left to the caller's own 404 (which names known tasks).
+    """
+    if sees_hidden(principal.role):
+        return
+    specs = []
+    for ref in refs:
+        try:
+            specs.append(registry.get(ref))
+        except UnknownTaskError:
+            continue
+    with db.read() as s:
+        require_may_create_work(principal, specs, s)
+
+
+def runs_readable_by(principal: Principal, session: Session) -> ColumnElement[bool]:
+    """Which runs ``principal`` reads: every one (admins), else its own runs of visible tasks."""
+    if sees_hidden(principal.role):
+        return true()
+    return and_(
+        Run.submitted_by == principal.token_id,
+        Run.task_ref.not_in(sorted(hidden_refs(session))),
+    )
+
+
+def may_read_run(principal: Principal, run: Run, session: Session) -> bool:
+    """Whether ``principal`` reads ``run`` (see :func:`runs_readable_by`)."""
+    if sees_hidden(principal.role):
+        return True
+    return run.submitted_by == principal.token_id and run.task_ref not in hidden_refs(session)
 
 
 def watched_tasks(specs: Iterable[TaskSpec], retired: Container[str]) -> list[Watched]:

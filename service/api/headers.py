@@ -36,3 +36,13 @@ PAGE_HEADERS = {"Content-Security-Policy": PAGE_CSP, **_COMMON}
 
 REPORT_HEADERS = {"Content-Security-Policy": REPORT_CSP, **_COMMON}
 """Headers of the report page (``/v1/reports/html``, ``/report/full``)."""
+
+
+def artifact_headers(sha256: str) -> dict[str, str]:
+    """Headers of a served artifact: its address, immutable caching, no sniffing, no script."""
+    return {
+        "X-Content-SHA256": sha256,
+        "Cache-Control": "private, max-age=31536000, immutable",
+        "X-Content-Type-Options": "nosniff",
+        "Content-Security-Policy": ARTIFACT_CSP,
+    }

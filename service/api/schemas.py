@@ -1,16 +1,21 @@
-"""Request and response bodies of the HTTP API (they document the OpenAPI schema)."""
+"""Request and response bodies of the HTTP API (they document the OpenAPI schema).
+
+The run view and its parts are the read models of :mod:`service.reports.run_views`; this module
+adds what only the API shows beside them (the generation behind a run) and the request bodies,
+which refuse fields they do not declare.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue
 
-from judges import CriterionStatus, OutcomeStatus
 from service.api.text import Text, strict_json
 from service.generation.store import GenerationView
+from service.reports.run_views import RunLine, RunRecord
 
-JsonParams = Annotated[dict[str, Any], AfterValidator(strict_json)]
+JsonParams = Annotated[dict[str, JsonValue], AfterValidator(strict_json)]
 
 
 class ModelInfo(BaseModel):
@@ -82,109 +87,16 @@ class TokenCreated(BaseModel):
     expires_at: str | None = None
 
 
-class _Open(BaseModel):
-    """Response part that may grow new fields without breaking clients."""
+class RunView(RunRecord):
+    """Everything about one run: progress, outcome, checks, render, verdicts and artifacts.
 
-    model_config = ConfigDict(extra="allow")
+    The stored record (:class:`service.reports.run_views.RunRecord`) and, for a run regua
+    generated, the model call behind it.
+    """
 
-
-class OutcomeView(_Open):
-    """pass | fail | pending | incomplete, with the cause (incomplete) or reasons (pending/fail)."""
-
-    status: OutcomeStatus
-    cause: str | None = None
-    reasons: list[str] = []
-
-
-class EvidenceView(_Open):
-    """Where to look: an artifact (sha256), a frame time, and what was seen."""
-
-    artifact_ref: str | None = None
-    time_s: float | None = None
-    description: str
-
-
-class VerdictView(_Open):
-    """One judge's verdict on one criterion."""
-
-    judge_profile_id: str
-    status: CriterionStatus
-    evidence: list[EvidenceView]
-    latency_ms: float | None = None
-    raw_artifact: str | None = Field(default=None, description="sha256 of the judge's raw reply")
-
-
-class CriterionView(_Open):
-    """The jury's result for one criterion, with every verdict behind it."""
-
-    criterion: str
-    kind: Literal["necessary", "optional"]
-    status: CriterionStatus
-    review_required: bool
-    review_reason: str | None = None
-    verdicts: list[VerdictView]
-
-
-class EvaluationView(_Open):
-    """One (append-only) evaluation with the versions of everything it used."""
-
-    id: int
-    kind: str
-    created_at: str | None
-    supersedes_id: int | None = None
-    outcome: OutcomeView
-    versions: dict[str, Any]
-    criteria: list[CriterionView]
-    judge_failures: list[dict[str, Any]]
-
-
-class ArtifactView(_Open):
-    """One stored artifact and its place in the chain (parent, producing procedure)."""
-
-    id: int
-    sha256: str
-    kind: str
-    name: str
-    media_type: str
-    size: int
-    parent_id: int | None
-    parent_sha256: str | None
-    procedure: dict[str, str]
-    meta: dict[str, Any]
-    url: str
-
-
-class RunView(_Open):
-    """Everything about one run: progress, outcome, checks, render, verdicts and artifacts."""
-
-    run_id: str
-    task: str
-    model: ModelInfo | None = None
-    submitted_at: str | None
-    finished_at: str | None
-    status: Literal["queued", "running", "done"]
-    outcome: OutcomeView | None
-    stages: list[dict[str, Any]]
-    checks: dict[str, Any]
-    render: dict[str, Any] | None
-    evaluation: EvaluationView | None
-    evaluations: list[dict[str, Any]]
-    artifacts: list[ArtifactView]
     generation: GenerationView | None = Field(
         default=None, description="The model call behind a run regua generated (else null)"
     )
-
-
-class RunLine(_Open):
-    """One run in a listing."""
-
-    run_id: str
-    task: str
-    status: Literal["queued", "running", "done"]
-    outcome: OutcomeStatus | None = None
-    cause: str | None = None
-    submitted_at: str | None = None
-    model: str | None = None
 
 
 class RunList(BaseModel):

@@ -1,4 +1,8 @@
-"""The ``regua`` command line. Each area registers its commands from its own module."""
+"""The ``regua`` command line. Each area registers its commands from its own module.
+
+Errors a user can fix end a command with one ``error: ...`` line and exit status 2, through one
+hook (:class:`service.cli.errors.ReguaGroup`); commands do not catch them one by one.
+"""
 
 from __future__ import annotations
 
@@ -23,9 +27,11 @@ from service.cli import (
     tasks_cmd,
     token_cmd,
 )
+from service.cli.errors import ReguaGroup
 
 app = typer.Typer(
     name="regua",
+    cls=ReguaGroup,
     help="Sandboxed, evidence-first evaluation of SVG drawings produced by language models.",
     no_args_is_help=True,
     add_completion=False,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -26,7 +27,7 @@ from judges.perturbation.generate import (
     manifest_jsonl,
     perturb_many,
 )
-from regua.errors import ReguaError
+from regua.errors import InputError
 from regua.settings import load_settings
 from service.calibration.calibrate import CalibrationRequest, calibrate, store_run
 from service.cli.calibrate_summary import summary_lines
@@ -36,9 +37,12 @@ from service.storage.blob_registry import open_blob_store
 from tasks import TaskSpec, bundled_registry
 
 
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(code)
+def _json(text: str) -> Any:
+    """JSON text given on the command line or in a file (bad JSON is bad input)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(str(exc)) from exc
 
 
 def perturb_command(
@@ -62,17 +66,12 @@ def perturb_command(
             typer.echo(f"{spec.id}@{spec.version}\t{spec.family}\t{spec.description}")
         return
     if not bases or out is None:
-        raise _fail("give at least one BASE.svg and --out DIR")
-    try:
-        task_spec: TaskSpec = bundled_registry().get(task)
-        extra = json.loads(params) if params else {}
-        recipes = (
-            [Recipe(p, extra) for p in perturbation] if perturbation else list(default_recipes())
-        )
-        sources = [(p.stem, p.read_bytes()) for p in bases]
-        variants, skipped = perturb_many(sources, recipes, task=task_spec, seed=seed)
-    except (ReguaError, OSError, json.JSONDecodeError) as exc:
-        raise _fail(str(exc)) from exc
+        raise InputError("give at least one BASE.svg and --out DIR")
+    task_spec: TaskSpec = bundled_registry().get(task)
+    extra = _json(params) if params else {}
+    recipes = [Recipe(p, extra) for p in perturbation] if perturbation else list(default_recipes())
+    sources = [(p.stem, p.read_bytes()) for p in bases]
+    variants, skipped = perturb_many(sources, recipes, task=task_spec, seed=seed)
     out.mkdir(parents=True, exist_ok=True)
     for v in variants:
         (out / v.file_name).write_bytes(v.svg)
@@ -120,7 +119,7 @@ def calibrate_command(
 ) -> None:
     """Calibrate a judge profile on a labelled set and decide the reliability gate."""
     if split not in SPLIT_NAMES:
-        raise _fail("--split must be held_out, tuning or all")
+        raise InputError("--split must be held_out, tuning or all")
     settings = load_settings()
     if data_dir is not None:
         settings = settings.model_copy(update={"data_dir": data_dir})
@@ -129,7 +128,7 @@ def calibrate_command(
     renderer = RenderClient(settings)
     try:
         gate = (
-            GateConfig.from_dict(json.loads(gate_file.read_text(encoding="utf-8")))
+            GateConfig.from_dict(_json(gate_file.read_text(encoding="utf-8")))
             if gate_file
             else None
         )
@@ -138,8 +137,6 @@ def calibrate_command(
         run = calibrate(request, settings, renderer, db=db, blobs=blobs)
         if db is not None:  # the run and its gate decisions, for the jury to read
             typer.echo(f"stored calibration run {store_run(run, db)}", err=True)
-    except (ReguaError, OSError, json.JSONDecodeError) as exc:
-        raise _fail(str(exc)) from exc
     finally:
         renderer.close()
         if db is not None:

@@ -38,11 +38,7 @@ def add_command(
 ) -> None:
     """Check FILE, copy it into the judges folder and freeze every id it declares."""
     target = _folder(folder)
-    try:
-        loaded = judges.add_judge_file(file, target)
-    except ReguaError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+    loaded = judges.add_judge_file(file, target)
     for profile, _src in loaded.profiles:
         typer.echo(f"profile {profile.id}  kind {profile.kind}  hash {profile.content_hash()}")
     for panel, _src in loaded.panels:

@@ -12,7 +12,6 @@ from pathlib import Path
 import typer
 
 from judges.calibration.labeltable import DEFAULT_TASK
-from regua.errors import ReguaError
 from regua.settings import load_settings
 from service.calibration.export import review_labels, write_label_folder
 from service.storage import Database
@@ -36,9 +35,6 @@ def export_command(
         with db.read() as s:
             exported = review_labels(s, open_blob_store(settings), task)
         table = write_label_folder(exported, out)
-    except (ReguaError, OSError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
     finally:
         db.dispose()
     typer.echo(f"{len(exported.rows)} labels on {len(exported.files)} drawings written to {table}")

@@ -16,7 +16,6 @@ import typer
 from rich.progress import Progress
 
 from judges.pairwise import pairwise_registry
-from regua.errors import ReguaError
 from regua.settings import Settings, load_settings
 from service.pairwise.calibrate import calibrate_preferences
 from service.pairwise.compare import PairRequest, run_pairs
@@ -42,11 +41,6 @@ def _settings(data_dir: Path | None) -> Settings:
     return settings
 
 
-def _fail(exc: Exception) -> typer.Exit:
-    typer.echo(f"error: {exc}", err=True)
-    return typer.Exit(2)
-
-
 @pairwise_app.command("run")
 def run_command(
     task: str = typer.Option(..., "--task", help="Task version of the runs (ID@VERSION)"),
@@ -68,8 +62,6 @@ def run_command(
             report = run_pairs(
                 db, blobs, pair_judge, req, lambda d, n: bar.update(job, completed=d, total=n)
             )
-    except ReguaError as exc:
-        raise _fail(exc) from exc
     finally:
         db.dispose()
     typer.echo(
@@ -94,8 +86,6 @@ def import_command(
     try:
         blobs = LocalBlobStore(settings.resolved_artifact_dir())
         n = import_preferences(db, blobs, file, task_ref=task, criterion=criterion)
-    except ReguaError as exc:
-        raise _fail(exc) from exc
     finally:
         db.dispose()
     typer.echo(f"imported {n} preference(s) from {file}")
@@ -166,8 +156,6 @@ def calibrate_command(
                 lambda d, n: bar.update(job, completed=d, total=n),
             )
         doc = pairwise_ranking(db, RankingQuery(task, criterion, resamples=50))
-    except ReguaError as exc:
-        raise _fail(exc) from exc
     finally:
         renderer.close()
         db.dispose()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from regua.errors import ReguaError, TaskError
+from regua.errors import TaskError
 from regua.settings import load_settings
 from service.access.pools import retire_task
 from service.access.secret import open_database
@@ -29,11 +29,7 @@ def retire(
     settings = load_settings()
     if data_dir is not None:
         settings = settings.model_copy(update={"data_dir": data_dir})
-    try:
-        spec = bundled_registry().get(ref)
-    except ReguaError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+    spec = bundled_registry().get(ref)
     db = open_database(settings)
     try:
         with db.write() as s:
@@ -65,12 +61,8 @@ def bank(
     Prints the anchors of each pair as ``--task`` options: a report over those task versions
     (``regua report --task …``) compares the two bank versions on the anchors only.
     """
-    try:
-        banks = [_read_bank(f) for f in files]
-        problems = check_banks(banks)
-    except ReguaError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+    banks = [_read_bank(f) for f in files]
+    problems = check_banks(banks)
     for b in banks:
         typer.echo(f"{b.id} v{b.version}: {len(b.items)} items, {len(b.anchors)} anchors")
     if problems:

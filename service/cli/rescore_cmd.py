@@ -13,15 +13,10 @@ from pathlib import Path
 
 import typer
 
-from regua.errors import ReguaError
+from regua.errors import InputError
 from regua.settings import load_settings
 from service.evaluation.diff import EvaluationDiff
 from service.evaluation.rescore import RescoreResult
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(code)
 
 
 def diff_lines(diff: EvaluationDiff, max_runs: int = 20) -> list[str]:
@@ -73,7 +68,7 @@ def rescore_command(
                 typer.echo(line)
             return
         if not task or not panel:
-            raise _fail("give --task and --panel (or --compare A B)")
+            raise InputError("give --task and --panel (or --compare A B)")
         result = rescore(
             ctx.db,
             ctx.blobs,
@@ -85,8 +80,6 @@ def rescore_command(
             evaluator=ctx.evaluator,
             options=RescoreOptions(settings),
         )
-    except ReguaError as exc:
-        raise _fail(str(exc)) from exc
     finally:
         ctx.close()
     _print_result(result, as_json)

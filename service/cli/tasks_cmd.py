@@ -100,7 +100,7 @@ def show_task(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``regua tasks`` to the main app (with ``retire``, ``bank`` and ``check``, issue 16)."""
+    """Add ``regua tasks`` to the main app (with ``retire``, ``bank`` and ``check``)."""
     from service.cli.pools_cmd import bank, retire
     from service.cli.tasks_check_cmd import check_command
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import typer
 
-from regua.errors import ReguaError
 from regua.settings import load_settings
 from service.access.secret import open_database
 from service.access.token_admin import list_tokens, parse_duration, revoke_token
@@ -30,11 +29,6 @@ def _db(data_dir: Path | None) -> Database:
     return open_database(settings)
 
 
-def _fail(exc: ReguaError) -> typer.Exit:
-    typer.echo(f"error: {exc}", err=True)
-    return typer.Exit(2)
-
-
 @token_app.command("create")
 def token_create(
     role: str = typer.Option(..., "--role", help="submitter | reviewer | admin"),
@@ -49,8 +43,6 @@ def token_create(
     try:
         lifetime = parse_duration(expires_in) if expires_in else None
         secret, principal = create_token(db, role, name, expires_in=lifetime)
-    except ReguaError as exc:
-        raise _fail(exc) from exc
     finally:
         db.dispose()
     typer.echo(secret)
@@ -82,8 +74,6 @@ def token_revoke(
     db = _db(data_dir)
     try:
         info = revoke_token(db, token_id)
-    except ReguaError as exc:
-        raise _fail(exc) from exc
     finally:
         db.dispose()
     typer.echo(f"token {info.id} ({info.role}, {info.name}) revoked at {iso(info.revoked_at)}")

@@ -80,8 +80,8 @@ class Evaluator:
 
         The panel a submission asked for (``requested``) wins; then the evaluator's own
         (``REGUA_PANEL``) when it fits the task's family; else the task version's default
-        (:func:`judges.panel_for_task`: ``pelican-bicycle-default@2`` for the versions of issue
-        13, whose geometry never confirms recognition).
+        (:func:`judges.panel_for_task`: ``pelican-bicycle-default@2`` for the task versions whose
+        prompts state every scored condition, whose geometry never confirms recognition).
         """
         if requested is not None:
             return check_panel(requested, task)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
+from pydantic import JsonValue
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -59,7 +60,7 @@ def label_verdict(
     """One label as a ``human@1`` verdict (the reviewer's identity stays in the review row)."""
     note = review.note.strip() or "(no note)"
     role = "adjudication" if review.adjudication else "review"
-    details: dict[str, object] = {"item_id": item.id, ADJUDICATION_KEY: review.adjudication}
+    details: dict[str, JsonValue] = {"item_id": item.id, ADJUDICATION_KEY: review.adjudication}
     if record_sha is not None:
         details[RECORD_KEY] = record_sha
     verdict = judges.human_verdict(

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from pydantic import JsonValue
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -72,7 +73,7 @@ _COLUMNS = (
 
 
 def _artifact(
-    row: tuple[str | None, int, str, str, str, dict[str, object] | None],
+    row: tuple[str | None, int, str, str, str, dict[str, JsonValue] | None],
 ) -> StoredArtifact:
     _run, art_id, kind, name, sha, meta_col = row
     meta = meta_col or {}

@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypedDict
 
+from pydantic import JsonValue
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
@@ -65,8 +66,47 @@ class NewEvaluation:
     """The memo judging read and filled; stored when judging added to it."""
 
 
-def _evidence(verdict: judges.Verdict, names: Mapping[str, str]) -> list[dict[str, object]]:
-    doc: dict[str, object] = dict(verdict.evidence.to_dict())
+class VerdictValues(TypedDict):
+    """The columns of one ``verdicts`` row, as inserted."""
+
+    evaluation_id: int
+    criterion: str
+    judge_profile_id: str
+    status: str
+    evidence: list[dict[str, JsonValue]]
+    raw_artifact_id: int | None
+    latency_ms: float
+    usage: JsonValue
+    cost_usd: float | None
+    details: JsonValue
+
+
+class FailureValues(TypedDict):
+    """The columns of one ``judge_failures`` row, as inserted."""
+
+    evaluation_id: int
+    criterion: str
+    judge_profile_id: str
+    cause: str
+    detail: str
+
+
+class OutcomeValues(TypedDict):
+    """The columns of one ``criterion_outcomes`` row, as inserted."""
+
+    evaluation_id: int
+    criterion: str
+    kind: str
+    status: str
+    review_required: bool
+    review_reason: str | None
+    votes: list[dict[str, JsonValue]]
+    disagreement: str | None
+    cause: str | None
+
+
+def _evidence(verdict: judges.Verdict, names: Mapping[str, str]) -> list[dict[str, JsonValue]]:
+    doc: dict[str, JsonValue] = dict(verdict.evidence.to_dict())
     ref = verdict.evidence.artifact_ref
     if ref is not None and ref in names:
         doc["artifact_ref"], doc["artifact_name"] = names[ref], ref
@@ -158,9 +198,9 @@ def append_evaluations(
     rows = [_evaluation_row(n, runs[n.run_id].current_evaluation_id) for n in items]
     s.add_all(rows)
     s.flush()
-    verdicts: list[dict[str, object]] = []
-    failures: list[dict[str, object]] = []
-    outcomes: list[dict[str, object]] = []
+    verdicts: list[VerdictValues] = []
+    failures: list[FailureValues] = []
+    outcomes: list[OutcomeValues] = []
     for new, ev in zip(items, rows, strict=True):
         for v in new.result.verdicts:
             verdicts.append(_verdict_row(s, blobs, new, ev.id, v))
@@ -188,7 +228,7 @@ def append_evaluation(s: Session, blobs: BlobStore, new: NewEvaluation) -> Evalu
 
 def _verdict_row(
     s: Session, blobs: BlobStore, new: NewEvaluation, evaluation_id: int, v: judges.Verdict
-) -> dict[str, object]:
+) -> VerdictValues:
     return {
         "evaluation_id": evaluation_id,
         "criterion": v.criterion,
@@ -203,7 +243,7 @@ def _verdict_row(
     }
 
 
-def _failure_row(evaluation_id: int, f: judges.JudgeFailure) -> dict[str, object]:
+def _failure_row(evaluation_id: int, f: judges.JudgeFailure) -> FailureValues:
     return {
         "evaluation_id": evaluation_id,
         "criterion": f.criterion,
@@ -213,9 +253,18 @@ def _failure_row(evaluation_id: int, f: judges.JudgeFailure) -> dict[str, object
     }
 
 
-def _outcome_row(evaluation_id: int, c: judges.CriterionOutcome) -> dict[str, object]:
-    doc = c.to_dict()
-    return {"evaluation_id": evaluation_id, **doc}
+def _outcome_row(evaluation_id: int, c: judges.CriterionOutcome) -> OutcomeValues:
+    return {
+        "evaluation_id": evaluation_id,
+        "criterion": c.criterion,
+        "kind": c.kind,
+        "status": c.status,
+        "review_required": c.review_required,
+        "review_reason": c.review_reason,
+        "votes": [v.to_dict() for v in c.votes],
+        "disagreement": c.disagreement,
+        "cause": c.cause,
+    }
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Experiments (issue 15): arms (model x prompt variant) x items x repeats, run resumably.
+"""Experiments: arms (model x prompt variant) x items x repeats, run resumably.
 
 An experiment file (:mod:`service.experiments.spec`) is resolved into a stored plan
 (:mod:`service.experiments.store`); the runner (:mod:`service.experiments.runner`) asks a

@@ -1,4 +1,4 @@
-"""Writing an experiment's report into a folder (``regua report --experiment ID --out DIR``)."""
+"""An experiment's report as files (``regua report --experiment ID --out DIR``) and as a page."""
 
 from __future__ import annotations
 
@@ -6,7 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from service.access.tokens import Principal
+from service.context import ServiceContext
+from service.experiments.access import readable_experiment
 from service.experiments.html import render_experiment_html
+from service.experiments.jobs import experiment_progress
 from service.experiments.report_db import experiment_history, experiment_report
 from service.experiments.store import windows_of
 from service.reports.html import CSS_NAME, stylesheet
@@ -34,6 +38,19 @@ def write_experiment_report(
     paths[2].write_text(render_experiment_html(report, history, CSS_NAME), encoding="utf-8")
     (out_dir / CSS_NAME).write_text(stylesheet(), encoding="utf-8")
     return report, [*paths, out_dir / CSS_NAME]
+
+
+def experiment_page_html(ctx: ServiceContext, experiment_id: str, caller: Principal) -> str:
+    """The report page (SVG charts, no script) with the experiment's windows over time.
+
+    For a caller who may read the experiment (:mod:`service.experiments.access`; else 404).
+    An experiment whose runs are all judged is marked done first.
+    """
+    readable_experiment(ctx.db, experiment_id, caller)
+    experiment_progress(ctx, experiment_id)
+    report = experiment_report(ctx.db, experiment_id)
+    history = experiment_history(ctx.db, report["experiment"]["name"])
+    return render_experiment_html(report, history)
 
 
 def _ms(value: float | None) -> str:

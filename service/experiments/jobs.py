@@ -11,6 +11,9 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from service.access.pools import check_task_access, hidden_refs, sees_hidden
+from service.access.tokens import Principal
+from service.experiments.access import plan_refs
 from service.experiments.generator import get_generator
 from service.experiments.plan import resolve_plan
 from service.experiments.runner import generate_cases, runs_left
@@ -43,20 +46,25 @@ def start_experiment(
     *,
     window: str,
     generator: str | None,
-    token_id: int | None,
-    is_admin: bool = False,
+    caller: Principal,
 ) -> Started:
     """Check and store (or find) the experiment, then generate its missing cases in the background.
 
     Everything that can refuse the request (the file's tasks, versions, panel, the generator,
-    an arm the caller may not run, a changed file under a stored id) is checked before anything
-    is stored.
+    a reserved task or an arm the caller may not run, a changed file or another token's
+    experiment under a stored id) is checked before anything is stored.
     """
     gen = get_generator(generator)
-    plan = resolve_plan(spec, ctx.registry)
+    hidden: frozenset[str] = frozenset()
+    if not sees_hidden(caller.role):
+        with ctx.db.read() as s:
+            hidden = hidden_refs(s, ctx.registry.all())
+    plan = resolve_plan(spec, ctx.registry, hidden=hidden)
+    check_task_access(ctx.db, ctx.registry, caller, plan_refs(plan))
     for arm in plan.arms:
-        gen.check(ctx, next(iter(arm.refs.values())), arm.model, is_admin=is_admin)
-    ident, resumed = open_experiment(ctx.db, spec, plan, window, token_id)
+        gen.check(ctx, next(iter(arm.refs.values())), arm.model, is_admin=caller.is_admin)
+    token_id = caller.token_id
+    ident, resumed = open_experiment(ctx.db, spec, plan, window, token_id, admin=caller.is_admin)
     stop = threading.Event()
 
     def work() -> JobFields:

@@ -8,6 +8,7 @@ registered (which would otherwise change "the newest version").
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Container
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
@@ -53,12 +54,17 @@ class Case:
     repeat: int
 
 
-def _items(spec: ExperimentFile, registry: TaskRegistry) -> list[str]:
+def _items(spec: ExperimentFile, registry: TaskRegistry, hidden: Container[str]) -> list[str]:
+    """The file's items, or every task of its family the caller may see.
+
+    A hidden task's family is never named: it is skipped as if it were another family.
+    """
     if spec.items is not None:
         return list(spec.items)
-    ids = sorted({t.id for t in registry.all() if t.family == spec.family})
+    visible = [t for t in registry.all() if t.ref not in hidden]
+    ids = sorted({t.id for t in visible if t.family == spec.family})
     if not ids:
-        families = ", ".join(sorted({t.family for t in registry.all()}))
+        families = ", ".join(sorted({t.family for t in visible}))
         raise ExperimentFileError(f"family: no task of family {spec.family!r} ({families})")
     return ids
 
@@ -95,9 +101,14 @@ def check_case_keys(experiment_id: str, plan: Plan) -> None:
         )
 
 
-def resolve_plan(spec: ExperimentFile, registry: TaskRegistry) -> Plan:
-    """Resolve items, versions, prompts and the panel; an unknown one is named with its field."""
-    items = _items(spec, registry)
+def resolve_plan(
+    spec: ExperimentFile, registry: TaskRegistry, *, hidden: Container[str] = ()
+) -> Plan:
+    """Resolve items, versions, prompts and the panel; an unknown one is named with its field.
+
+    ``hidden``: refs of tasks the caller may not see (a ``family`` leaves them out).
+    """
+    items = _items(spec, registry, hidden)
     arms = []
     for index, arm in enumerate(spec.arms):
         try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from typing import Any
 
 from sqlalchemy import select
@@ -74,9 +74,14 @@ def experiment_report(db: Database, ident: str) -> Report:
     return report
 
 
-def experiment_history(db: Database, name: str) -> dict[str, Any]:
-    """Every window of the experiment ``name`` as series (never spliced across versions)."""
-    rows = windows_of(db, name)
+def experiment_history(
+    db: Database, name: str, only: Container[str] | None = None
+) -> dict[str, Any]:
+    """Every window of the experiment ``name`` as series (never spliced across versions).
+
+    ``only``: the experiment ids to include (the windows the caller may read).
+    """
+    rows = [r for r in windows_of(db, name) if only is None or r.id in only]
     if not rows:
         raise NotFoundError(f"no stored runs of experiment {name!r}")
     windows = []

@@ -23,12 +23,20 @@ def experiment_id(name: str, window: str) -> str:
 
 
 def open_experiment(
-    db: Database, spec: ExperimentFile, plan: Plan, window: str, token_id: int | None
+    db: Database,
+    spec: ExperimentFile,
+    plan: Plan,
+    window: str,
+    token_id: int | None,
+    *,
+    admin: bool = False,
 ) -> tuple[str, bool]:
     """Store a new experiment run, or find the one to resume; (id, resumed).
 
-    The same id with another file is refused (:class:`ImmutableRecordError`): a changed
-    experiment is a new window or a new id, never spliced into the stored one.
+    Only its creator resumes it (or an admin; ``token_id`` None is the local command line).
+    The same id with another file, or another token's id, is refused
+    (:class:`ImmutableRecordError`) with one message that tells neither apart and shows no
+    hash: a changed experiment is a new window or a new id, never spliced into the stored one.
     """
     ident = experiment_id(spec.id, window)
     check_case_keys(ident, plan)
@@ -36,10 +44,11 @@ def open_experiment(
     with db.write() as s:
         row = s.get(ExperimentRow, ident)
         if row is not None:
-            if row.spec_hash != digest:
+            owner = admin or token_id is None or row.created_by == token_id
+            if row.spec_hash != digest or not owner:
                 raise ImmutableRecordError(
-                    f"experiment {ident} is stored with another file (hash {row.spec_hash[:12]}, "
-                    f"this one {digest[:12]}); give a new --window or a new id"
+                    f"experiment {ident} is already stored, with another file or by another "
+                    "token; give a new --window (or 'window') or a new id"
                 )
             return ident, True
         s.add(
@@ -58,15 +67,20 @@ def open_experiment(
     return ident, False
 
 
+def missing_experiment(ident: str) -> NotFoundError:
+    """The error for an experiment id that is not stored (or that the caller may not read)."""
+    return NotFoundError(
+        f"no experiment {ident!r}; an id is NAME@WINDOW (the file's id and the window, "
+        f"'{DEFAULT_WINDOW}' unless one was given)"
+    )
+
+
 def get_experiment(db: Database, ident: str) -> ExperimentRow:
     """The stored experiment (:class:`NotFoundError` saying what an id looks like)."""
     with db.read() as s:
         row = s.get(ExperimentRow, ident)
         if row is None:
-            raise NotFoundError(
-                f"no experiment {ident!r}; an id is NAME@WINDOW (the file's id and the window, "
-                f"'{DEFAULT_WINDOW}' unless one was given)"
-            )
+            raise missing_experiment(ident)
         return row
 
 

@@ -21,6 +21,8 @@ from judges.pairwise import (
     PairFailure,
     PairOutcome,
 )
+from judges.pairwise.agreement import HUMAN_WINNERS
+from judges.pairwise.model import RESULTS
 from service.storage import Database, PairwiseComparisonRow, PairwisePreferenceRow
 from service.storage.blobs import BlobStore, NewArtifact, record_artifact
 
@@ -132,16 +134,16 @@ def ranking_keys(db: Database) -> list[tuple[str, str]]:
 def decided(rows: Sequence[PairwiseComparisonRow]) -> list[Comparison]:
     """The comparisons of runs' models with a result (judge failures carry none)."""
     return [
-        Comparison(r.a_model, r.b_model, r.result)  # type: ignore[arg-type]
+        Comparison(r.a_model, r.b_model, result)
         for r in rows
-        if r.result in ("a", "b", "tie") and r.a_run_id is not None
+        if r.a_run_id is not None and (result := RESULTS.get(r.result or "")) is not None
     ]
 
 
 def judged_pairs(rows: Sequence[PairwiseComparisonRow]) -> list[JudgedPair]:
     """Comparisons of drawings (by sha256) for calibration against human preferences."""
     return [
-        JudgedPair(r.a_sha256, r.b_sha256, r.result, r.position_biased)  # type: ignore[arg-type]
+        JudgedPair(r.a_sha256, r.b_sha256, RESULTS.get(r.result or ""), r.position_biased)
         for r in rows
         if r.a_sha256 and r.b_sha256
     ]
@@ -155,8 +157,9 @@ def preferences(
     with db.read() as s:
         rows = list(s.scalars(query))
     return [
-        HumanPreference(r.left_sha256, r.right_sha256, r.winner, r.annotator)  # type: ignore[arg-type]
+        HumanPreference(r.left_sha256, r.right_sha256, winner, r.annotator)
         for r in rows
         if (not task_ref or r.task_ref in (None, task_ref))
         and (not criterion or r.criterion in (None, criterion))
+        and (winner := HUMAN_WINNERS.get(r.winner)) is not None
     ]

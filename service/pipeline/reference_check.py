@@ -1,4 +1,4 @@
-"""``reference-drawing``: a task's reference drawing passes its own criteria (issue 16).
+"""``reference-drawing``: a task's reference drawing passes its own criteria.
 
 The drawing goes through the static checks, is rendered in the sandbox (real pool) and every
 criterion the geometry judge answers is measured on its masks with ``geometry@1`` (the profile

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from pydantic import JsonValue
+
 import judges
 from judges.jury import RENDER_BUDGET_REASON
 from regua.settings import Settings
@@ -60,7 +62,7 @@ class RenderOutput:
         return self.log.detail
 
     @property
-    def sandbox(self) -> dict[str, object]:
+    def sandbox(self) -> dict[str, JsonValue]:
         """How the sandbox ran the job (backend, limits)."""
         return self.log.sandbox
 
@@ -92,7 +94,7 @@ class RenderOutput:
         return path
 
 
-def handler_config(settings: Settings, *, self_test: bool = True) -> dict[str, object]:
+def handler_config(settings: Settings, *, self_test: bool = True) -> dict[str, JsonValue]:
     """The render handler's config for these settings."""
     return {
         "chromium_path": str(settings.chromium_path),
@@ -142,7 +144,7 @@ def render_artifact(
 ) -> RenderOutput:
     """Render ``svg_text`` for ``task`` in the sandbox; never raises for machinery trouble."""
     timeout = timeout_s if timeout_s is not None else pool.limits.wall_timeout_s
-    job: dict[str, object] = {
+    job: dict[str, JsonValue] = {
         "kind": "render",
         "svg": svg_text,
         "task": task.to_wire(),

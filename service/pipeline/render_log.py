@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 import judges
 
@@ -96,7 +96,7 @@ class RenderLog(_Entry):
     animation: AnimationInfo | None = None
     document: DocumentInfo | None = None
     errors: list[RenderProblem] = Field(default_factory=list)
-    sandbox: dict[str, object] = Field(default_factory=dict)
+    sandbox: dict[str, JsonValue] = Field(default_factory=dict)
 
     def summary(self) -> judges.RenderSummary:
         """What judges see of this log."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pydantic import JsonValue
 from sqlalchemy.orm import Session
 
 from service.pipeline.render_client import RenderOutput
@@ -46,7 +47,7 @@ def _new(
     data: bytes,
     name: str,
     parent: int,
-    meta: dict[str, object] | None = None,
+    meta: dict[str, JsonValue] | None = None,
 ) -> NewArtifact:
     version = ctx.machinery.renderer.version
     return NewArtifact(kind, data, "render", version, name, None, parent, meta or {})
@@ -79,7 +80,12 @@ def record_render(s: Session, ctx: StageContext, out: RenderOutput, extracted_id
         for m in out.log.masks:
             if m.name not in out.files:
                 continue
-            meta = {"time_s": m.time_s, "part": m.part, "kind": m.kind, "pixels": m.pixels}
+            meta: dict[str, JsonValue] = {
+                "time_s": m.time_s,
+                "part": m.part,
+                "kind": m.kind,
+                "pixels": m.pixels,
+            }
             parent = frame_ids.get(m.time_s, extracted_id)
             new = _new(ctx, "mask", out.files[m.name], m.name, parent, meta)
             record_artifact(s, ctx.blobs, ctx.run_id, new)

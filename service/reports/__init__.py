@@ -1,4 +1,4 @@
-"""Reports and statistics that keep uncertainty visible (issue 8).
+"""Reports and statistics that keep uncertainty visible.
 
 Two layers: pure statistics over plain :class:`ReportRow` records (no database), and outputs
 (JSON dict, CSV files, an HTML page with server-side SVG charts). The service adapter

@@ -26,6 +26,7 @@ from sqlalchemy import Select, and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from regua.errors import NotFoundError
+from service.access.pools import hidden_refs
 from service.reports.build import ReportConfig, build_report
 from service.reports.leaks import leak_report
 from service.reports.rows import JudgeVote, ReportRow
@@ -77,14 +78,18 @@ def _num(value: Any) -> float | None:
 
 
 def _selection(
-    tasks: Sequence[str], models: Sequence[str], submitted_by: int | None
+    tasks: Sequence[str], models: Sequence[str], submitted_by: int | None, hidden: Sequence[str]
 ) -> Select[Any]:
-    """Ids of the runs matching the task, model and submitter filters (any status)."""
+    """Ids of the runs matching the task, model and submitter filters (any status).
+
+    A submitter's selection never holds a run of a ``hidden`` (reserved) task, whoever
+    submitted it: its family and results are for admins.
+    """
     query = _task_filter(select(Run.id).join(TaskRow, TaskRow.id == Run.task_pk), tasks)
     if models:
         query = query.where(Run.model_label.in_(list(models)))
     if submitted_by is not None:
-        query = query.where(Run.submitted_by == submitted_by)
+        query = query.where(Run.submitted_by == submitted_by, Run.task_ref.not_in(list(hidden)))
     return query
 
 
@@ -103,7 +108,8 @@ def load_report_inputs(
     """
     out = ReportInputs()
     scope = and_(Run.outcome.is_not(None), Run.status == "done")
-    matching = _selection(tasks, models, submitted_by)
+    hidden = sorted(hidden_refs(session)) if submitted_by is not None else []
+    matching = _selection(tasks, models, submitted_by, hidden)
     unfinished = matching.where(~scope)
     out.unfinished_runs = int(
         session.execute(select(func.count()).select_from(unfinished.subquery())).scalar_one()
@@ -294,9 +300,9 @@ def generate_report(
         audits=inputs.audits,
         votes=inputs.votes,
         task_hashes={r: h for r, h in inputs.task_hashes.items() if r in used},
-        task_dimensions=inputs.task_dimensions,
+        task_dimensions={r: d for r, d in inputs.task_dimensions.items() if r in used},
     )
-    if submitted_by is None:  # admins: replies that carried a reserved task (issue 16)
+    if submitted_by is None:  # admins: replies that carried a reserved task
         reported = {row.run_id for row in inputs.rows}
-        report["leaks"] = leak_report(session, reported)
+        report["leaks"] = [entry.model_dump() for entry in leak_report(session, reported)]
     return report, inputs

@@ -1,4 +1,9 @@
-"""JSON views of stored records (what the API returns); reused by pages and reports."""
+"""The run view built from stored records (what the API returns and the pages render).
+
+Each builder returns a read model of :mod:`service.reports.run_views`; stored JSON that is free
+by nature (details, evidence, metadata) is passed on as it is stored, and evidence entries that
+are not objects are left out.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,27 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from service.reports.leaks import leak_views
+from service.reports.run_views import (
+    ArtifactView,
+    CheckResultView,
+    ChecksView,
+    CriterionView,
+    EvaluationLine,
+    EvaluationView,
+    EvidenceView,
+    JudgeFailureView,
+    ModelView,
+    OutcomeView,
+    ProcedureRef,
+    RenderView,
+    RunLine,
+    RunRecord,
+    StageView,
+    VerdictView,
+    VersionsView,
+    VoteView,
+)
 from service.reports.votes import vote_views
 from service.storage import (
     Artifact,
@@ -23,24 +49,24 @@ from service.storage import (
 )
 
 
-def artifact_view(a: Artifact, parents: dict[int, str]) -> dict[str, Any]:
+def artifact_view(a: Artifact, parents: dict[int, str]) -> ArtifactView:
     """One artifact with its parent's address and the procedure that made it."""
-    return {
-        "id": a.id,
-        "sha256": a.sha256,
-        "kind": a.kind,
-        "name": a.name,
-        "media_type": a.media_type,
-        "size": a.size,
-        "parent_id": a.parent_id,
-        "parent_sha256": parents.get(a.parent_id) if a.parent_id else None,
-        "procedure": {"id": a.procedure_id, "version": a.procedure_version},
-        "meta": a.meta or {},
-        "url": f"/v1/artifacts/{a.sha256}",
-    }
+    return ArtifactView(
+        id=a.id,
+        sha256=a.sha256,
+        kind=a.kind,
+        name=a.name,
+        media_type=a.media_type,
+        size=a.size,
+        parent_id=a.parent_id,
+        parent_sha256=parents.get(a.parent_id) if a.parent_id else None,
+        procedure=ProcedureRef(id=a.procedure_id, version=a.procedure_version),
+        meta=a.meta or {},
+        url=f"/v1/artifacts/{a.sha256}",
+    )
 
 
-def evaluation_view(s: Session, ev: Evaluation, raw_sha: dict[int, str]) -> dict[str, Any]:
+def evaluation_view(s: Session, ev: Evaluation, raw_sha: dict[int, str]) -> EvaluationView:
     """An evaluation with its versions, criteria, verdicts (with evidence) and judge failures."""
     verdicts = s.scalars(
         select(VerdictRow).where(VerdictRow.evaluation_id == ev.id).order_by(VerdictRow.id)
@@ -54,69 +80,98 @@ def evaluation_view(s: Session, ev: Evaluation, raw_sha: dict[int, str]) -> dict
         select(JudgeFailureRow).where(JudgeFailureRow.evaluation_id == ev.id)
     ).all()
     votes = vote_views(s, ev, {c.criterion: c.votes or [] for c in outcomes})
-    return {
-        "id": ev.id,
-        "kind": ev.kind,
-        "created_at": iso(ev.created_at),
-        "supersedes_id": ev.supersedes_id,
-        "outcome": {"status": ev.outcome, "cause": ev.cause, "reasons": ev.reasons},
-        "versions": {
-            "task": ev.task_ref,
-            "rubric_hash": ev.rubric_hash,
-            "checker": ev.checker_version,
-            "render_profile": ev.render_profile_id,
-            "judge_panel": ev.judge_panel,
-        },
-        "criteria": [_criterion_view(c, verdicts, raw_sha, votes[c.criterion]) for c in outcomes],
-        "judge_failures": [
-            {
-                "criterion": f.criterion,
-                "judge_profile_id": f.judge_profile_id,
-                "cause": f.cause,
-                "detail": f.detail,
-            }
+    return EvaluationView(
+        id=ev.id,
+        kind=ev.kind,
+        created_at=iso(ev.created_at),
+        supersedes_id=ev.supersedes_id,
+        outcome=OutcomeView(status=ev.outcome, cause=ev.cause, reasons=ev.reasons),
+        versions=VersionsView(
+            task=ev.task_ref,
+            rubric_hash=ev.rubric_hash,
+            checker=ev.checker_version,
+            render_profile=ev.render_profile_id,
+            judge_panel=ev.judge_panel,
+        ),
+        criteria=[_criterion_view(c, verdicts, raw_sha, votes[c.criterion]) for c in outcomes],
+        judge_failures=[
+            JudgeFailureView(
+                criterion=f.criterion,
+                judge_profile_id=f.judge_profile_id,
+                cause=f.cause,
+                detail=f.detail,
+            )
             for f in failures
         ],
-    }
+    )
+
+
+def _evidence(stored: Sequence[Any]) -> list[EvidenceView]:
+    """The stored evidence entries of a verdict (objects only; unknown keys are not shown)."""
+    return [
+        EvidenceView(
+            artifact_ref=e.get("artifact_ref"),
+            time_s=e.get("time_s"),
+            artifact_name=e.get("artifact_name"),
+            description=str(e.get("description") or ""),
+        )
+        for e in stored
+        if isinstance(e, dict)
+    ]
 
 
 def _criterion_view(
     c: CriterionOutcomeRow,
     verdicts: Sequence[VerdictRow],
     raw_sha: dict[int, str],
-    votes: list[dict[str, Any]],
-) -> dict[str, Any]:
+    votes: list[VoteView],
+) -> CriterionView:
     """One criterion's outcome with the verdicts given on it.
 
     Each vote carries whether it was eligible and the gate decision behind that
     (:mod:`service.reports.votes`).
     """
-    return {
-        "criterion": c.criterion,
-        "kind": c.kind,
-        "status": c.status,
-        "review_required": c.review_required,
-        "review_reason": c.review_reason,
-        "disagreement": c.disagreement,
-        "cause": c.cause,
-        "votes": votes,
-        "verdicts": [
-            {
-                "judge_profile_id": v.judge_profile_id,
-                "status": v.status,
-                "evidence": v.evidence,
-                "latency_ms": v.latency_ms,
-                "cost_usd": v.cost_usd,
-                "raw_artifact": raw_sha.get(v.raw_artifact_id or -1),
-            }
+    return CriterionView(
+        criterion=c.criterion,
+        kind=c.kind,
+        status=c.status,
+        review_required=c.review_required,
+        review_reason=c.review_reason,
+        disagreement=c.disagreement,
+        cause=c.cause,
+        votes=votes,
+        verdicts=[
+            VerdictView(
+                judge_profile_id=v.judge_profile_id,
+                status=v.status,
+                evidence=_evidence(v.evidence or []),
+                latency_ms=v.latency_ms,
+                cost_usd=v.cost_usd,
+                raw_artifact=raw_sha.get(v.raw_artifact_id or -1),
+            )
             for v in verdicts
             if v.criterion == c.criterion
         ],
-    }
+    )
 
 
-def run_view(s: Session, run: Run, *, include_model: bool) -> dict[str, Any]:
-    """The full record of a run. ``include_model`` is False for anyone who must stay blind."""
+def _checks(stages: Sequence[StageRecord], checks: Sequence[CheckResultRow]) -> ChecksView:
+    detail = next((st.detail or {} for st in stages if st.stage == "check"), {})
+    return ChecksView(
+        status=detail.get("checks_status"),
+        results=[
+            CheckResultView(id=c.check_id, version=c.version, status=c.status, evidence=c.evidence)
+            for c in checks
+        ],
+    )
+
+
+def run_view(s: Session, run: Run, *, include_model: bool, leaks: bool = False) -> RunRecord:
+    """The full record of a run.
+
+    ``include_model`` is False for anyone who must stay blind; ``leaks`` adds the run's leak
+    flags (for admins).
+    """
     arts = s.scalars(select(Artifact).where(Artifact.run_id == run.id).order_by(Artifact.id)).all()
     sha_by_id = _artifact_shas(s, arts)
     stages = s.scalars(
@@ -132,41 +187,33 @@ def run_view(s: Session, run: Run, *, include_model: bool) -> dict[str, Any]:
         select(Evaluation).where(Evaluation.run_id == run.id).order_by(Evaluation.id)
     ).all()
     current = next((e for e in evaluations if e.id == run.current_evaluation_id), None)
-    check_status = next((st.detail or {} for st in stages if st.stage == "check"), {})
-    view: dict[str, Any] = {
-        "run_id": run.id,
-        "task": run.task_ref,
-        "submitted_at": iso(run.submitted_at),
-        "finished_at": iso(run.finished_at),
-        "status": run.status,
-        "outcome": (
-            {"status": run.outcome, "cause": run.outcome_cause, "reasons": current.reasons}
+    return RunRecord(
+        run_id=run.id,
+        task=run.task_ref,
+        submitted_at=iso(run.submitted_at),
+        finished_at=iso(run.finished_at),
+        status=run.status,
+        outcome=(
+            OutcomeView(status=run.outcome, cause=run.outcome_cause, reasons=current.reasons)
             if run.outcome and current
             else None
         ),
-        "stages": [
-            {"stage": st.stage, "version": st.version, "status": st.status, "detail": st.detail}
+        stages=[
+            StageView(stage=st.stage, version=st.version, status=st.status, detail=st.detail)
             for st in stages
         ],
-        "checks": {
-            "status": check_status.get("checks_status"),
-            "results": [
-                {"id": c.check_id, "version": c.version, "status": c.status, "evidence": c.evidence}
-                for c in checks
-            ],
-        },
-        "render": None if render is None else _render_view(render),
-        "evaluation": evaluation_view(s, current, sha_by_id) if current else None,
-        "evaluations": _evaluation_history(evaluations),
-        "artifacts": [artifact_view(a, sha_by_id) for a in arts],
-    }
-    if include_model:
-        view["model"] = {
-            "label": run.model_label,
-            "provider": run.model_provider,
-            "params": run.model_params,
-        }
-    return view
+        checks=_checks(stages, checks),
+        render=None if render is None else _render_view(render),
+        evaluation=evaluation_view(s, current, sha_by_id) if current else None,
+        evaluations=_evaluation_history(evaluations),
+        artifacts=[artifact_view(a, sha_by_id) for a in arts],
+        model=(
+            ModelView(label=run.model_label, provider=run.model_provider, params=run.model_params)
+            if include_model
+            else None
+        ),
+        leaks=leak_views(s, run.id) if leaks else None,
+    )
 
 
 def _artifact_shas(s: Session, arts: Sequence[Artifact]) -> dict[int, str]:
@@ -180,47 +227,45 @@ def _artifact_shas(s: Session, arts: Sequence[Artifact]) -> dict[int, str]:
     return sha_by_id
 
 
-def _render_view(render: RenderRecord) -> dict[str, Any]:
+def _render_view(render: RenderRecord) -> RenderView:
     """The newest render record of a run: status, cause, profile, browser and sandbox."""
-    return {
-        "status": render.status,
-        "cause": render.cause,
-        "detail": render.detail,
-        "render_profile_id": render.render_profile_id,
-        "browser_version": render.browser_version,
-        "sandbox": render.sandbox,
-        "attempts": render.attempts,
-        "elapsed_ms": render.elapsed_ms,
-    }
+    return RenderView(
+        status=render.status,
+        cause=render.cause,
+        detail=render.detail,
+        render_profile_id=render.render_profile_id,
+        browser_version=render.browser_version,
+        sandbox=render.sandbox,
+        attempts=render.attempts,
+        elapsed_ms=render.elapsed_ms,
+    )
 
 
-def _evaluation_history(evaluations: Sequence[Evaluation]) -> list[dict[str, Any]]:
+def _evaluation_history(evaluations: Sequence[Evaluation]) -> list[EvaluationLine]:
     """Every evaluation of a run, oldest first, each marked when a later one superseded it."""
     superseded = {e.supersedes_id for e in evaluations if e.supersedes_id}
     return [
-        {
-            "id": e.id,
-            "kind": e.kind,
-            "created_at": iso(e.created_at),
-            "outcome": e.outcome,
-            "cause": e.cause,
-            "supersedes_id": e.supersedes_id,
-            "superseded": e.id in superseded,
-        }
+        EvaluationLine(
+            id=e.id,
+            kind=e.kind,
+            created_at=iso(e.created_at),
+            outcome=e.outcome,
+            cause=e.cause,
+            supersedes_id=e.supersedes_id,
+            superseded=e.id in superseded,
+        )
         for e in evaluations
     ]
 
 
-def run_summary(run: Run, *, include_model: bool) -> dict[str, Any]:
+def run_summary(run: Run, *, include_model: bool) -> RunLine:
     """A short line for run listings."""
-    out: dict[str, Any] = {
-        "run_id": run.id,
-        "task": run.task_ref,
-        "status": run.status,
-        "outcome": run.outcome,
-        "cause": run.outcome_cause,
-        "submitted_at": iso(run.submitted_at),
-    }
-    if include_model:
-        out["model"] = run.model_label
-    return out
+    return RunLine(
+        run_id=run.id,
+        task=run.task_ref,
+        status=run.status,
+        outcome=run.outcome,
+        cause=run.outcome_cause,
+        submitted_at=iso(run.submitted_at),
+        model=run.model_label if include_model else None,
+    )

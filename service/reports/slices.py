@@ -1,4 +1,4 @@
-"""Family-weighted pass rates and slices by a task dimension (issue 16).
+"""Family-weighted pass rates and slices by a task dimension.
 
 Each family weighs the same and, within a family, each task weighs the same: thirty variants of
 one prompt count as one family, not as thirty tasks. Only the newest version of each task enters

@@ -18,6 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 import judges
+from service.reports.run_views import GateView, VoteView
 from service.storage import Evaluation, GateDecisionRow, TaskRow, iso
 
 MOCK_GATE_PREFIX = "mock-"
@@ -55,22 +56,22 @@ def _decisions_then(
     return out
 
 
-def _gate(row: GateDecisionRow) -> dict[str, Any]:
-    return {
-        "passed": row.passed,
-        "gate_id": row.gate_id,
-        "set_id": row.set_id,
-        "calibration_run_id": row.calibration_run_id,
-        "profile_hash": row.profile_hash,
-        "decided_at": row.decided_at,
-        "stored_at": iso(row.created_at),
-        "reasons": list(row.reasons or []),
-    }
+def _gate(row: GateDecisionRow) -> GateView:
+    return GateView(
+        passed=row.passed,
+        gate_id=row.gate_id,
+        set_id=row.set_id,
+        calibration_run_id=row.calibration_run_id,
+        profile_hash=row.profile_hash,
+        decided_at=row.decided_at,
+        stored_at=iso(row.created_at),
+        reasons=[str(r) for r in row.reasons or []],
+    )
 
 
 def _basis(
     kind: str | None, seat: judges.SeatedJudge | None, decisions: Sequence[GateDecisionRow]
-) -> tuple[str, dict[str, Any] | None]:
+) -> tuple[str, GateView | None]:
     """Why the vote counted or not, and the gate decision behind it."""
     if kind in ALWAYS:
         return ALWAYS[kind], None
@@ -86,31 +87,41 @@ def _basis(
     return "the gate rejected its calibration: no vote", _gate(latest)
 
 
-def vote_views(s: Session, ev: Evaluation, votes: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
-    """Criterion → its votes, each with the judge's identity, eligibility and gate decision."""
+def vote_views(
+    s: Session, ev: Evaluation, votes: Mapping[str, Sequence[Any]]
+) -> dict[str, list[VoteView]]:
+    """Criterion → its stored votes, each with the judge's identity, eligibility and gate decision.
+
+    ``votes`` are the stored vote objects (``judges.Vote.to_dict()``); anything else is skipped.
+    """
     panel = judges.PanelRecord.from_dict(ev.judge_panel or {})
     seats = {j.id: j for j in panel.judges}
     family = _family(s, ev, panel)
-    ids = {str(v["judge_profile_id"]) for vs in votes.values() for v in vs}
+    stored = {c: [v for v in vs if isinstance(v, dict)] for c, vs in votes.items()}
+    ids = {str(v["judge_profile_id"]) for vs in stored.values() for v in vs}
     decisions = _decisions_then(s, ev, ids, family)
-    out: dict[str, Any] = {}
-    for criterion, items in votes.items():
+    out: dict[str, list[VoteView]] = {}
+    for criterion, items in stored.items():
         lines = []
         for vote in items:
             pid = str(vote["judge_profile_id"])
             seat = seats.get(pid)
             kind = seat.kind if seat else ("human" if pid.startswith("human") else None)
             basis, gate = _basis(kind, seat, decisions.get((pid, criterion), []))
-            if vote.get("note"):  # the jury's own reason not to count it (recognition)
-                basis = f"{vote['note']} ({basis})"
+            note = vote.get("note")
+            if note:  # the jury's own reason not to count it (recognition)
+                basis = f"{note} ({basis})"
             lines.append(
-                {
-                    **vote,
-                    "kind": kind,
-                    "profile_hash": seat.content_hash if seat else None,
-                    "basis": basis,
-                    "gate": gate,
-                }
+                VoteView(
+                    judge_profile_id=pid,
+                    status=vote["status"],
+                    eligible=bool(vote.get("eligible")),
+                    note=note,
+                    kind=kind,
+                    profile_hash=seat.content_hash if seat else None,
+                    basis=basis,
+                    gate=gate,
+                )
             )
         out[criterion] = lines
     return out

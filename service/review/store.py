@@ -218,14 +218,22 @@ def submit_review(
 
 
 def list_items(
-    session: Session, state: str | None = None, limit: int | None = None, offset: int = 0
+    session: Session,
+    state: str | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+    hidden: Sequence[str] = (),
 ) -> list[ReviewItem]:
     """Items, optionally of one state (``open``, ``disputed``, ``resolved``), by opaque id.
 
     The id is a keyed hash (``blinding.opaque_item_id``): the order says nothing about when a
-    run was submitted, so a listing cannot be lined up with submissions.
+    run was submitted, so a listing cannot be lined up with submissions. Items of runs of the
+    ``hidden`` task refs are left out (reserved tasks, for non-admins).
     """
     query = select(ReviewItem).order_by(ReviewItem.id)
+    if hidden:
+        hidden_runs = select(Run.id).where(Run.task_ref.in_(list(hidden)))
+        query = query.where(ReviewItem.run_id.not_in(hidden_runs))
     if state:
         query = query.where(ReviewItem.state == state)
     if limit is not None:

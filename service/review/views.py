@@ -1,5 +1,7 @@
 """What pages and the API show: blinded item payloads for reviewers, frame and mask listings.
 
+The payloads are the read models of :mod:`service.review.payloads`.
+
 A reviewer payload is built from an explicit allow-list of fields: the opaque work label, the
 task's question, the frames (artifact URLs), an optional judge suggestion, the item's state —
 never the run id, the model label or provider, other reviewers' labels, or any ranking.
@@ -11,13 +13,22 @@ import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from service.review.agreement import REVIEW_STATUSES
 from service.review.blinding import opaque_run_label
+from service.review.payloads import (
+    CriterionBrief,
+    FrameLink,
+    ItemLine,
+    MaskLink,
+    ReviewerItem,
+    Suggestion,
+    SuggestionEvidence,
+    TaskBrief,
+)
 from service.storage.models import Artifact, CriterionOutcomeRow, Run, TaskRow, VerdictRow
 from service.storage.review_models import ReviewItem
 from tasks import TaskSpec
@@ -108,7 +119,7 @@ def masks_of(session: Session, run_id: str) -> list[FrameRef]:
     return sorted(out, key=lambda m: (m.time_s, m.part or "", m.kind or ""))
 
 
-def suggestion_of(session: Session, item: ReviewItem) -> dict[str, Any] | None:
+def suggestion_of(session: Session, item: ReviewItem) -> Suggestion | None:
     """The judges' suggestion for the item (status and evidence), or None without a vote."""
     if item.suggestion is None:
         return None
@@ -123,7 +134,7 @@ def suggestion_of(session: Session, item: ReviewItem) -> dict[str, Any] | None:
         for v in (stored if isinstance(stored, list) else [])
         if isinstance(v, dict) and v.get("eligible") is False
     }
-    evidence: list[dict[str, Any]] = []
+    evidence: list[SuggestionEvidence] = []
     for v in session.scalars(
         select(VerdictRow).where(
             VerdictRow.evaluation_id == item.evaluation_id, VerdictRow.criterion == item.criterion
@@ -132,19 +143,19 @@ def suggestion_of(session: Session, item: ReviewItem) -> dict[str, Any] | None:
         for e in v.evidence or []:
             if isinstance(e, dict) and e.get("description"):
                 evidence.append(
-                    {
-                        "judge": v.judge_profile_id,
-                        "status": v.status,
-                        "text": str(e["description"]),
-                        "calibrated": v.judge_profile_id not in ineligible,
-                    }
+                    SuggestionEvidence(
+                        judge=v.judge_profile_id,
+                        status=v.status,
+                        text=str(e["description"]),
+                        calibrated=v.judge_profile_id not in ineligible,
+                    )
                 )
-    return {"status": item.suggestion, "evidence": evidence[:8]}
+    return Suggestion(status=item.suggestion, evidence=evidence[:8])
 
 
 def reviewer_item(
     session: Session, item: ReviewItem, seed: int, *, with_suggestion: bool = True
-) -> dict[str, Any]:
+) -> ReviewerItem:
     """The blinded payload of one item for a reviewer (allow-listed fields only)."""
     run = session.get(Run, item.run_id)
     task_ref = run.task_ref if run is not None else ""
@@ -155,41 +166,41 @@ def reviewer_item(
             question = spec.criterion(item.criterion).question
         except KeyError:
             question = ""
-    return {
-        "item_id": item.id,
-        "work": opaque_run_label(seed, item.run_id),
-        "task": {
-            "ref": task_ref,
-            "title": spec.title if spec else task_ref,
-            "mode": spec.mode.value if spec else "static",
-            "prompt": spec.prompt if spec else "",
-        },
-        "criterion": {"id": item.criterion, "question": question},
-        "kind": item.kind,
-        "reason": reason_text(item.reason),
-        "state": item.state,
-        "adjudication": item.state == "disputed",
-        "reviews_needed": item.reviews_needed,
-        "choices": list(REVIEW_STATUSES),
-        "suggestion": suggestion_of(session, item) if with_suggestion else None,
-        "frames": [{"time_s": f.time_s, "url": f.url} for f in frames_of(session, item.run_id)],
-        "masks": [
-            {"time_s": m.time_s, "part": m.part, "kind": m.kind, "url": m.url}
+    return ReviewerItem(
+        item_id=item.id,
+        work=opaque_run_label(seed, item.run_id),
+        task=TaskBrief(
+            ref=task_ref,
+            title=spec.title if spec else task_ref,
+            mode=spec.mode.value if spec else "static",
+            prompt=spec.prompt if spec else "",
+        ),
+        criterion=CriterionBrief(id=item.criterion, question=question),
+        kind=item.kind,
+        reason=reason_text(item.reason),
+        state=item.state,
+        adjudication=item.state == "disputed",
+        reviews_needed=item.reviews_needed,
+        choices=list(REVIEW_STATUSES),
+        suggestion=suggestion_of(session, item) if with_suggestion else None,
+        frames=[FrameLink(time_s=f.time_s, url=f.url) for f in frames_of(session, item.run_id)],
+        masks=[
+            MaskLink(time_s=m.time_s, part=m.part, kind=m.kind, url=m.url)
             for m in masks_of(session, item.run_id)
         ],
-    }
+    )
 
 
-def item_summary(item: ReviewItem, seed: int, reviews: int, task_ref: str) -> dict[str, Any]:
+def item_summary(item: ReviewItem, seed: int, reviews: int, task_ref: str) -> ItemLine:
     """A short, blinded line about an item for listings (labels only once resolved)."""
-    return {
-        "item_id": item.id,
-        "work": opaque_run_label(seed, item.run_id),
-        "task": task_ref,
-        "criterion": item.criterion,
-        "kind": item.kind,
-        "state": item.state,
-        "reviews": reviews,
-        "reviews_needed": item.reviews_needed,
-        "final": item.final_label if item.state == "resolved" else None,
-    }
+    return ItemLine(
+        item_id=item.id,
+        work=opaque_run_label(seed, item.run_id),
+        task=task_ref,
+        criterion=item.criterion,
+        kind=item.kind,
+        state=item.state,
+        reviews=reviews,
+        reviews_needed=item.reviews_needed,
+        final=item.final_label if item.state == "resolved" else None,
+    )

@@ -1,4 +1,4 @@
-"""Tables of experiments (created by migration ``0610_experiments``, issue 15).
+"""Tables of experiments (created by migration ``0610_experiments``).
 
 ``experiments`` holds one row per experiment run (the file's id and a time window): the file as
 declared, its resolved plan and its progress. ``experiment_cases`` is append-only: one row per

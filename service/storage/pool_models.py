@@ -1,4 +1,4 @@
-"""Tables of task pools (issue 16; created by migration ``0710_task_pools``).
+"""Tables of task pools (created by migration ``0710_task_pools``).
 
 ``task_retirements`` records that a task version was retired (rotated out; a retired reserved
 task's prompt may be published). ``leak_flags`` records that a run's raw reply carried a

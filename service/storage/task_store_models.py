@@ -1,4 +1,4 @@
-"""The task store (issue 16): task versions users registered, read by every service process."""
+"""The task store: task versions users registered, read by every service process."""
 
 from __future__ import annotations
 

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 from urllib.parse import urlencode
 
-from sqlalchemy import select
+from pydantic import JsonValue
+from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from regua.errors import NotFoundError
+from service.access.pools import runs_readable_by
 from service.access.tokens import Principal
-from service.reports.leaks import leak_views
+from service.reports.run_views import EvaluationView
 from service.reports.runs import evaluation_view, run_view
 from service.reports.stats import pass_range
 from service.review.store import reviews_of
@@ -20,6 +21,15 @@ from service.review.views import frames_of, task_spec
 from service.storage import Artifact, CriterionOutcomeRow, Evaluation, RenderRecord, Run
 from service.storage.blobs import BlobStore
 from service.storage.review_models import ReviewItem
+from service.web.rows import (
+    CriterionCounts,
+    HistoryLine,
+    LabelLine,
+    ModelCounts,
+    ReviewLine,
+    RunPage,
+    TaskCounts,
+)
 
 OUTCOMES = ("pass", "fail", "pending", "incomplete")
 MAX_TEXT = 200_000
@@ -40,13 +50,10 @@ def _text(blobs: BlobStore, session: Session, run_id: str, kind: str) -> str:
     return text
 
 
-def readable_runs(principal: Principal) -> Any:
-    """A query of the runs this caller may read (own runs for submitters, all for admins)."""
+def readable_runs(principal: Principal, session: Session) -> Select[Run]:
+    """A query of the runs this caller may read (see :func:`runs_readable_by`)."""
     principal.require("submitter")
-    query = select(Run)
-    if not principal.is_admin:
-        query = query.where(Run.submitted_by == principal.token_id)
-    return query
+    return select(Run).where(runs_readable_by(principal, session))
 
 
 def run_page(
@@ -55,18 +62,17 @@ def run_page(
     principal: Principal,
     run_id: str,
     evaluation_id: int | None = None,
-) -> dict[str, Any]:
+) -> RunPage:
     """Everything the run page shows: texts, checks, frames, criteria, versions and history.
 
     ``evaluation_id`` shows the criteria and versions of an earlier (superseded) evaluation.
     """
-    run = session.scalar(readable_runs(principal).where(Run.id == run_id))
+    run = session.scalar(readable_runs(principal, session).where(Run.id == run_id))
     if run is None:
         raise NotFoundError(f"no run {run_id!r} readable with this token")
-    view = run_view(session, run, include_model=True)
+    view = run_view(session, run, include_model=True, leaks=principal.is_admin)
     spec = task_spec(session, run.task_ref)
-    questions = {c.id: c.question for c in spec.criteria} if spec else {}
-    evaluation, shown_id = _shown_evaluation(session, run, view, evaluation_id)
+    evaluation, shown_id = _shown_evaluation(session, run, view.evaluation, evaluation_id)
     evaluations = session.scalars(
         select(Evaluation).where(Evaluation.run_id == run.id).order_by(Evaluation.id.desc())
     ).all()
@@ -74,39 +80,31 @@ def run_page(
     render = session.scalars(
         select(RenderRecord).where(RenderRecord.run_id == run.id).order_by(RenderRecord.id.desc())
     ).first()
-    checks = [
-        {
-            "check_id": c["id"],
-            "version": c["version"],
-            "status": c["status"],
-            "evidence": c["evidence"],
-        }
-        for c in view["checks"]["results"]
-    ]
-    return {
-        "reviews": review_items_of(session, run.id, principal.is_admin),
-        "leaks": leak_views(session, run.id) if principal.is_admin else [],
-        "run": run,
-        "current": current,
-        "is_latest": shown_id == run.current_evaluation_id,
-        "latest_id": run.current_evaluation_id,
-        "render": render,
-        "panel_text": _panel_text(current.judge_panel if current else {}),
-        "frames": frames_of(session, run.id),
-        "criteria": _criterion_rows(evaluation, questions),
-        "history": _history(session, evaluations),
-        "checks": checks,
-        "raw_text": _text(blobs, session, run.id, "raw"),
-        "svg_text": _text(blobs, session, run.id, "extracted"),
-    }
+    return RunPage(
+        run=run,
+        current=current,
+        is_latest=shown_id == run.current_evaluation_id,
+        latest_id=run.current_evaluation_id,
+        render=render,
+        panel_text=_panel_text(current.judge_panel if current else {}),
+        frames=frames_of(session, run.id),
+        evaluation=evaluation,
+        questions={c.id: c.question for c in spec.criteria} if spec else {},
+        history=_history(session, evaluations),
+        checks=view.checks.results,
+        reviews=review_items_of(session, run.id, principal.is_admin),
+        leaks=view.leaks or [],
+        raw_text=_text(blobs, session, run.id, "raw"),
+        svg_text=_text(blobs, session, run.id, "extracted"),
+    )
 
 
 def _shown_evaluation(
-    session: Session, run: Run, view: dict[str, Any], evaluation_id: int | None
-) -> tuple[dict[str, Any], int | None]:
+    session: Session, run: Run, current: EvaluationView | None, evaluation_id: int | None
+) -> tuple[EvaluationView | None, int | None]:
     """The evaluation the page shows (the current one unless ``evaluation_id``) and its id."""
     if evaluation_id is None or evaluation_id == run.current_evaluation_id:
-        return view.get("evaluation") or {}, run.current_evaluation_id
+        return current, run.current_evaluation_id
     chosen = session.get(Evaluation, evaluation_id)
     if chosen is None or chosen.run_id != run.id:
         raise NotFoundError(f"run {run.id} has no evaluation {evaluation_id}")
@@ -116,38 +114,7 @@ def _shown_evaluation(
     return evaluation_view(session, chosen, shas), chosen.id
 
 
-def _criterion_rows(evaluation: dict[str, Any], questions: dict[str, str]) -> list[dict[str, Any]]:
-    """The shown evaluation's criteria with their questions and each judge's verdict."""
-    return [
-        {
-            "id": c["criterion"],
-            "kind": c["kind"],
-            "status": c["status"],
-            "review_reason": c.get("review_reason"),
-            "question": questions.get(c["criterion"], ""),
-            "verdicts": [
-                {
-                    "judge": v["judge_profile_id"],
-                    "status": v["status"],
-                    "evidence": [e for e in (v.get("evidence") or []) if isinstance(e, dict)],
-                }
-                for v in c.get("verdicts", [])
-            ],
-            "votes": [
-                {
-                    "judge": v["judge_profile_id"],
-                    "status": v["status"],
-                    "counted": bool(v.get("eligible")),
-                    "basis": v.get("basis") or "",
-                }
-                for v in c.get("votes") or []
-            ],
-        }
-        for c in evaluation.get("criteria", [])
-    ]
-
-
-def _history(session: Session, evaluations: Sequence[Evaluation]) -> list[dict[str, Any]]:
+def _history(session: Session, evaluations: Sequence[Evaluation]) -> list[HistoryLine]:
     """Every evaluation of the run, newest first, with its necessary criteria's statuses."""
     statuses: dict[int, list[tuple[str, str]]] = defaultdict(list)
     for row in session.scalars(
@@ -158,64 +125,58 @@ def _history(session: Session, evaluations: Sequence[Evaluation]) -> list[dict[s
         if row.kind == "necessary":
             statuses[row.evaluation_id].append((row.criterion, row.status))
     return [
-        {
-            "id": e.id,
-            "kind": e.kind,
-            "created_at": e.created_at,
-            "outcome": e.outcome,
-            "supersedes_id": e.supersedes_id,
-            "statuses": statuses.get(e.id, []),
-        }
+        HistoryLine(
+            id=e.id,
+            kind=e.kind,
+            created_at=e.created_at,
+            outcome=e.outcome,
+            supersedes_id=e.supersedes_id,
+            statuses=statuses.get(e.id, []),
+        )
         for e in evaluations
     ]
 
 
-def _panel_text(panel: dict[str, Any]) -> str:
+def _panel_text(panel: Mapping[str, JsonValue]) -> str:
     """The judge panel as one line: its id (when it has one), then its profiles; ``—`` if empty."""
+    profiles = panel.get("profiles")
+    named = [panel.get("id")] if panel.get("id") else []
     return (
-        ", ".join(
-            str(x)
-            for x in ([panel.get("id")] if panel.get("id") else [])
-            + list(panel.get("profiles", []))
-        )
-        or "—"
+        ", ".join(str(x) for x in named + (profiles if isinstance(profiles, list) else [])) or "—"
     )
 
 
-def review_items_of(session: Session, run_id: str, names: bool) -> list[dict[str, Any]]:
+def review_items_of(session: Session, run_id: str, names: bool) -> list[ReviewLine]:
     """The run's review items with every label (for submitters and admins, never reviewers).
 
     Reviewer names are shown to admins only (``names``); submitters see a pseudonym. A label
     given by an admin (who can see model identities) is marked ``unblinded``.
     """
-    out: list[dict[str, Any]] = []
     items = session.scalars(
         select(ReviewItem).where(ReviewItem.run_id == run_id).order_by(ReviewItem.criterion)
     )
-    for item in items:
-        labels = [
-            {
-                "who": r.reviewer_name if names else f"reviewer-{r.reviewer_id}",
-                "status": r.status,
-                "note": r.note,
-                "time_s": r.time_s,
-                "adjudication": r.adjudication,
-                "unblinded": r.unblinded,
-            }
-            for r in reviews_of(session, item.id)
-        ]
-        out.append(
-            {
-                "criterion": item.criterion,
-                "kind": item.kind,
-                "state": item.state,
-                "needed": item.reviews_needed,
-                "final": item.final_label,
-                "evaluation": item.resolved_evaluation_id,
-                "labels": labels,
-            }
+    return [
+        ReviewLine(
+            criterion=item.criterion,
+            kind=item.kind,
+            state=item.state,
+            needed=item.reviews_needed,
+            final=item.final_label,
+            evaluation=item.resolved_evaluation_id,
+            labels=[
+                LabelLine(
+                    who=r.reviewer_name if names else f"reviewer-{r.reviewer_id}",
+                    status=r.status,
+                    note=r.note,
+                    time_s=r.time_s,
+                    adjudication=r.adjudication,
+                    unblinded=r.unblinded,
+                )
+                for r in reviews_of(session, item.id)
+            ],
         )
-    return out
+        for item in items
+    ]
 
 
 def runs_list(
@@ -226,7 +187,7 @@ def runs_list(
     Filters: ``task``, ``model`` and ``outcome``, and a criterion's status in the run's current
     evaluation (``criterion`` + ``status``).
     """
-    query = readable_runs(principal)
+    query = readable_runs(principal, session)
     if filters.get("task"):
         query = query.where(Run.task_ref == filters["task"])
     if filters.get("model"):
@@ -266,59 +227,66 @@ def _levels(counts: Counter[str]) -> dict[str, int]:
     return {k: max(1, min(4, round(4 * v / total))) for k, v in counts.items()}
 
 
-def report_page(session: Session, principal: Principal) -> list[dict[str, Any]]:
+def report_page(session: Session, principal: Principal) -> list[TaskCounts]:
     """Per task version and model: outcome counts, the pending range, per-criterion counts."""
-    runs = list(session.scalars(readable_runs(principal).where(Run.outcome.is_not(None))))
+    runs = list(session.scalars(readable_runs(principal, session).where(Run.outcome.is_not(None))))
     by_task: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
     current_ids: dict[str, list[int]] = defaultdict(list)
     for r in runs:
         by_task[r.task_ref][r.model_label][r.outcome or "pending"] += 1
         if r.current_evaluation_id is not None:
             current_ids[r.task_ref].append(r.current_evaluation_id)
-    tasks: list[dict[str, Any]] = []
-    for ref in sorted(by_task):
-        models = []
-        for model in sorted(by_task[ref]):
-            c = by_task[ref][model]
-            n = sum(c.values())
-            base = {"task": ref, "model": model}
-            links = {"all": "/runs?" + urlencode(base)}
-            links |= {k: "/runs?" + urlencode({**base, "outcome": k}) for k in OUTCOMES}
-            rng = pass_range(c["pass"], c["fail"], c["pending"])
-            models.append(
-                {
-                    "model": model,
-                    "n": n,
-                    "counts": {k: c[k] for k in OUTCOMES},
-                    "links": links,
-                    "range_text": rng.text(),
-                    "bar": _bar(c, n),
-                }
-            )
-        crit: dict[str, Counter[str]] = defaultdict(Counter)
-        kinds: dict[str, str] = {}
-        for row in session.scalars(
-            select(CriterionOutcomeRow).where(
-                CriterionOutcomeRow.evaluation_id.in_(current_ids[ref])
-            )
-        ):
-            crit[row.criterion][row.status] += 1
-            kinds[row.criterion] = row.kind
-        spec = task_spec(session, ref)
-        order = [c.id for c in spec.criteria] if spec else sorted(crit)
-        criteria = [
-            {
-                "id": cid,
-                "kind": kinds.get(cid, ""),
-                "counts": dict(crit[cid]),
-                "levels": _levels(crit[cid]),
-                "links": {
-                    k: "/runs?" + urlencode({"task": ref, "criterion": cid, "status": k})
-                    for k in crit[cid]
-                },
-            }
-            for cid in order
-            if cid in crit
-        ]
-        tasks.append({"ref": ref, "models": models, "criteria": criteria})
-    return tasks
+    return [
+        TaskCounts(
+            ref=ref,
+            models=[_model_counts(ref, m, by_task[ref][m]) for m in sorted(by_task[ref])],
+            criteria=_criterion_counts(session, ref, current_ids[ref]),
+        )
+        for ref in sorted(by_task)
+    ]
+
+
+def _model_counts(ref: str, model: str, c: Counter[str]) -> ModelCounts:
+    """One model's outcome counts on a task version, linking to the runs behind each."""
+    n = sum(c.values())
+    base = {"task": ref, "model": model}
+    links = {"all": "/runs?" + urlencode(base)}
+    links |= {k: "/runs?" + urlencode({**base, "outcome": k}) for k in OUTCOMES}
+    rng = pass_range(c["pass"], c["fail"], c["pending"])
+    return ModelCounts(
+        model=model,
+        n=n,
+        counts={k: c[k] for k in OUTCOMES},
+        links=links,
+        range_text=rng.text(),
+        bar=_bar(c, n),
+    )
+
+
+def _criterion_counts(
+    session: Session, ref: str, evaluation_ids: Sequence[int]
+) -> list[CriterionCounts]:
+    """Each criterion's status counts in these current evaluations, in the task's order."""
+    crit: dict[str, Counter[str]] = defaultdict(Counter)
+    kinds: dict[str, str] = {}
+    for row in session.scalars(
+        select(CriterionOutcomeRow).where(CriterionOutcomeRow.evaluation_id.in_(evaluation_ids))
+    ):
+        crit[row.criterion][row.status] += 1
+        kinds[row.criterion] = row.kind
+    spec = task_spec(session, ref)
+    order = [c.id for c in spec.criteria] if spec else sorted(crit)
+    return [
+        CriterionCounts(
+            id=cid,
+            kind=kinds.get(cid, ""),
+            counts=dict(crit[cid]),
+            levels=_levels(crit[cid]),
+            links={
+                k: "/runs?" + urlencode({"task": ref, "criterion": cid, "status": k})
+                for k in crit[cid]
+            },
+        )
+        for cid in order
+        if cid in crit
+    ]

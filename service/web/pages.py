@@ -13,6 +13,7 @@ Drawings are shown only as the sandbox's PNG frames; the untrusted SVG appears a
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 from datetime import timedelta
@@ -33,14 +34,16 @@ from regua.errors import (
     PermissionDeniedError,
     ReguaError,
 )
+from service.access.artifacts import readable_media_type
 from service.access.sessions import close_session, open_session
 from service.access.tokens import Principal, authenticate
 from service.api.deps import Ctx, get_ctx
-from service.api.headers import PAGE_HEADERS
-from service.api.routes.artifacts import get_artifact
-from service.api.routes.reviews import label_item, next_payload, reviewer_of
+from service.api.headers import PAGE_HEADERS, artifact_headers
 from service.generation.store import generation_view
 from service.review import store
+from service.review.actions import label_item, next_item_for, reviewer_of
+from service.review.payloads import ReviewerItem
+from service.review.policy import queue_policy
 from service.web.auth import (
     LOGIN_COOKIE,
     LOGIN_NONCE_TTL,
@@ -143,7 +146,11 @@ def page_artifact(sha256: str, request: Request, ctx: Ctx) -> Response:
     who = cookie_principal(request)
     if who is None:
         raise AuthError("log in first")
-    return get_artifact(sha256, ctx, who)
+    with ctx.db.read() as s:
+        media_type = readable_media_type(s, who, sha256)
+    return Response(
+        content=ctx.blobs.get(sha256), media_type=media_type, headers=artifact_headers(sha256)
+    )
 
 
 @router.get("/favicon.ico")
@@ -228,6 +235,20 @@ def logout(request: Request, csrf: str = Form("")) -> Response:
     return response
 
 
+def _on_pages(item: ReviewerItem) -> ReviewerItem:
+    """The item with its frame and mask URLs on the pages' cookie-authenticated twin."""
+
+    def paged(url: str) -> str:
+        return url.replace("/v1/artifacts/", "/ui/artifacts/", 1)
+
+    return item.model_copy(
+        update={
+            "frames": [f.model_copy(update={"url": paged(f.url)}) for f in item.frames],
+            "masks": [m.model_copy(update={"url": paged(m.url)}) for m in item.masks],
+        }
+    )
+
+
 @router.get("/review")
 def review_page(
     request: Request,
@@ -247,15 +268,14 @@ def review_page(
         reviewer = reviewer_of(who)
     except PermissionDeniedError as exc:
         return _error(request, who, exc, 403)
-    data = next_payload(ctx, reviewer, item, [skip] if skip else [])
+    policy = queue_policy(ctx.settings, ctx.secret)
+    data = next_item_for(ctx.db, policy, reviewer, item, [skip] if skip else [])
     base = {"who": who, "nav": "review", "flash": FLASH.get(saved or "")}
     done, left = data.progress.done, data.progress.left
-    shown: dict[str, Any] | None = data.item
-    if shown is None:
+    if data.item is None:
         return page(request, "review_empty.html", {**base, "done": done})
-    for entry in shown["frames"] + shown["masks"]:
-        entry["url"] = entry["url"].replace("/v1/artifacts/", "/ui/artifacts/", 1)
-    masks_by_time = [(t, list(g)) for t, g in groupby(shown["masks"], key=lambda m: m["time_s"])]
+    shown = _on_pages(data.item)
+    masks_by_time = [(t, list(g)) for t, g in groupby(shown.masks, key=lambda m: m.time_s)]
     context = {**base, "item": shown, "done": done, "left": left, "choices": CHOICES}
     return page(request, "review.html", {**context, "masks_by_time": masks_by_time})
 
@@ -341,9 +361,11 @@ def run_detail(run_id: str, request: Request, ctx: Ctx, evaluation: int | None =
     try:
         with ctx.db.read() as s:
             data = run_page(s, ctx.blobs, who, run_id, evaluation)
-            data["generation"] = generation_view(s, run_id)
+            generation = generation_view(s, run_id)
     except PermissionDeniedError as exc:
         return _error(request, who, exc, 403)
     except NotFoundError as exc:
         return _error(request, who, exc, 404)
-    return page(request, "run.html", {"who": who, "nav": "runs", **data})
+    shown = {f.name: getattr(data, f.name) for f in dataclasses.fields(data)}
+    context = {"who": who, "nav": "runs", "generation": generation, **shown}
+    return page(request, "run.html", context)

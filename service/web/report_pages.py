@@ -7,11 +7,12 @@ they share).
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import Response
+from fastapi.responses import HTMLResponse, Response
 
 from regua.errors import InputError, PermissionDeniedError
 from service.api.deps import Ctx
-from service.api.routes.reports import get_report_html
+from service.api.headers import REPORT_HEADERS
+from service.reports.scoped import report_config, report_page_html
 from service.review import store
 from service.web.auth import cookie_principal
 from service.web.data import report_page
@@ -53,25 +54,19 @@ def report(request: Request, ctx: Ctx) -> Response:
 def full_report(request: Request, ctx: Ctx) -> Response:
     """The full statistics page of ``service/reports`` (``/v1/reports/html``) for page users.
 
-    Same handler and scope rules as the API, with the login cookie instead of a bearer header.
+    The same report and scope rules as the API (:mod:`service.reports.scoped`), with the login
+    cookie instead of a bearer header.
     """
     who = cookie_principal(request)
     if who is None:
         return _login_redirect(request)
     try:
-        response: Response = get_report_html(
-            ctx,
-            who,
-            task=[],
-            group_by="model",
-            model=[],
-            seed=20261129,
-            resamples=1000,
-            weights="equal",
-            by=request.query_params.get("by", "family"),
+        cfg = report_config(
+            "model", 20261129, 1000, "equal", False, request.query_params.get("by", "family")
         )
+        html = report_page_html(ctx.db, who, [], [], cfg)
     except PermissionDeniedError as exc:
         return _error(request, who, exc, 403)
     except InputError as exc:
         return _error(request, who, exc, 422)
-    return response
+    return HTMLResponse(html, headers=REPORT_HEADERS)

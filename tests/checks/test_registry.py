@@ -11,6 +11,7 @@ import pytest
 from checks import (
     Check,
     CheckResult,
+    CheckStatus,
     Document,
     Evidence,
     register_check,
@@ -52,7 +53,7 @@ class TitleCheck:
         del task  # Check protocol; a title is needed under every task
         assert doc.root is not None
         titles = [el for el in doc.root.iter() if str(el.tag).endswith("}title")]
-        status = "pass" if titles else "fail"
+        status: CheckStatus = "pass" if titles else "fail"
         return CheckResult(self.id, self.version, status, (Evidence(f"{len(titles)} titles"),))
 
 

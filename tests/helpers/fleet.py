@@ -21,7 +21,8 @@ from typing import BinaryIO
 from sqlalchemy import create_engine, text
 
 from service.api.client import ReguaClient, read_token
-from service.server.run import free_port, wait_ready
+from service.server.run import wait_ready
+from tests.helpers.ports import free_port
 from tests.helpers.server import REPO
 
 STALLED_S = 3.0
@@ -93,7 +94,9 @@ class Fleet:
 
     def count(self, query: str, **params: object) -> int:
         """The single number a query returns."""
-        return int(self.sql(query, **params)[0][0] or 0)
+        value = self.sql(query, **params)[0][0]
+        assert value is None or isinstance(value, int), value
+        return value or 0
 
     def done(self) -> int:
         """Runs finished."""

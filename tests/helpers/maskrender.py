@@ -148,7 +148,9 @@ def _channel(png: bytes, channel: int) -> bytes:
     import numpy as np
 
     img = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
+    assert img is not None, "not a PNG"
     plane = img[:, :, 2 - channel]  # OpenCV stores BGR
+
     out = np.where(plane >= 128, 255, 0).astype(np.uint8)
     ok, buf = cv2.imencode(".png", out)
     assert ok

@@ -84,7 +84,9 @@ def wheel_as_path(root: etree._Element) -> None:
     new = etree.Element(q("path"), id="wheel-front", d=d, stroke="#333")
     new.set("stroke-width", "8")
     new.tail = old.tail
-    old.getparent().replace(old, new)
+    parent = old.getparent()
+    assert parent is not None
+    parent.replace(old, new)
 
 
 def wheel_via_use(root: etree._Element) -> None:
@@ -98,7 +100,9 @@ def wheel_via_use(root: etree._Element) -> None:
     use = etree.Element(q("use"), id="wheel-front", x=old.get("cx", "0"), y=old.get("cy", "0"))
     use.set("href", "#wheel-shape")
     use.tail = old.tail
-    old.getparent().replace(old, use)
+    parent = old.getparent()
+    assert parent is not None
+    parent.replace(old, use)
 
 
 def wrap_all(transform: str) -> Edit:

@@ -105,7 +105,10 @@ def seed_database(db: Database, rows: Sequence[ReportRow], *, judges: int = 0) -
     """
     now = datetime.now(UTC)
     task_pk, task_rows = _task_rows(rows, now)
-    runs, evals, crits, verdicts = [], [], [], []
+    runs: list[dict[str, Any]] = []
+    evals: list[dict[str, Any]] = []
+    crits: list[dict[str, Any]] = []
+    verdicts: list[dict[str, Any]] = []
     for n, r in enumerate(rows, start=1):
         runs.append(_run_row(r, n, task_pk[r.task_ref], now))
         evals.append(_evaluation_row(r, n, now))

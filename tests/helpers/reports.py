@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from service.reports import ReportRow
 
 
@@ -12,7 +14,7 @@ def runs(
     family: str = "pelican",
     pool: str = "core",
     repeats: int = 1,
-    **extra: object,
+    **extra: Any,
 ) -> list[ReportRow]:
     """One row per outcome; item ``i // repeats``, repeat ``i % repeats``."""
     out = []

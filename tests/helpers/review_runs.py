@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from PIL import Image, ImageDraw
+from pydantic import JsonValue
 from sqlalchemy.orm import Session
 
 from service.storage import (
@@ -24,7 +25,7 @@ from service.storage import (
     TaskRow,
     VerdictRow,
 )
-from service.storage.blobs import LocalBlobStore, NewArtifact, record_artifact
+from service.storage.blobs import BlobStore, LocalBlobStore, NewArtifact, record_artifact
 from service.storage.details import CheckDetail, RenderDetail
 from tasks import TaskSpec, bundled_registry
 
@@ -74,7 +75,7 @@ def add_token(db: Database, name: str, role: str) -> int:
 
 def add_run(
     db: Database,
-    blobs: LocalBlobStore,
+    blobs: BlobStore,
     run_id: str,
     statuses: dict[str, str],
     *,
@@ -127,7 +128,7 @@ def _task_row(s: Session, task: TaskSpec) -> TaskRow:
     return row
 
 
-def _frames(s: Session, blobs: LocalBlobStore, run_id: str, raw_id: int) -> None:
+def _frames(s: Session, blobs: BlobStore, run_id: str, raw_id: int) -> None:
     """The rendered frame artifacts of a run (one red frame at 0 s, labelled with the run id)."""
     for t, colour in ((0.0, "#d33"),):
         record_artifact(
@@ -210,7 +211,7 @@ def _votes(criterion: str, status: str) -> list[dict[str, object]]:
 
 def _stages(
     s: Session,
-    blobs: LocalBlobStore,
+    blobs: BlobStore,
     run_id: str,
     task: TaskSpec,
     raw_id: int,
@@ -232,7 +233,12 @@ def _stages(
             parent_id=raw_id,
         ),
     )
-    log = {"status": "incomplete" if render_cause else "ok", "cause": render_cause, "frames": []}
+    log: dict[str, JsonValue] = {
+        "status": "incomplete" if render_cause else "ok",
+        "cause": render_cause,
+        "frames": [],
+    }
+
     rend = record_artifact(
         s,
         blobs,

@@ -290,7 +290,8 @@ def _advance_sequences(s: Session) -> None:
     """On PostgreSQL, move the id sequences past the explicit ids the clones were given."""
     if s.get_bind().dialect.name == "postgresql":
         for model in (Artifact, RenderRecord, Evaluation):
-            table = model.__table__.name
+            table = model.__tablename__
+
             s.execute(
                 text(
                     f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "

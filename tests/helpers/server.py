@@ -7,19 +7,20 @@ import contextlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 import uvicorn
 from fastapi import FastAPI
 
-from service.api.client import ReguaClient, read_token
-from service.server.run import free_port, wait_ready
+from service.api.client import ReguaClient, ServiceHttp, read_token
+from service.server.run import wait_ready
+from tests.helpers.ports import HOST, free_port
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -99,27 +100,35 @@ class Served:
 
 @contextlib.contextmanager
 def serve_in_thread(app: FastAPI) -> Iterator[str]:
-    """Serve ``app`` with uvicorn on a thread of this process; yields its base URL."""
-    port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    """Serve ``app`` with uvicorn on a thread of this process; yields its base URL.
+
+    The socket is bound (to a port the kernel picks) before the server starts, so no other
+    process can take the port in between."""
+    sock = socket.socket()
+    sock.bind((HOST, 0))
+    port = int(sock.getsockname()[1])
+    config = uvicorn.Config(app, log_level="warning")
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name=f"test-server-{port}", daemon=True)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name=f"test-server-{port}", daemon=True
+    )
     thread.start()
-    url = f"http://127.0.0.1:{port}"
+    url = f"http://{HOST}:{port}"
     try:
         wait_ready(url, 30)
         yield url
     finally:
         server.should_exit = True
         thread.join(30)
+        sock.close()
 
 
 @contextlib.contextmanager
-def http_client(app: FastAPI, **headers: str) -> Iterator[httpx.Client]:
-    """An HTTP client of ``app`` served on a uvicorn thread; follows redirects like a browser
-    (pass ``follow_redirects=False`` per request to see one)."""
+def http_client(app: FastAPI, **headers: str) -> Iterator[ServiceHttp]:
+    """An HTTP client of ``app`` served on a uvicorn thread (the service's own client class);
+    follows redirects like a browser (pass ``follow_redirects=False`` per request to see one)."""
     with (
         serve_in_thread(app) as url,
-        httpx.Client(base_url=url, headers=headers, follow_redirects=True, timeout=60) as client,
+        ServiceHttp(base_url=url, headers=headers, follow_redirects=True, timeout=60) as client,
     ):
         yield client

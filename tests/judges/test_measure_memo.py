@@ -266,7 +266,8 @@ def test_garbage_values_are_measured_again(
     memo = MeasurementMemo()
     run(BASE, STRUCTURED, frames, mk, memo)
     values = memo.to_doc()["values"]
-    junk = {k: ("junk" if i % 2 else [None, "x"]) for i, k in enumerate(values)}
+    junk: dict[str, object] = {k: ("junk" if i % 2 else [None, "x"]) for i, k in enumerate(values)}
+
     junk["unrelated"] = {"nested": "dropped"}
     broken = MeasurementMemo.from_doc({"version": MEASURE_VERSION, "values": junk})
     assert "unrelated" not in broken and len(broken) == len(values)

@@ -73,5 +73,7 @@ def mask_of(out: RenderOutput, time_s: float, part: str, kind: str) -> NDArray[n
     """One mask of a render as a boolean array."""
     for mask in out.masks():
         if abs(mask.time_s - time_s) < 1e-9 and mask.part == part and mask.kind == kind:
-            return grey(mask.png) == 255
+            found: NDArray[np.bool_] = grey(mask.png) == 255
+            return found
+
     raise KeyError((time_s, part, kind))

@@ -4,10 +4,12 @@ recovers."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from sandbox import WorkerPool
 from tests.conftest import corpus_dir
 from tests.render.conftest import render, task
 
@@ -65,16 +67,19 @@ def _baseline(pool: object, samples_dir: Path) -> tuple[str, str]:
 @pytest.mark.parametrize(
     "name", ["blur", "elements-1e5", "use-chain", "endless-smil-static", "corpus-useDosTestTwo"]
 )
-def test_bomb_is_bounded_and_pool_recovers(render_pool, samples_dir: Path, name: str) -> None:
+def test_bomb_is_bounded_and_pool_recovers(
+    render_pool: WorkerPool, samples_dir: Path, name: str
+) -> None:
     if name == "corpus-useDosTestTwo":
         svg = (corpus_dir("malicious") / "svg_sanitizer/tests/data/useDosTestTwo.svg").read_text()
     else:
-        svg = {
+        makers: dict[str, Callable[[], str]] = {
             "blur": blur_bomb,
             "elements-1e5": many_elements,
             "use-chain": use_chain,
             "endless-smil-static": lambda: ENDLESS_SMIL,
-        }[name]()
+        }
+        svg = makers[name]()
     good, good_sha = _baseline(render_pool, samples_dir)
     started = time.monotonic()
     out = render(render_pool, svg, task(), masks=False, timeout_s=LIMIT_S)

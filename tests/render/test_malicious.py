@@ -16,12 +16,14 @@ import re
 import socket
 import threading
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from sandbox import WorkerPool
 from service.pipeline.render_client import RenderOutput
 from tests.conftest import corpus_dir
 from tests.helpers.render_pool import CHROMIUM
@@ -93,7 +95,7 @@ def bombs() -> set[str]:
 
 
 def render_all(
-    pool: Any, jobs: list[tuple[str, str, str]], short: set[str] = frozenset()
+    pool: Any, jobs: list[tuple[str, str, str]], short: AbstractSet[str] = frozenset()
 ) -> list[tuple[str, RenderOutput]]:
     """Render ``(label, text, content_type)`` jobs on both workers; returns (label, output).
     Labels in ``short`` (known bombs) get a 10 s limit, the rest the pool's 30 s."""
@@ -109,7 +111,7 @@ def render_all(
 
 
 def check_outputs(
-    results: list[tuple[str, RenderOutput]], may_fail: set[str] = frozenset()
+    results: list[tuple[str, RenderOutput]], may_fail: AbstractSet[str] = frozenset()
 ) -> dict[str, int]:
     """Shared assertions; returns counters for the report."""
     counts = {"ok": 0, "incomplete": 0, "over_budget": 0}
@@ -130,7 +132,9 @@ def check_outputs(
     return counts
 
 
-def test_every_malicious_file_renders_contained(render_pool, listener: Listener) -> None:
+def test_every_malicious_file_renders_contained(
+    render_pool: WorkerPool, listener: Listener
+) -> None:
     files = corpus_files()
     assert len(files) > 450
     root = corpus_dir("malicious")
@@ -181,7 +185,9 @@ def blocked_urls(out: RenderOutput) -> list[str]:
     return [b.url for b in out.log.blocked_requests]
 
 
-def test_httpleaks_as_html_every_attempt_logged(render_pool, listener: Listener) -> None:
+def test_httpleaks_as_html_every_attempt_logged(
+    render_pool: WorkerPool, listener: Listener
+) -> None:
     root = corpus_dir("malicious") / "httpleaks"
     ids = _leak_ids()
     leak = listener.rewrite((root / "leak.html").read_text("utf-8", "replace"))

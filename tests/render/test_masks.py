@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from render.masks import palette
+from sandbox import WorkerPool
 from tests.render.conftest import STRUCTURED, mask_of, render, task
 
 IDS = [
@@ -60,7 +61,7 @@ def test_palette_is_distinct_and_never_white() -> None:
 
 @pytest.mark.browser
 @pytest.mark.sandbox
-def test_visible_and_alone_masks(render_pool) -> None:
+def test_visible_and_alone_masks(render_pool: WorkerPool) -> None:
     out = render(render_pool, SVG, task(STRUCTURED, output={"required_ids": IDS}))
     assert out.status == "ok", out.detail
 
@@ -92,7 +93,7 @@ def test_visible_and_alone_masks(render_pool) -> None:
 
 @pytest.mark.browser
 @pytest.mark.sandbox
-def test_masks_leave_the_frame_untouched(render_pool) -> None:
+def test_masks_leave_the_frame_untouched(render_pool: WorkerPool) -> None:
     spec = task(STRUCTURED, output={"required_ids": IDS})
     with_masks = render(render_pool, SVG, spec)
     without = render(render_pool, SVG, spec, masks=False)

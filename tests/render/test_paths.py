@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from render.browser import swappable
+from render.netlog import swappable
+from sandbox import WorkerPool
 from tests.conftest import corpus_dir
 from tests.helpers.render_pool import CHROMIUM
 from tests.render.conftest import colour_mask, render, task
@@ -33,7 +34,7 @@ def test_swappable_only_without_fetch_or_script_vectors(text: str, expected: boo
 
 @pytest.mark.browser
 @pytest.mark.sandbox
-def test_nothing_survives_a_swap(render_pool) -> None:
+def test_nothing_survives_a_swap(render_pool: WorkerPool) -> None:
     hostile = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 800 600">
       <style>svg { background: #ff0000; } rect { fill: #ff0000 !important; }
       @keyframes k { to { fill: #ff0000; } } * { animation: k 1s; }</style>

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sandbox import WorkerPool
 from tests.render.conftest import STRUCTURED, colour_mask, render, rgb, task
 
 pytestmark = [pytest.mark.browser, pytest.mark.sandbox]
@@ -26,7 +27,7 @@ SCRIPTED = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 800 600" widt
 </svg>"""
 
 
-def test_static_render_contract(render_pool, samples_dir: Path) -> None:
+def test_static_render_contract(render_pool: WorkerPool, samples_dir: Path) -> None:
     svg = (samples_dir / "outputs" / "structured-good.svg").read_text()
     out = render(render_pool, svg, task(STRUCTURED))
     assert out.status == "ok", out.detail
@@ -61,13 +62,13 @@ def test_static_render_contract(render_pool, samples_dir: Path) -> None:
     assert len(out.masks()) == len(log.masks)
 
 
-def test_same_input_same_pixels(render_pool, samples_dir: Path) -> None:
+def test_same_input_same_pixels(render_pool: WorkerPool, samples_dir: Path) -> None:
     svg = (samples_dir / "outputs" / "structured-good.svg").read_text()
     shas = {render(render_pool, svg).log.frames[0].sha256 for _ in range(3)}
     assert len(shas) == 1
 
 
-def test_page_scripts_never_run_and_requests_are_logged(render_pool) -> None:
+def test_page_scripts_never_run_and_requests_are_logged(render_pool: WorkerPool) -> None:
     for spec in (task(), task(output={"allowed": {"animation": True}})):
         out = render(render_pool, SCRIPTED, spec)
         assert out.status == "ok", out.detail
@@ -88,7 +89,7 @@ def test_page_scripts_never_run_and_requests_are_logged(render_pool) -> None:
             assert set(entry) >= {"url", "resource_type", "time_ms", "via"}
 
 
-def test_endless_smil_loop_in_static_task_is_paused_at_zero(render_pool) -> None:
+def test_endless_smil_loop_in_static_task_is_paused_at_zero(render_pool: WorkerPool) -> None:
     svg = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 800 600">
       <rect x="0" y="0" width="100" height="100" fill="#0000ff">
         <animate attributeName="x" values="0;700;0" dur="0.01s" repeatCount="indefinite"/>
@@ -102,7 +103,7 @@ def test_endless_smil_loop_in_static_task_is_paused_at_zero(render_pool) -> None
     assert out.log.animation.model_dump() == {"detected": True, "kinds": ["smil"]}
 
 
-def test_fonts_are_the_fixed_dejavu_set(render_pool) -> None:
+def test_fonts_are_the_fixed_dejavu_set(render_pool: WorkerPool) -> None:
     def text_svg(family: str) -> str:
         return (
             '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 800 600">'
@@ -120,13 +121,13 @@ def test_fonts_are_the_fixed_dejavu_set(render_pool) -> None:
     assert sans != serif
 
 
-def test_xml_error_is_reported_not_hidden(render_pool) -> None:
+def test_xml_error_is_reported_not_hidden(render_pool: WorkerPool) -> None:
     out = render(render_pool, '<svg xmlns="http://www.w3.org/2000/svg"><rect></svg>')
     assert out.status == "ok"
     assert any(e.kind == "parse_error" for e in out.log.errors)
 
 
-def test_device_scale_and_viewport_follow_the_profile(render_pool) -> None:
+def test_device_scale_and_viewport_follow_the_profile(render_pool: WorkerPool) -> None:
     spec = task(
         render={
             "id": "test-400x300-dpr2@1",

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from render.selftest import ROWS, expected_x, measure_left_edge
+from sandbox import WorkerPool
 from tests.render.conftest import animated_task, centroid, colour_mask, mask_of, render
 
 PIVOT = (390.0, 440.0)
@@ -19,11 +20,12 @@ def test_expected_positions_helper() -> None:
 
 @pytest.mark.browser
 @pytest.mark.sandbox
-def test_selftest_passes_for_all_four_mechanisms(render_pool) -> None:
+def test_selftest_passes_for_all_four_mechanisms(render_pool: WorkerPool) -> None:
     outcome = render_pool.run({"kind": "selftest"})
     assert outcome.ok, outcome.detail
     result = outcome.result
-    assert result["passed"] is True, result
+    assert result is not None and result["passed"] is True, result
+
     assert (
         set(result["mechanisms"])
         == set(ROWS)
@@ -72,7 +74,7 @@ PELICAN = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 800 600" width
 @pytest.mark.browser
 @pytest.mark.sandbox
 @pytest.mark.parametrize("path", ["swap", "navigate"])
-def test_pelican_style_animation_at_eight_timestamps(render_pool, path: str) -> None:
+def test_pelican_style_animation_at_eight_timestamps(render_pool: WorkerPool, path: str) -> None:
     spec = animated_task(required_ids=["pelican", "body", "bicycle", "crank", "pedal-left"])
     times = spec.timestamps()
     assert len(times) == 8

@@ -23,6 +23,7 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -114,7 +115,7 @@ def _frames_by_file(data: Path, folder: Path) -> dict[str, list[str]]:
     return out
 
 
-def _serve_and_judge(data: Path, url: str, model: str) -> dict[str, dict[str, object]]:
+def _serve_and_judge(data: Path, url: str, model: str) -> dict[str, dict[str, Any]]:
     """``regua serve`` on the vision panel; the good drawing and the foot-off-pedal sample."""
     env = {"REGUA_JUDGE_BASE_URL": url + "/v1", "REGUA_JUDGE_MODEL": model, "REGUA_PANEL": PANEL}
     served = Served(data, **env)
@@ -175,10 +176,10 @@ def test_a_calibrated_vision_jury_decides_and_a_lax_one_is_refused(tmp_path: Pat
     _no_false_pass(lax_views)
 
 
-def _decided_as_the_model_sees(views: Mapping[str, Mapping[str, object]]) -> None:
+def _decided_as_the_model_sees(views: Mapping[str, Mapping[str, Any]]) -> None:
     seeing = "vision-llm-openai+seeing-test@1"
-    assert views["good"]["outcome"]["status"] == "pass", views["good"]["outcome"]  # type: ignore[index]
-    assert views["foot"]["outcome"]["status"] == "fail", views["foot"]["outcome"]  # type: ignore[index]
+    assert views["good"]["outcome"]["status"] == "pass", views["good"]["outcome"]
+    assert views["foot"]["outcome"]["status"] == "fail", views["foot"]["outcome"]
     for key, failed in (("good", set()), ("foot", {"R2"})):
         criteria = _criteria(views[key])
         for c in VISUAL:
@@ -191,7 +192,7 @@ def _decided_as_the_model_sees(views: Mapping[str, Mapping[str, object]]) -> Non
         assert criteria["F1"]["status"] == "pass"
 
 
-def _no_false_pass(views: Mapping[str, Mapping[str, object]]) -> None:
+def _no_false_pass(views: Mapping[str, Mapping[str, Any]]) -> None:
     lax = "vision-llm-openai+lax-test@1"
     assert set(views) == {"good", "foot"}
     for key, view in views.items():

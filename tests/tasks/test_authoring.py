@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -17,7 +18,7 @@ from tasks.variants import expand_template
 BASE = "pelican-bicycle-static@1"
 
 
-def _doc() -> dict[str, object]:
+def _doc() -> dict[str, Any]:
     return bundled_registry().get(BASE).to_wire()
 
 
@@ -49,7 +50,7 @@ def test_yaml_syntax_error_names_line_and_column() -> None:
 
 def test_bad_field_is_named_with_its_line() -> None:
     doc = _doc()
-    doc["criteria"][1]["kind"] = "mandatory"  # type: ignore[index]
+    doc["criteria"][1]["kind"] = "mandatory"
     doc["version"] = 0
     text = yaml.safe_dump(doc, sort_keys=False)
     kind_line = next(i + 1 for i, line in enumerate(text.splitlines()) if "kind: mandatory" in line)

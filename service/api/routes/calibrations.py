@@ -21,7 +21,8 @@ import judges
 from judges.calibration import CalibrationRun, GateConfig
 from judges.calibration.labeltable import DEFAULT_TASK, set_from_label_table
 from regua.errors import CalibrationError, InputError, NotFoundError
-from service.api.deps import Caller, Ctx
+from service.access.pools import check_task_access
+from service.api.deps import Admin, Ctx
 from service.calibration.calibrate import CalibrationRequest, calibrate, store_run
 from service.calibration.sets import LoadedSet, files_artifact, set_exists
 from service.calibration.store import (
@@ -138,14 +139,14 @@ def _calibrate(ctx: ServiceContext, request: CalibrationRequest, requested_by: i
     responses={201: {"description": "the stored run (an imported `run`, or with `wait`)"}},
 )
 def create_calibration(
-    body: CalibrationBody, ctx: Ctx, caller: Caller, response: Response
+    body: CalibrationBody, ctx: Ctx, caller: Admin, response: Response
 ) -> CalibrationView | JobView:
     """Import a computed ``run`` (201), or calibrate ``judge`` (202).
 
     Calibrating answers with a job to poll at ``status_url`` (``wait``: 201 with the stored
     run). The run is stored with its gate decisions, which the jury reads from then on.
     """
-    caller.require("admin")
+    check_task_access(ctx.db, ctx.registry, caller, [body.task] if body.task else [])
     if body.run is not None:
         run_id = store_run(CalibrationRun.from_dict(body.run), ctx.db, requested_by=caller.token_id)
         ctx.gate.refresh()
@@ -173,21 +174,19 @@ def create_calibration(
 
 
 @router.get("/jobs", response_model=JobList, response_model_exclude_none=True)
-def get_calibration_jobs(ctx: Ctx, caller: Caller) -> JobList:
+def get_calibration_jobs(ctx: Ctx, _admin: Admin) -> JobList:
     """This process's calibration jobs, newest first (kept in memory: lost on restart)."""
-    caller.require("admin")
     jobs = ctx.jobs.jobs("calibration") if ctx.jobs is not None else []
     return JobList(jobs=[j.view(JOB_URL.format(j.id)) for j in jobs])
 
 
 @router.get("/jobs/{job_id}", response_model=JobView, response_model_exclude_none=True)
-def get_calibration_job(job_id: str, ctx: Ctx, caller: Caller) -> JobView:
+def get_calibration_job(job_id: str, ctx: Ctx, _admin: Admin) -> JobView:
     """A calibration job and how far it got.
 
     ``state`` running|done|failed, ``elapsed_s``, ``calibration_id`` (the stored run,
     ``GET /v1/calibrations/{id}``) when done, ``error`` when failed.
     """
-    caller.require("admin")
     job = ctx.jobs.get(job_id) if ctx.jobs is not None else None
     if job is None or job.kind != "calibration":
         raise NotFoundError(f"no calibration job {job_id!r} (jobs are kept in memory)")
@@ -195,16 +194,14 @@ def get_calibration_job(job_id: str, ctx: Ctx, caller: Caller) -> JobView:
 
 
 @router.get("", response_model=CalibrationList)
-def get_calibrations(ctx: Ctx, caller: Caller) -> CalibrationList:
+def get_calibrations(ctx: Ctx, _admin: Admin) -> CalibrationList:
     """The newest stored calibration runs."""
-    caller.require("admin")
     with ctx.db.read() as s:
         return CalibrationList(calibrations=list_calibrations(s))
 
 
 @router.get("/{run_id}", response_model=CalibrationView)
-def get_calibration(run_id: str, ctx: Ctx, caller: Caller) -> CalibrationView:
+def get_calibration(run_id: str, ctx: Ctx, _admin: Admin) -> CalibrationView:
     """A stored calibration run: every metric with its interval, and its gate decisions."""
-    caller.require("admin")
     with ctx.db.read() as s:
         return calibration_view(s, run_id)

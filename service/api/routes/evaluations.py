@@ -12,7 +12,8 @@ from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
 from regua.errors import ReguaError
-from service.api.deps import Caller, Ctx
+from service.access.pools import check_task_access
+from service.api.deps import Admin, Ctx
 from service.context import ServiceContext
 from service.evaluation.batches import (
     BatchView,
@@ -90,14 +91,14 @@ def _run(
     responses={201: {"description": "with `wait`: the finished batch with every evaluation"}},
 )
 def create_evaluations(
-    body: RescoreBody, ctx: Ctx, caller: Caller, response: Response
+    body: RescoreBody, ctx: Ctx, caller: Admin, response: Response
 ) -> FinishedBatch | BatchView:
     """Re-score stored runs from stored frames and masks; one new evaluation per run.
 
     The request is checked first (panel, rubric and runs exist; they fit together). Then 202
     with the batch to poll at ``status_url`` (``wait``: 201 with the finished batch).
     """
-    caller.require("admin")
+    check_task_access(ctx.db, ctx.registry, caller, [body.task])
     if body.wait:
         result = _run(ctx, body, caller.token_id, None)
         response.status_code = 201
@@ -141,9 +142,8 @@ def create_evaluations(
 
 
 @router.get("/batches", response_model=BatchList, response_model_exclude_none=True)
-def get_batches(ctx: Ctx, caller: Caller, limit: int = Query(50, ge=1, le=500)) -> BatchList:
+def get_batches(ctx: Ctx, _admin: Admin, limit: int = Query(50, ge=1, le=500)) -> BatchList:
     """The newest re-scoring batches first (state and progress; no per-run lists)."""
-    caller.require("admin")
     with ctx.db.read() as s:
         found = list_batches(s, limit)
     return BatchList(
@@ -152,14 +152,13 @@ def get_batches(ctx: Ctx, caller: Caller, limit: int = Query(50, ge=1, le=500)) 
 
 
 @router.get("/batches/{batch_id}", response_model=BatchView, response_model_exclude_none=True)
-def get_batch(batch_id: str, ctx: Ctx, caller: Caller) -> BatchView:
+def get_batch(batch_id: str, ctx: Ctx, _admin: Admin) -> BatchView:
     """One re-scoring batch and how far it got.
 
     ``state`` running|done|failed, ``runs``, ``done``, ``elapsed_s``; the summary (appended,
     rerendered, skipped, judged, memo_hits, remeasured…) when done, the ``error`` when failed.
     Compare it with ``/v1/evaluations/diff?a=previous:<id>&b=<id>``.
     """
-    caller.require("admin")
     job = ctx.jobs.get(batch_id) if ctx.jobs is not None else None
     job_error = job.error if job is not None and job.state == "failed" else None
     with ctx.db.read() as s:
@@ -170,12 +169,11 @@ def get_batch(batch_id: str, ctx: Ctx, caller: Caller) -> BatchView:
 @router.get("/diff", response_model=EvaluationDiff)
 def get_evaluations_diff(
     ctx: Ctx,
-    caller: Caller,
+    _admin: Admin,
     a: str = Query(..., description="batch id, previous:<batch id>, panel id or evaluation id"),
     b: str = Query(..., description="same forms as a"),
     task: str | None = Query(None, description="restrict panel selectors to this task version"),
 ) -> EvaluationDiff:
     """Per criterion: how many verdicts moved between a and b, and which runs moved."""
-    caller.require("admin")
     with ctx.db.read() as s:
         return diff_evaluations(s, a, b, task)

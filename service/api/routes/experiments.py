@@ -16,16 +16,16 @@ from fastapi import APIRouter, Response
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from regua.errors import ExperimentFileError, PermissionDeniedError
+from regua.errors import ExperimentFileError
 from service.access.tokens import Principal
-from service.api.deps import Caller, Ctx
+from service.api.deps import Ctx, Submitter
 from service.api.headers import REPORT_HEADERS
-from service.experiments.html import render_experiment_html
+from service.experiments.access import readable_experiment, readable_windows
+from service.experiments.exports import experiment_page_html
 from service.experiments.jobs import experiment_progress, start_experiment
 from service.experiments.report_db import experiment_history, experiment_report
 from service.experiments.spec import ExperimentFile, load_experiment_text, parse_experiment
-from service.experiments.store import DEFAULT_WINDOW, windows_of
-from service.experiments.store import get_experiment as stored_experiment
+from service.experiments.store import DEFAULT_WINDOW
 
 router = APIRouter(prefix="/v1/experiments", tags=["experiments"])
 
@@ -83,12 +83,10 @@ class ExperimentHistory(BaseModel):
 def _may_read(ctx: Ctx, caller: Principal, ident: str) -> None:
     """Submitters read their own experiments, admins every one, reviewers none.
 
-    Reports name the models, and reviewers stay blind to them.
+    Reports name the models, and reviewers stay blind to them. Another token's experiment is
+    "not found" like an unknown id (see :mod:`service.experiments.access`).
     """
-    caller.require("submitter")
-    row = stored_experiment(ctx.db, ident)
-    if not caller.is_admin and row.created_by != caller.token_id:
-        raise PermissionDeniedError(f"experiment {ident} was started by another token")
+    readable_experiment(ctx.db, ident, caller)
 
 
 def _spec(body: ExperimentBody) -> ExperimentFile:
@@ -101,17 +99,15 @@ def _spec(body: ExperimentBody) -> ExperimentFile:
 
 @router.post("", status_code=202, response_model=ExperimentAccepted)
 def create_experiment(
-    body: ExperimentBody, ctx: Ctx, caller: Caller, response: Response
+    body: ExperimentBody, ctx: Ctx, caller: Submitter, response: Response
 ) -> ExperimentAccepted:
     """Store (or resume) an experiment and generate its missing cases in the background."""
-    caller.require("submitter")
     started = start_experiment(
         ctx,
         _spec(body),
         window=body.window,
         generator=body.generator,
-        token_id=caller.token_id,
-        is_admin=caller.is_admin,
+        caller=caller,
     )
     url = f"/v1/experiments/{started.experiment_id}"
     response.headers["Location"] = url
@@ -125,7 +121,7 @@ def create_experiment(
 
 
 @router.get("/{experiment_id}", response_model=ExperimentProgress)
-def get_experiment(experiment_id: str, ctx: Ctx, caller: Caller) -> ExperimentProgress:
+def get_experiment(experiment_id: str, ctx: Ctx, caller: Submitter) -> ExperimentProgress:
     """The experiment's status, cases generated of those planned, and runs not judged yet."""
     _may_read(ctx, caller, experiment_id)
     p = experiment_progress(ctx, experiment_id)
@@ -133,7 +129,7 @@ def get_experiment(experiment_id: str, ctx: Ctx, caller: Caller) -> ExperimentPr
 
 
 @router.get("/{experiment_id}/report", response_model=ExperimentReport)
-def get_experiment_report(experiment_id: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
+def get_experiment_report(experiment_id: str, ctx: Ctx, caller: Submitter) -> dict[str, Any]:
     """The paired report (schema ``regua.experiment-report/1``)."""
     _may_read(ctx, caller, experiment_id)
     experiment_progress(ctx, experiment_id)  # an experiment whose runs are all judged is done
@@ -141,19 +137,13 @@ def get_experiment_report(experiment_id: str, ctx: Ctx, caller: Caller) -> dict[
 
 
 @router.get("/{experiment_id}/report.html", response_class=HTMLResponse)
-def get_experiment_report_html(experiment_id: str, ctx: Ctx, caller: Caller) -> HTMLResponse:
+def get_experiment_report_html(experiment_id: str, ctx: Ctx, caller: Submitter) -> HTMLResponse:
     """The report page (SVG charts, no script) with the experiment's windows over time."""
-    _may_read(ctx, caller, experiment_id)
-    experiment_progress(ctx, experiment_id)
-    report = experiment_report(ctx.db, experiment_id)
-    history = experiment_history(ctx.db, report["experiment"]["name"])
-    return HTMLResponse(render_experiment_html(report, history), headers=REPORT_HEADERS)
+    return HTMLResponse(experiment_page_html(ctx, experiment_id, caller), headers=REPORT_HEADERS)
 
 
 @router.get("/{name}/history", response_model=ExperimentHistory)
-def get_experiment_history(name: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
+def get_experiment_history(name: str, ctx: Ctx, caller: Submitter) -> dict[str, Any]:
     """Every window of the experiment ``name``: one series per arm and version, with drift."""
-    for row in windows_of(ctx.db, name):
-        _may_read(ctx, caller, row.id)
-    caller.require("submitter")
-    return experiment_history(ctx.db, name)
+    rows = readable_windows(ctx.db, name, caller)
+    return experiment_history(ctx.db, name, only={r.id for r in rows})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel
 
-from service.api.deps import Caller, Ctx
+from service.api.deps import Admin, Ctx
 from service.calibration.store import GateDecisionView, gate_view
 
 router = APIRouter(prefix="/v1/gate", tags=["calibration"])
@@ -18,8 +18,7 @@ class GateView(BaseModel):
 
 
 @router.get("", response_model=GateView)
-def get_gate(ctx: Ctx, caller: Caller) -> GateView:
+def get_gate(ctx: Ctx, _admin: Admin) -> GateView:
     """The latest gate decision per (profile, criterion, family): what the jury reads."""
-    caller.require("admin")
     with ctx.db.read() as s:
         return GateView(decisions=gate_view(s))

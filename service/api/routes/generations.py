@@ -6,7 +6,8 @@ from fastapi import APIRouter, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from regua.errors import NotFoundError
-from service.api.deps import Caller, Ctx
+from service.access.pools import check_task_access
+from service.api.deps import Ctx, Submitter
 from service.api.text import Text
 from service.generation import jobs
 from service.generation.jobs import GenerationJob, GenerationJobView
@@ -54,22 +55,23 @@ class GenerationRequest(BaseModel):
 
 @router.post("", status_code=202, response_model=GenerationJobView)
 def create_generation(
-    body: GenerationRequest, ctx: Ctx, caller: Caller, response: Response
+    body: GenerationRequest, ctx: Ctx, caller: Submitter, response: Response
 ) -> GenerationJobView:
     """Generate ``repeats`` replies and queue each as a run (202 with a job to poll).
 
     Refused before any call: 403 for a key variable sent anywhere it is not bound to
-    (``REGUA_GENERATION_KEY_ENVS``: ``VAR=API[@BASE_URL]``), or a submitter's base URL or key
-    variable outside the service's allow-lists (``REGUA_GENERATION_BASE_URLS``); the 403 says
-    nothing about which variables the service has. 404 for an unknown task; 422 for an admin's
-    key variable that is not set. A provider error is not refused: its run is stored
-    ``incomplete`` with the cause.
+    (``REGUA_GENERATION_KEY_ENVS``: ``VAR=API[@BASE_URL]``), a submitter's base URL or key
+    variable outside the service's allow-lists (``REGUA_GENERATION_BASE_URLS``), or a reserved
+    task (admins only: its prompt is never sent for a submitter); the 403 says nothing about
+    which variables the service has. 404 for an unknown task; 422 for an admin's key variable
+    that is not set. A provider error is not refused: its run is stored ``incomplete`` with
+    the cause.
     ``wait``: 201 once every run is stored.
     """
-    caller.require("submitter")
     params = body.params()
     check_allowed(ctx.settings, params, is_admin=caller.is_admin)
     check_generation(ctx, body.task, params)
+    check_task_access(ctx.db, ctx.registry, caller, [body.task])
     job = GenerationJob(body.task, params, body.repeats, caller.token_id)
     if body.wait:
         job.run(ctx)
@@ -79,9 +81,8 @@ def create_generation(
 
 
 @router.get("/{job_id}", response_model=GenerationJobView)
-def get_generation(job_id: str, caller: Caller) -> GenerationJobView:
+def get_generation(job_id: str, caller: Submitter) -> GenerationJobView:
     """A generation job: state, repeats done, run ids once done (kept in memory only)."""
-    caller.require("submitter")
     job = jobs.find(job_id)
     if job is None or (not caller.is_admin and job.token_id != caller.token_id):
         raise NotFoundError(f"no generation {job_id!r} (jobs are kept in memory until restart)")

@@ -14,7 +14,8 @@ from pydantic import BaseModel, Field
 
 from judges.pairwise import pairwise_registry
 from regua.errors import NotFoundError
-from service.api.deps import Caller, Ctx
+from service.access.pools import check_task_access
+from service.api.deps import Admin, Ctx
 from service.pairwise.compare import PairRequest, plan_pairs, run_pairs
 from service.pairwise.ranking import RankingQuery, pairwise_ranking
 from service.pipeline.jobs import JobFields, JobView
@@ -93,14 +94,13 @@ class ComparisonBody(BaseModel):
 @router.get("/ranking", response_model=RankingView)
 def get_ranking(
     ctx: Ctx,
-    caller: Caller,
+    _admin: Admin,
     task: str = Query(description="the task version (ID@VERSION) compared"),
     criterion: str = Query(description="the criterion compared (rankings are never merged)"),
     seed: int = 0,
     resamples: int = Query(500, ge=50, le=5000),
 ) -> RankingView:
     """Bradley-Terry ranking with bootstrap intervals, Elo, marks and the confrontation matrix."""
-    caller.require("admin")
     q = RankingQuery(task, criterion, ctx.settings.pairwise_min_comparisons, resamples, seed)
     return RankingView.model_validate(pairwise_ranking(ctx.db, q))
 
@@ -109,10 +109,10 @@ def get_ranking(
     "/comparisons", status_code=202, response_model=JobView, response_model_exclude_none=True
 )
 def create_comparisons(
-    body: ComparisonBody, ctx: Ctx, caller: Caller, response: Response
+    body: ComparisonBody, ctx: Ctx, caller: Admin, response: Response
 ) -> JobView:
     """Start a job judging the pairs (checked now: a bad request is a 4xx at once)."""
-    caller.require("admin")
+    check_task_access(ctx.db, ctx.registry, caller, [body.task])
     known = pairwise_registry().kinds()
     if body.judge not in known:
         raise NotFoundError(f"no pairwise judge {body.judge!r} (known: {', '.join(known)})")
@@ -135,9 +135,8 @@ def create_comparisons(
 
 
 @router.get("/jobs/{job_id}", response_model=JobView, response_model_exclude_none=True)
-def get_job(job_id: str, ctx: Ctx, caller: Caller) -> JobView:
+def get_job(job_id: str, ctx: Ctx, _admin: Admin) -> JobView:
     """A comparison job: ``state`` running|done|failed and its counts when done."""
-    caller.require("admin")
     job = ctx.jobs.get(job_id) if ctx.jobs is not None else None
     if job is None or job.kind != "pairwise":
         raise NotFoundError(f"no pairwise job {job_id!r} (jobs are kept in memory)")

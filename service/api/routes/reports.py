@@ -9,56 +9,21 @@ The HTML page has no script and no inline style: it links ``/v1/reports/report.c
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from regua.errors import InputError
-from service.access.tokens import Principal
-from service.api.deps import Caller, Ctx
+from service.api.deps import Ctx, Submitter
 from service.api.headers import REPORT_HEADERS
-from service.context import ServiceContext
-from service.reports.build import ReportConfig
-from service.reports.db import generate_report
 from service.reports.exports import csv_text, summary_rows
-from service.reports.html import render_html, stylesheet
-from service.reports.slices import parse_by
+from service.reports.html import stylesheet
+from service.reports.scoped import report_config, report_page_html, scoped_report
 
 router = APIRouter(prefix="/v1/reports", tags=["reports"])
 
 GroupBy = Literal["model", "provider", "model_provider"]
-
-
-def _scope(caller: Principal) -> int | None:
-    """Whose runs the caller may see: all (admin) or its own (submitter); 403 otherwise."""
-    caller.require("submitter")
-    return None if caller.is_admin else caller.token_id
-
-
-def _config(
-    group_by: str, seed: int, resamples: int, weights: str, ids: bool, by: str = "family"
-) -> ReportConfig:
-    if weights not in ("equal", "runs"):
-        raise InputError(f"weights must be 'equal' or 'runs', got {weights!r}")
-    parse_by(by)
-    return ReportConfig(
-        by=by,
-        seed=seed,
-        resamples=resamples,
-        group_by=group_by,
-        family_weights=weights,
-        include_run_ids=ids,
-    )
-
-
-def _report(
-    ctx: ServiceContext, caller: Principal, task: list[str], model: list[str], cfg: ReportConfig
-) -> dict[str, Any]:
-    with ctx.db.read() as session:
-        report, _ = generate_report(session, task, cfg, models=model, submitted_by=_scope(caller))
-    return report
 
 
 TaskQ = Query(default=[], description="ID@VERSION (one version) or ID (all versions); repeatable")
@@ -87,7 +52,7 @@ class ReportDocument(BaseModel):
 @router.get("", response_model=ReportDocument, response_model_by_alias=True)
 def get_report(
     ctx: Ctx,
-    caller: Caller,
+    caller: Submitter,
     task: list[str] = TaskQ,
     group_by: GroupBy = Query(default="model"),
     model: list[str] = ModelQ,
@@ -102,14 +67,14 @@ def get_report(
     It holds counts, pending ranges, bootstrap intervals, paired tests, Bradley-Terry ranking,
     repeats, cost and latency, judge view and provenance.
     """
-    cfg = _config(group_by, seed, resamples, weights, include_ids, by)
-    return ReportDocument.model_validate(_report(ctx, caller, task, model, cfg))
+    cfg = report_config(group_by, seed, resamples, weights, include_ids, by)
+    return ReportDocument.model_validate(scoped_report(ctx.db, caller, task, model, cfg))
 
 
 @router.get("/html", response_class=HTMLResponse)
 def get_report_html(
     ctx: Ctx,
-    caller: Caller,
+    caller: Submitter,
     task: list[str] = TaskQ,
     group_by: GroupBy = Query(default="model"),
     model: list[str] = ModelQ,
@@ -119,15 +84,15 @@ def get_report_html(
     by: str = ByQ,
 ) -> HTMLResponse:
     """The report page (server-side SVG charts, no script), served with a strict CSP."""
-    cfg = _config(group_by, seed, resamples, weights, False, by)
-    page = render_html(_report(ctx, caller, task, model, cfg), css_href="/v1/reports/report.css")
+    cfg = report_config(group_by, seed, resamples, weights, False, by)
+    page = report_page_html(ctx.db, caller, task, model, cfg)
     return HTMLResponse(page, headers=REPORT_HEADERS)
 
 
 @router.get("/summary.csv", response_class=Response, responses={200: {"content": {"text/csv": {}}}})
 def get_report_csv(
     ctx: Ctx,
-    caller: Caller,
+    caller: Submitter,
     task: list[str] = TaskQ,
     group_by: GroupBy = Query(default="model"),
     model: list[str] = ModelQ,
@@ -136,8 +101,8 @@ def get_report_csv(
     weights: str = WeightsQ,
 ) -> Response:
     """The summary table (one line per task version and group) as CSV."""
-    cfg = _config(group_by, seed, resamples, weights, False)
-    text = csv_text(*summary_rows(_report(ctx, caller, task, model, cfg)))
+    cfg = report_config(group_by, seed, resamples, weights, False)
+    text = csv_text(*summary_rows(scoped_report(ctx.db, caller, task, model, cfg)))
     return Response(text, media_type="text/csv; charset=utf-8")
 
 

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Query
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from regua.errors import NotFoundError
-from service.access.pools import require_may_submit
+from service.access.pools import check_task_access, may_read_run, runs_readable_by
 from service.access.tokens import Principal
-from service.api.deps import Caller, Ctx
+from service.api.deps import Ctx, Submitter
 from service.api.schemas import (
     BatchAccepted,
     BatchRequest,
@@ -23,7 +22,6 @@ from service.api.text import displayable
 from service.context import ServiceContext
 from service.generation.store import generation_view
 from service.pipeline.submit import Submission
-from service.reports.leaks import leak_views
 from service.reports.runs import run_summary, run_view
 from service.storage import Run
 
@@ -41,25 +39,25 @@ def _submission(req: RunRequest) -> Submission:
     )
 
 
-def _readable(principal: Principal, run: Run | None, run_id: str) -> Run:
+def _readable(principal: Principal, run: Run | None, run_id: str, session: Session) -> Run:
     """The run when the caller may read it; another submitter's run is "not found" too.
 
-    Answering 403 there would tell a submitter which run ids exist (an existence oracle).
+    Answering 403 there would tell a submitter which run ids exist (an existence oracle). A run
+    of a hidden (reserved) task is read by admins only, whoever submitted it.
     """
-    if run is None or (not principal.is_admin and run.submitted_by != principal.token_id):
+    if run is None or not may_read_run(principal, run, session):
         raise NotFoundError(f"no run {run_id!r}")
     return run
 
 
 def _may_submit(ctx: ServiceContext, caller: Principal, reqs: list[RunRequest]) -> None:
-    """403 when a non-admin submits for a reserved task (see :mod:`service.access.pools`)."""
-    specs = [ctx.registry.get(r.task) for r in reqs]
-    with ctx.db.read() as s:
-        require_may_submit(caller, specs, s)
+    """404 for an unknown task, 403 when a non-admin submits for a reserved task."""
+    refs = [ctx.registry.get(r.task).ref for r in reqs]
+    check_task_access(ctx.db, ctx.registry, caller, refs)
 
 
 @router.post("", status_code=202, response_model=RunAccepted)
-def create_run(body: RunRequest, ctx: Ctx, caller: Caller) -> RunAccepted:
+def create_run(body: RunRequest, ctx: Ctx, caller: Submitter) -> RunAccepted:
     """Store a model's raw reply for a task version and queue it (202).
 
     404 for an unknown task (listing known ones), 422 naming a malformed field (text that is
@@ -67,19 +65,17 @@ def create_run(body: RunRequest, ctx: Ctx, caller: Caller) -> RunAccepted:
     429 with ``Retry-After`` when the queue or the submitter's share of it is full or the token
     is over its rate. Nothing is stored on error.
     """
-    caller.require("submitter")
     _may_submit(ctx, caller, [body])
     (run_id,) = ctx.submit([_submission(body)], caller.token_id)
     return RunAccepted(run_id=run_id, status="queued")
 
 
 @router.post("/batch", status_code=202, response_model=BatchAccepted)
-def create_runs(body: BatchRequest, ctx: Ctx, caller: Caller) -> BatchAccepted:
+def create_runs(body: BatchRequest, ctx: Ctx, caller: Submitter) -> BatchAccepted:
     """Store and queue many runs at once: all of them, or none on any error.
 
     A batch larger than the queue or than one submitter's share answers 422: it can never fit.
     """
-    caller.require("submitter")
     _may_submit(ctx, caller, body.runs)
     ids = ctx.submit([_submission(r) for r in body.runs], caller.token_id)
     return BatchAccepted(
@@ -90,41 +86,35 @@ def create_runs(body: BatchRequest, ctx: Ctx, caller: Caller) -> BatchAccepted:
 @router.get("", response_model=RunList)
 def list_runs(
     ctx: Ctx,
-    caller: Caller,
+    caller: Submitter,
     status: str | None = Query(default=None, pattern="^(queued|running|done)$"),
     task: str | None = None,
     limit: int = Query(default=100, ge=1, le=1000),
     offset: int = Query(default=0, ge=0),
 ) -> RunList:
     """Runs visible to the caller (own runs for submitters, all for admins), newest first."""
-    caller.require("submitter")
     with ctx.db.read() as s:
         q = select(Run).order_by(Run.submitted_at.desc(), Run.id).limit(limit).offset(offset)
-        if not caller.is_admin:
-            q = q.where(Run.submitted_by == caller.token_id)
+        q = q.where(runs_readable_by(caller, s))
         if status:
             q = q.where(Run.status == status)
         if task:
             q = q.where(Run.task_ref == task)
         runs = [run_summary(r, include_model=True) for r in s.scalars(q)]
-    return RunList.model_validate({"runs": runs, "limit": limit, "offset": offset})
+    return RunList(runs=runs, limit=limit, offset=offset)
 
 
-@router.get("/{run_id}", response_model=RunView, response_model_exclude_unset=False)
-def get_run(run_id: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
+@router.get("/{run_id}", response_model=RunView)
+def get_run(run_id: str, ctx: Ctx, caller: Submitter) -> RunView:
     """One run: its status, outcome, results, stage records and artifacts.
 
     Status (queued | running | done), outcome with cause, per-criterion results with verdicts
     and evidence, the stage records and the artifact chain of the run.
     """
-    caller.require("submitter")
     with ctx.db.read() as s:
-        run = _readable(caller, s.get(Run, run_id), run_id)
-        view = run_view(s, run, include_model=True)
-        if caller.is_admin:
-            view["leaks"] = leak_views(s, run.id)
+        run = _readable(caller, s.get(Run, run_id), run_id, s)
+        record = run_view(s, run, include_model=True, leaks=caller.is_admin)
         generation = generation_view(s, run_id)
-    view["generation"] = generation.model_dump(mode="json") if generation else None
-    if view.get("model"):  # params stored before unstorable text was refused (issue 14)
-        view["model"]["params"] = displayable(view["model"].get("params"))
-    return view
+    if record.model is not None:  # params stored before unstorable text was refused
+        record.model.params = displayable(record.model.params)
+    return RunView(**dict(record), generation=generation)

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from regua.errors import ConfigurationError
 from service.access.pools import retire_task, retired_refs, task_detail, task_line
-from service.api.deps import Caller, Ctx
+from service.api.deps import Admin, Caller, Ctx
 from service.storage import iso
 from service.tasks_store import StoredTaskRegistry, register_task
 from tasks.authoring import spec_from_data
@@ -109,12 +109,11 @@ class Registered(BaseModel):
 )
 def add_task(
     ctx: Ctx,
-    caller: Caller,
+    caller: Admin,
     response: Response,
     spec: dict[str, Any] = Body(..., description="a task spec (what GET returns under spec)"),
 ) -> Registered:
     """Register a task version (admin): 201 new, 200 same content, 409 changed content."""
-    caller.require("admin")
     registry = ctx.registry
     if not isinstance(registry, StoredTaskRegistry):
         raise ConfigurationError("this service has no task store")
@@ -126,12 +125,11 @@ def add_task(
 
 
 @router.post("/{ref}/retire", response_model=Retired)
-def retire(ref: str, ctx: Ctx, caller: Caller, body: RetireBody | None = None) -> Retired:
+def retire(ref: str, ctx: Ctx, caller: Admin, body: RetireBody | None = None) -> Retired:
     """Retire a task version (admin): rotated out, and a reserved prompt may be published.
 
     Idempotent: retiring a retired task answers its first retirement. 404 for an unknown task.
     """
-    caller.require("admin")
     spec = ctx.registry.get(ref)
     with ctx.db.write() as s:
         row = retire_task(s, spec.ref, caller.name, body.note if body else "")

@@ -13,7 +13,7 @@ from service.access.token_admin import (
     token_info,
 )
 from service.access.tokens import create_token
-from service.api.deps import Caller, Ctx
+from service.api.deps import Admin, Ctx
 from service.api.schemas import TokenCreated, TokenRequest
 from service.storage import iso
 
@@ -59,12 +59,11 @@ def _line(info: TokenInfo) -> TokenLine:
 
 
 @router.post("", status_code=201, response_model=TokenCreated)
-def new_token(body: TokenRequest, ctx: Ctx, caller: Caller) -> TokenCreated:
+def new_token(body: TokenRequest, ctx: Ctx, _admin: Admin) -> TokenCreated:
     """Create a bearer token (admin only); the secret is returned once and stored hashed.
 
     ``expires_in`` (e.g. ``7d``, ``12h``) makes it stop working after that long.
     """
-    caller.require("admin")
     lifetime = parse_duration(body.expires_in) if body.expires_in else None
     secret, principal = create_token(ctx.db, body.role, body.name, expires_in=lifetime)
     info = token_info(ctx.db, principal.token_id)
@@ -78,17 +77,15 @@ def new_token(body: TokenRequest, ctx: Ctx, caller: Caller) -> TokenCreated:
 
 
 @router.get("", response_model=TokenList)
-def get_tokens(ctx: Ctx, caller: Caller) -> TokenList:
+def get_tokens(ctx: Ctx, _admin: Admin) -> TokenList:
     """Every token with its state (admin only); secrets and hashes are never shown."""
-    caller.require("admin")
     return TokenList(tokens=[_line(t) for t in list_tokens(ctx.db)])
 
 
 @router.delete("/{token_id}", response_model=TokenLine)
-def delete_token(token_id: int, ctx: Ctx, caller: Caller) -> TokenLine:
+def delete_token(token_id: int, ctx: Ctx, _admin: Admin) -> TokenLine:
     """Revoke a token (admin only): it and its web sessions stop working at once.
 
     404 for an unknown id; revoking a revoked token answers the same as the first time.
     """
-    caller.require("admin")
     return _line(revoke_token(ctx.db, token_id))

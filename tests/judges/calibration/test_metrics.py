@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -83,8 +85,8 @@ def test_bootstrap_rate_matches_scipy_percentile_interval() -> None:
     assert bootstrap_rate([], [], seed=0) == Estimate(None, numerator=0, denominator=0)
 
 
-def _s(i: int, ref: str | None, *st_: str | None, **kw: object) -> ScoredItem:
-    return ScoredItem(f"i{i}", "R2", kw.pop("necessary", True), ref, tuple(st_), **kw)
+def _s(i: int, ref: str | None, *st_: str | None, necessary: bool = True, **kw: Any) -> ScoredItem:
+    return ScoredItem(f"i{i}", "R2", necessary, ref, tuple(st_), **kw)
 
 
 def test_compute_metrics_counts() -> None:

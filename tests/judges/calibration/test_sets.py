@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -26,7 +27,7 @@ from regua.errors import CalibrationError
 T = "pelican-bicycle-structured@1"
 
 
-def _item(n: int, group: str = "g0", **kw: object) -> CalibrationItem:
+def _item(n: int, group: str = "g0", **kw: Any) -> CalibrationItem:
     return CalibrationItem(f"i{n}", f"{n:064x}", "R2", T, group=group, **kw)
 
 

@@ -10,10 +10,11 @@ from scipy.optimize import minimize
 
 from judges.pairwise import Comparison, elo, fit_scores, rank, technical_ties, win_matrix
 from judges.pairwise.bradley_terry import bootstrap_intervals
+from judges.pairwise.model import Result
 
 
-def _cmp(a: str, b: str, result: str, n: int = 1) -> list[Comparison]:
-    return [Comparison(a, b, result)] * n  # type: ignore[arg-type]
+def _cmp(a: str, b: str, result: Result, n: int = 1) -> list[Comparison]:
+    return [Comparison(a, b, result)] * n
 
 
 def test_two_models_three_to_one_gives_the_closed_form_scores_and_elo() -> None:

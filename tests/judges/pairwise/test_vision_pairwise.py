@@ -8,7 +8,9 @@ import pytest
 
 from judges.inputs import FrameImage
 from judges.pairwise import PairAnswer, PairFailure, both_orders, combine, pairwise_registry
+from judges.pairwise.model import PairwiseJudge
 from judges.pairwise.prompt import parse_pair_answer
+from judges.pairwise.vision import VisionPairwiseJudge
 from judges.vision.prompt import ReplyError
 from regua.errors import JudgeError
 from regua.llm.testing import Pairwise, serving
@@ -27,15 +29,18 @@ def _frames(tag: str) -> tuple[FrameImage, ...]:
 A, B = _frames("drawing a"), _frames("drawing b")
 
 
-def _judge(url: str) -> object:
-    settings = Settings(judge_base_url=url, judge_model="fake-vision", judge_timeout_s=5.0)
-    return pairwise_registry().create("vision-llm", settings)
+def _settings(url: str) -> Settings:
+    return Settings(judge_base_url=url, judge_model="fake-vision", judge_timeout_s=5.0)
+
+
+def _judge(url: str) -> PairwiseJudge:
+    return pairwise_registry().create("vision-llm", _settings(url))
 
 
 def test_a_consistent_preference_wins_in_both_orders_and_the_prompt_is_blind() -> None:
     with serving(Pairwise("prefer", {B[0].artifact_ref: 2, A[0].artifact_ref: 1})) as server:
         judge = _judge(server.url)
-        outcome = both_orders(judge, TASK, CRITERION, A, B)  # type: ignore[arg-type]
+        outcome = both_orders(judge, TASK, CRITERION, A, B)
     assert outcome.result == "b" and not outcome.position_biased and outcome.failure is None
     assert isinstance(outcome.first, PairAnswer) and outcome.first.winner == "Y"
     assert isinstance(outcome.second, PairAnswer) and outcome.second.winner == "X"
@@ -48,14 +53,14 @@ def test_a_consistent_preference_wins_in_both_orders_and_the_prompt_is_blind() -
 
 def test_a_model_that_always_answers_x_is_a_position_biased_tie() -> None:
     with serving(Pairwise("always_x")) as server:
-        outcome = both_orders(_judge(server.url), TASK, CRITERION, A, B)  # type: ignore[arg-type]
+        outcome = both_orders(_judge(server.url), TASK, CRITERION, A, B)
     assert outcome.result == "tie" and outcome.position_biased
     assert outcome.failure is None
 
 
 def test_a_garbage_reply_is_a_judge_failure_not_a_verdict() -> None:
     with serving(Pairwise("garbage")) as server:
-        outcome = both_orders(_judge(server.url), TASK, CRITERION, A, B)  # type: ignore[arg-type]
+        outcome = both_orders(_judge(server.url), TASK, CRITERION, A, B)
     assert outcome.result is None and not outcome.position_biased
     failure = outcome.failure
     assert failure is not None and failure.cause == "unparseable"
@@ -63,9 +68,8 @@ def test_a_garbage_reply_is_a_judge_failure_not_a_verdict() -> None:
 
 
 def test_an_unreachable_endpoint_and_a_missing_model_are_failures() -> None:
-    judge = _judge("http://127.0.0.1:9")
-    judge.max_retries = 0  # type: ignore[attr-defined]
-    outcome = both_orders(judge, TASK, CRITERION, A, B)  # type: ignore[arg-type]
+    judge = VisionPairwiseJudge(_settings("http://127.0.0.1:9"), max_retries=0)
+    outcome = both_orders(judge, TASK, CRITERION, A, B)
     assert outcome.failure is not None and outcome.failure.cause == "api_unreachable"
     unset = pairwise_registry().create("vision-llm", Settings())
     assert both_orders(unset, TASK, CRITERION, A, B).failure == PairFailure(
@@ -74,7 +78,8 @@ def test_an_unreachable_endpoint_and_a_missing_model_are_failures() -> None:
 
 
 def test_combine_rules() -> None:
-    x, y, tie = (PairAnswer(w, "r", "{}") for w in ("X", "Y", "tie"))  # type: ignore[arg-type]
+    x, y, tie = (PairAnswer(w, "r", "{}") for w in ("X", "Y", "tie"))
+
     assert combine(x, y) == ("a", False)
     assert combine(y, x) == ("b", False)
     assert combine(tie, tie) == ("tie", False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import select
 
@@ -15,11 +16,12 @@ GOOD = (Path(__file__).resolve().parents[3] / "samples/outputs/structured-good.s
 LABEL = "secret-model-label-7"
 
 
-def _submitted(api: Api) -> dict[str, object]:
+def _submitted(api: Api) -> dict[str, Any]:
     body = {"task": TASK, "model": {"label": LABEL, "provider": "acme"}, "output": GOOD}
     run_id = api.client.post("/v1/runs", json=body, headers=api.h("submitter")).json()["run_id"]
     api.drain()
-    view: dict[str, object] = api.client.get(f"/v1/runs/{run_id}", headers=api.h("admin")).json()
+    view: dict[str, Any] = api.client.get(f"/v1/runs/{run_id}", headers=api.h("admin")).json()
+
     return view
 
 

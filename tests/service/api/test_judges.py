@@ -168,7 +168,8 @@ def test_the_panel_asked_for_judges_and_a_judge_skips_its_own_provider(world: Wo
     mine = api.client.get(f"/v1/runs/{asked.json()['run_id']}", headers=api.h("submitter")).json()
     assert mine["evaluation"]["versions"]["judge_panel"]["id"] == world.panel
     with api.ctx.db.read() as s:
-        assert s.get(Run, asked.json()["run_id"]).panel_id == world.panel  # type: ignore[union-attr]
+        run = s.get(Run, asked.json()["run_id"])
+        assert run is not None and run.panel_id == world.panel
     # the work of an OpenAI model: only the Anthropic judge was asked, never the OpenAI one
     models = {r.json["model"] for r in world.llm.requests}
     assert models == {"claude-x"}

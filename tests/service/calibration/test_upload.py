@@ -5,6 +5,7 @@ real HTTP server, rendering in the real sandbox: the same format as ``regua cali
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from tests.service.conftest import Api
 pytestmark = [pytest.mark.browser, pytest.mark.sandbox]
 
 
-def _upload(folder: Path) -> dict[str, object]:
+def _upload(folder: Path) -> dict[str, Any]:
     files = {p.name: p.read_text() for p in sorted(folder.glob("*.svg"))}
     return {
         "name": "uploaded-lf",
@@ -61,7 +62,7 @@ def test_an_uploaded_label_set_is_calibrated_stored_and_gated(api: Api, tmp_path
 def test_a_bad_upload_is_refused_at_once(api: Api, tmp_path: Path) -> None:
     folder = label_folder.make(tmp_path / "lf", n_drawings=2)
     upload = _upload(folder.path)
-    files = dict(upload["files"])  # type: ignore[call-overload]
+    files = dict(upload["files"])
     files.pop(sorted(files)[0])
     body = {"judge": "geometry@1", "upload": {**upload, "files": files}, "split": "all"}
     res = api.client.post("/v1/calibrations", json=body, headers=api.h("admin"))

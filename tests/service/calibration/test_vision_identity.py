@@ -54,7 +54,10 @@ def _truth(data: Path) -> dict[str, dict[str, str]]:
     truth: dict[str, dict[str, str]] = defaultdict(dict)
     for item in bundle.calibration_set.items:
         for frame in frames.get(item.artifact_sha256, []):
-            truth[frame][item.criterion] = bundle.calibration_set.reference(item.item_id).status
+            status = bundle.calibration_set.reference(item.item_id).status
+            if status is not None:  # a disputed item has no reference to answer with
+                truth[frame][item.criterion] = status
+
     return truth
 
 
@@ -155,7 +158,7 @@ def _the_run_view_shows_each_vote_and_its_gate_decision(
     with ctx.db.read() as s:
         run = s.get(Run, run_id)
         assert run is not None
-        view = run_view(s, run, include_model=False)
+        view = run_view(s, run, include_model=False).model_dump(mode="json")
     shown: set[str] = set()
     for c in view["evaluation"]["criteria"]:
         for vote in c["votes"]:

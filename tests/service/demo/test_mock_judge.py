@@ -99,6 +99,7 @@ def test_declared_trust_is_marked_mock_stored_once_and_lets_the_mock_vote(tmp_pa
         assert not table(profile, "F1", "pelican-bicycle")
         basis, gate = _basis("vision-llm", None, rows[:1])
         assert basis == "MOCK judge: trusted by the demo's declaration, not by a calibration"
-        assert gate is not None and gate["gate_id"] == MOCK_GATE_ID
+        assert gate is not None and gate.gate_id == MOCK_GATE_ID
+
     finally:
         db.dispose()

@@ -67,7 +67,7 @@ def judged(ctx: ServiceContext, panel: str | None = None) -> dict[str, Any]:
     with ctx.db.read() as s:
         run = s.get(Run, run_id)
         assert run is not None
-        return run_view(s, run, include_model=False)
+        return run_view(s, run, include_model=False).model_dump(mode="json")
 
 
 def criteria_of(view: dict[str, Any]) -> dict[str, dict[str, Any]]:

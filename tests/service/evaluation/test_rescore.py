@@ -22,13 +22,14 @@ from service.storage import (
     Run,
     VerdictRow,
 )
+from service.storage.blobs import LocalBlobStore
 from tests.helpers.runs import STRICT_PANEL, STRICT_PROFILE, TASK, machinery
 from tests.service.evaluation.conftest import FRACTIONS, TOTAL, World
 
 pytestmark = [pytest.mark.browser, pytest.mark.sandbox, pytest.mark.timeout(900)]
 
 
-def _status(world: World, evaluation_id: int, criterion: str) -> str:
+def _status(world: World, evaluation_id: int | None, criterion: str) -> str:
     with world.ctx.db.read() as s:
         return str(
             s.scalar(
@@ -80,7 +81,7 @@ class _Before:
     pool_jobs: dict[str, int]
     evaluations: int
     render_artifacts: int
-    current: dict[str, int]
+    current: dict[str, int | None]
     blob_files: int
 
 
@@ -96,7 +97,9 @@ def _render_artifact_count(s: Session) -> int:
 
 
 def _blob_file_count(world: World) -> int:
-    return sum(1 for p in world.ctx.blobs.root.rglob("*") if p.is_file())
+    blobs = world.ctx.blobs
+    assert isinstance(blobs, LocalBlobStore)
+    return sum(1 for p in blobs.root.rglob("*") if p.is_file())
 
 
 def _snapshot(world: World) -> _Before:
@@ -287,7 +290,7 @@ def test_the_judges_disagreement_is_stored(rescore_world: World) -> None:
     assert row.review_reason == "judges_disagree" and row.review_required
     assert row.disagreement is not None
     assert "geometry@1=pass" in row.disagreement and f"{STRICT_PROFILE}=" in row.disagreement
-    assert {v["judge_profile_id"] for v in row.votes if v["eligible"]} >= {
+    assert {v["judge_profile_id"] for v in row.votes or [] if v["eligible"]} >= {
         "geometry@1",
         STRICT_PROFILE,
     }

@@ -123,8 +123,8 @@ def test_rescore_is_accepted_then_polled_until_done(world: World) -> None:
 def test_refused_requests_are_answered_at_once_and_open_no_batch(world: World) -> None:
     ctx, ids = world.ctx, world.ids
     admin = world.client("admin")
-    body = {"task": TASK, "panel": PANEL, "runs": ids[:1]}
-    refused = {
+    body: dict[str, Any] = {"task": TASK, "panel": PANEL, "runs": ids[:1]}
+    refused: dict[str, tuple[dict[str, Any], int]] = {
         "unknown panel": ({**body, "panel": "nope@1"}, 404),
         "unknown run": ({**body, "runs": [ids[0], "nope"]}, 404),
         "unknown rubric": ({**body, "rubric": "nope@1"}, 404),
@@ -204,6 +204,11 @@ def test_calibration_job_is_polled_until_its_run_is_stored(world: World) -> None
     assert waited.json()["profile_id"] == "static@1"
 
 
+def _state(job: Job) -> str:
+    """The job's state read afresh (it moves on another thread)."""
+    return job.state
+
+
 def test_job_runner_records_failures_runs_one_at_a_time_and_cancels_on_close() -> None:
     runner = JobRunner()
     release = threading.Event()
@@ -218,10 +223,11 @@ def test_job_runner_records_failures_runs_one_at_a_time_and_cancels_on_close() -
     def boom() -> None:
         raise InputError("boom")
 
+    def never_run() -> None:
+        running.append("queued")
+
     first = runner.submit("test", blocker)
-    queued = runner.submit(
-        "test", lambda: running.append("queued") and None, on_cancel=cancelled.append
-    )
+    queued = runner.submit("test", never_run, on_cancel=cancelled.append)
     deadline = time.monotonic() + POLL_S
     while not running and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -232,7 +238,7 @@ def test_job_runner_records_failures_runs_one_at_a_time_and_cancels_on_close() -
     release.set()
     closing.join(POLL_S)
     assert first.state == "done" and first.view().model_dump()["answer"] == 42
-    assert queued.state == "failed" and queued.error == CANCELLED and cancelled == [queued]
+    assert _state(queued) == "failed" and queued.error == CANCELLED and cancelled == [queued]
     assert running == ["blocker"]
     with pytest.raises(Exception, match="closed"):
         runner.submit("test", boom)

@@ -3,6 +3,7 @@ and that nothing is stored for it (a real service on loopback, no rendering need
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,7 +61,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     settings = Settings(data_dir=tmp / "data", database_url=f"sqlite:///{tmp / 'r.sqlite3'}")
     ctx = ServiceContext.open(settings)
     try:
-        with serve_in_thread(create_app(ctx)) as url, httpx.Client(base_url=url) as client:
+        with (
+            serve_in_thread(create_app(ctx)) as url,
+            httpx.Client(base_url=url, timeout=120) as client,
+        ):
             yield Served(client, ctx)
     finally:
         ctx.close()
@@ -119,7 +123,11 @@ def test_a_changed_file_under_a_stored_id_is_refused_and_the_stored_one_kept(
         time.sleep(0.05)
     changed = served.post({"file": GOOD + "repeats: 2\n"})
     assert changed.status_code == 409
-    assert "give a new --window or a new id" in changed.json()["detail"]
+    assert "give a new --window (or 'window') or a new id" in changed.json()["detail"]
+    (stored_row,) = [r for r in served.stored() if r.id == "tiny@default"]
+    # was: "(hash 1a2b3c4d5e6f, this one ...)": 12 hex of the stored file's hash
+    assert stored_row.spec_hash[:12] not in changed.text
+    assert re.search(r"[0-9a-f]{12}", changed.json()["detail"]) is None
     (row,) = [r for r in served.stored() if r.id == "tiny@default"]
     assert row.spec["repeats"] == 1
     with served.ctx.db.read() as s:
@@ -153,13 +161,51 @@ def test_only_its_submitter_and_admins_read_an_experiment_never_a_reviewer(serve
         assert served.post({"file": GOOD}).status_code == 202
     other = {"Authorization": f"Bearer {create_token(served.ctx.db, 'submitter', 'o')[0]}"}
     admin = {"Authorization": f"Bearer {create_token(served.ctx.db, 'admin', 'a')[0]}"}
+    unknown = served.client.get("/v1/experiments/nope@default", headers=other).json()["detail"]
     for path in ("", "/report", "/report.html"):
         url = f"/v1/experiments/tiny@default{path}"
         assert served.client.get(url, headers=served.reviewer).status_code == 403
-        assert served.client.get(url, headers=other).status_code == 403
+        # another token's experiment is "not found", word for word like an unknown id (was 403)
+        theirs = served.client.get(url, headers=other)
+        assert theirs.status_code == 404
+        assert theirs.json()["detail"] == unknown.replace("nope@default", "tiny@default")
         assert served.client.get(url, headers=admin).status_code == 200
+    history = served.client.get("/v1/experiments/tiny/history", headers=other)
+    assert history.status_code == 404 and "m1" not in history.text
     r = served.client.get("/v1/experiments/tiny/report", headers=served.reviewer)
     assert r.status_code in (403, 404) and "m1" not in r.text
+
+
+def test_posting_another_tokens_exact_file_does_not_resume_it(served: Served) -> None:
+    """Was: 202 ``resumed: true``, the stored experiment's missing cases generated under the
+    poster's token. Now 409 with the changed-file message (nothing tells the two apart) and
+    nothing stored: the experiment keeps its creator and its cases."""
+    doc = GOOD.replace("id: tiny", "id: mine") + "repeats: 2\n"
+    first = served.post({"file": doc})
+    assert first.status_code == 202, first.text
+    other = {"Authorization": f"Bearer {create_token(served.ctx.db, 'submitter', 'o2')[0]}"}
+
+    def state() -> tuple[list[tuple[str, int | None]], int]:
+        with served.ctx.db.read() as s:
+            rows = s.execute(select(ExperimentRow.id, ExperimentRow.created_by)).all()
+            cases = s.scalars(
+                select(ExperimentCaseRow).where(ExperimentCaseRow.experiment_id == "mine@default")
+            ).all()
+            return sorted((str(i), c) for i, c in rows), len(cases)
+
+    deadline = time.monotonic() + 30
+    while state()[1] < 2:  # the creator's job generated both cases
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    before = state()
+    again = served.post({"file": doc}, other)
+    assert again.status_code == 409, again.text
+    assert again.json()["detail"] == (
+        "experiment mine@default is already stored, with another file or by another token; "
+        "give a new --window (or 'window') or a new id"
+    )
+    assert state() == before
+    assert served.post({"file": doc}).json()["resumed"] is True  # its creator resumes it
 
 
 def test_cli_run_of_a_bad_file_names_the_field_and_exits_2(tmp_path: Path) -> None:
@@ -188,12 +234,16 @@ def test_cases_generated_before_a_crash_are_taken_over_not_generated_again(serve
         rows = s.scalars(select(ExperimentCaseRow).where(ExperimentCaseRow.experiment_id == ident))
         assert [c.run_id for c in sorted(rows, key=lambda c: c.repeat)] == before
         gens = s.scalars(select(GenerationRow.case_key).where(GenerationRow.case_key.in_(keys)))
-        assert sorted(gens) == sorted(keys)  # still one generation per key
+        assert sorted(str(g) for g in gens) == sorted(keys)  # still one generation per key
 
 
 def test_unjudged_runs_stay_visible_and_windows_sit_side_by_side(served: Served) -> None:
     """No executor runs here: every case is still ``running``, counted, never a pass."""
-    for body in ({"file": GOOD}, {"file": GOOD + "repeats: 2\n", "window": "2026-12-02"}):
+    bodies: list[dict[str, object]] = [
+        {"file": GOOD},
+        {"file": GOOD + "repeats: 2\n", "window": "2026-12-02"},
+    ]
+    for body in bodies:
         r = served.post(body)
         assert r.status_code == 202 or r.status_code == 409, r.text
     deadline = time.monotonic() + 30

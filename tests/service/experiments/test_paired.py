@@ -96,7 +96,8 @@ def test_bootstrap_of_identical_items_has_no_width_and_is_seeded() -> None:
     two = bootstrap_difference(diff, cases, np.random.default_rng(7))
     assert one == two
     assert one.point == pytest.approx(3 / 18)
-    assert one.low is not None and one.high is not None
+    assert one.low is not None and one.high is not None and one.point is not None
+
     assert one.low < one.point < one.high
 
 

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from regua.errors import ConfigurationError, GenerationSetupError, InputError, UnknownTaskError
 from regua.llm.testing import Reply, ScriptedServer
@@ -137,12 +138,8 @@ def test_case_keys_resume_without_calling_again(
     assert resumed[:2] == first and len(llm.requests) == 3  # one new call only
     assert stored(gen_ctx, resumed[2]).raw == "c" and seen == [(2, 3), (3, 3)]
     with gen_ctx.db.read() as s:
-        keys = sorted(
-            k
-            for k in s.scalars(
-                GenerationRow.__table__.select().with_only_columns(GenerationRow.case_key)
-            )
-        )
+        keys = sorted(str(k) for k in s.scalars(select(GenerationRow.case_key)))
+
     assert keys == ["k1", "k2", "k3"]
 
 

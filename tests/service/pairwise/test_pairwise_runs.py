@@ -78,7 +78,7 @@ def _seed(api: Api, fake: Pairwise) -> dict[str, str]:
             )
         ).all()
     model_of = {rid: m for m, rid in ids.items()}
-    fake.quality = {sha: QUALITY[model_of[rid]] for rid, sha in frames}
+    fake.quality = {sha: QUALITY[model_of[rid]] for rid, sha in frames if rid is not None}
     return ids
 
 
@@ -145,7 +145,7 @@ def _reply_sha(api: Api, artifact_id: int | None) -> str:
 
 
 def _check_http(api: Api) -> None:
-    params = {"task": TASK, "criterion": CRITERION, "resamples": 100}
+    params: dict[str, str | int] = {"task": TASK, "criterion": CRITERION, "resamples": 100}
     got = api.client.get("/v1/pairwise/ranking", params=params, headers=api.h("admin"))
     assert got.status_code == 200, got.text
     doc = got.json()

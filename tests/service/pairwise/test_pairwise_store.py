@@ -10,6 +10,7 @@ from alembic import command
 
 from checks import extract_svg
 from judges.pairwise import PairAnswer, PairFailure, PairOutcome, combine
+from judges.pairwise.model import Label
 from regua.hashing import sha256_hex
 from service.pairwise.importer import import_preferences
 from service.pairwise.ranking import RankingQuery, pairwise_ranking
@@ -26,8 +27,8 @@ SVG = (
 )
 
 
-def _answer(label: str) -> PairAnswer:
-    return PairAnswer(label, "because", json.dumps({"winner": label}))  # type: ignore[arg-type]
+def _answer(label: Label) -> PairAnswer:
+    return PairAnswer(label, "because", json.dumps({"winner": label}))
 
 
 def _outcome(first: PairAnswer | PairFailure, second: PairAnswer | PairFailure) -> PairOutcome:
@@ -60,7 +61,7 @@ def test_comparisons_and_preferences_are_stored_and_ranked(
     try:
         shas = _seed(db, folder)
         sides = {m: PairSide(f"run-{m}", m, sha) for m, sha in shas.items()}
-        plan = [
+        plan: list[tuple[str, str, PairAnswer | PairFailure, PairAnswer | PairFailure]] = [
             ("m1", "m2", _answer("X"), _answer("Y")),  # m1 wins in both orders
             ("m1", "m3", _answer("X"), _answer("Y")),
             ("m2", "m3", _answer("X"), _answer("X")),  # flips with the order

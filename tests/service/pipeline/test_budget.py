@@ -64,7 +64,7 @@ def test_work_over_a_resource_limit_is_failed_and_never_rendered(
         stage = s.scalar(
             select(StageRecord).where(StageRecord.run_id == run_id, StageRecord.stage == "render")
         )
-        assert stage is not None and stage.status == "skipped"
+        assert stage is not None and stage.status == "skipped" and stage.detail is not None
         assert stage.detail["reason"] == f"not rendered: resource limits ({check_id})"
         assert s.scalar(select(RenderRecord).where(RenderRecord.run_id == run_id)) is None
         f1 = s.scalar(

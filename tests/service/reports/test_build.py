@@ -5,19 +5,20 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
 import regua
-from service.reports import JudgeVote, ReportConfig, build_report
+from service.reports import JudgeVote, ReportConfig, ReportRow, build_report
 from service.review.outcome import AuditRecord
 from tests.helpers.report_sample import synthetic_rows
 from tests.helpers.reports import counts, runs
 
 
-def _family_rows() -> list:
+def _family_rows() -> list[ReportRow]:
     # family "big": three variant tasks, all pass; family "small": one task, all fail
-    rows = []
+    rows: list[ReportRow] = []
     for variant in ("a", "b", "c"):
         rows += runs("m", ["pass"] * 10, task_ref=f"big-{variant}@1", family="big")
     rows += runs("m", ["fail"] * 10, task_ref="small@1", family="small")
@@ -192,7 +193,7 @@ def test_adding_a_model_leaves_other_models_intervals_unchanged() -> None:
     rows = synthetic_rows(models=3, items=20)
     more = rows + [r._replace(model="zz-new", run_id=r.run_id + "-new") for r in rows[:40]]
 
-    def intervals(report: dict) -> dict:
+    def intervals(report: dict[str, Any]) -> dict[tuple[str, str], Any]:
         out = {}
         for tv in report["task_versions"]:
             for g in tv["groups"]:

@@ -6,6 +6,7 @@ import csv
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,8 @@ from tests.helpers.reports import counts, runs
 EVIL = '<script>alert(1)</script>"=cmd'
 
 
-def _report() -> dict:
+def _report() -> dict[str, Any]:
+
     rows = runs("model-a", counts(72, 18, 10))
     rows = [r._replace(criteria={"C1": "pass", "C2": "uncertain"}) for r in rows]
     rows += runs(EVIL, counts(40, 50, 10))

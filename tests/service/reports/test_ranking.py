@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -98,6 +99,13 @@ def test_elo_readout() -> None:
     assert elo(-math.log(10.0) / 2) == pytest.approx(1300.0)
 
 
+def _models(bt: dict[str, object]) -> list[dict[str, Any]]:
+    """The ranked models of a Bradley-Terry result."""
+    models = bt["models"]
+    assert isinstance(models, list)
+    return models
+
+
 def test_technical_tie_when_intervals_overlap_and_not_when_separated() -> None:
     gen = np.random.default_rng(2)
     k = 400
@@ -105,7 +113,7 @@ def test_technical_tie_when_intervals_overlap_and_not_when_separated() -> None:
     weak = (gen.random(k) < 0.10).astype(float)
     twin = (gen.random(k) < 0.10).astype(float)
     bt = bradley_terry(["strong", "weak", "twin"], np.stack([strong, weak, twin]), 300, rng_for(3))
-    by = {r["model"]: r for r in bt["models"]}
+    by = {r["model"]: r for r in _models(bt)}
     assert by["strong"]["rank"] == 1 and not by["strong"]["technical_tie"]
     assert by["weak"]["technical_tie"] and by["weak"]["tied_with"] == ["twin"]
     lo, hi = by["strong"]["elo_interval"]
@@ -117,7 +125,7 @@ def test_models_without_decided_runs_are_not_ranked() -> None:
     decided = np.array([[1, 0, 1], [0, 0, 1], [np.nan, np.nan, np.nan]])
     bt = bradley_terry(["a", "b", "c"], decided, 50, rng_for(1))
     assert bt["not_ranked"] == ["c"]
-    assert [r["model"] for r in bt["models"]] == ["a", "b"]
+    assert [r["model"] for r in _models(bt)] == ["a", "b"]
 
 
 def test_paired_table_by_hand_and_mcnemar_against_scipy() -> None:

@@ -65,7 +65,7 @@ def test_family_weighting_by_hand() -> None:
     }
     assert (fam["storks"]["lower"], fam["storks"]["upper"]) == (0.25, 0.5)
     assert fam["storks"]["decided_rate"] == pytest.approx(1 / 3)
-    overall = view["overall"][0]  # type: ignore[index]
+    overall = view["overall"][0]
     assert overall["lower"] == pytest.approx((0.5 + 0.25 + 0.75) / 3)
     assert overall["upper"] == pytest.approx((0.5 + 0.5 + 0.75) / 3)
     assert overall["decided_rate"] == pytest.approx((0.5 + 1 / 3 + 0.75) / 3)

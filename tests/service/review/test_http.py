@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -160,7 +161,7 @@ def test_no_response_a_reviewer_can_fetch_contains_a_model_label(
     csrf = web_login(client, tokens["reviewer"])
     seen: list[str] = []
 
-    def fetch(method: str, url: str, **kw: object) -> str:
+    def fetch(method: str, url: str, **kw: Any) -> str:
         r = client.request(method, url, headers=bearer(tokens["reviewer"]), **kw)
         text: str = r.content.decode("utf-8", errors="replace")
         seen.append(url)

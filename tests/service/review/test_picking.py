@@ -52,8 +52,10 @@ def test_the_walk_picks_the_first_item_of_each_reviewers_shuffle(
         assert wanted.item is not None and wanted.item.id == expected[-1]
         assert only_skipped.item is not None and only_skipped.item.id == expected[0]
     with db.read() as s:  # the dispute comes first for those who took no part in it
-        assert next_for_reviewer(s, c.id, POLICY.seed).item.id == audit.id  # type: ignore[union-attr]
-        assert next_for_reviewer(s, a.id, POLICY.seed).item.id != audit.id  # type: ignore[union-attr]
+        for_c = next_for_reviewer(s, c.id, POLICY.seed).item
+        for_a = next_for_reviewer(s, a.id, POLICY.seed).item
+        assert for_c is not None and for_c.id == audit.id
+        assert for_a is not None and for_a.id != audit.id
     assert not [q for q in statements if q.lstrip().upper().startswith(("INSERT", "UPDATE"))]
     firsts = set()
     for reviewer in reviewers:

@@ -143,7 +143,7 @@ def test_reviewer_payload_is_blinded(tmp_path: Path, database_url: str) -> None:
     with db.write() as s:
         store.sync_queue(s, POLICY)
         for item in store.list_items(s):
-            payload = reviewer_item(s, item, 99)
+            payload = reviewer_item(s, item, 99).model_dump()
             text = json.dumps(payload)
             assert SECRET_MODEL not in text and SECRET_PROVIDER not in text
             assert "run5" not in text

@@ -1,4 +1,4 @@
-"""review queue tables (issue 7): review_items, reviews, review_scans.
+"""review queue tables: review_items, reviews, review_scans.
 
 Revision ID: 0100_review
 Revises: 0001

@@ -1,4 +1,4 @@
-"""calibration storage and re-scoring (issue 6).
+"""calibration storage and re-scoring.
 
 Tables: calibration_runs, gate_decisions, rescore_batches, rescore_items.
 

@@ -1,4 +1,4 @@
-"""tokens: keyed hashes, expiry and revocation; web sessions; unblinded reviews (issue 14).
+"""tokens: keyed hashes, expiry and revocation; web sessions; unblinded reviews.
 
 Existing token rows keep their bare sha256 and are marked ``hash_scheme = 'sha256'``; the
 service re-hashes each with the installation secret on its first use.

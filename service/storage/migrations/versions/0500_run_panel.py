@@ -1,4 +1,4 @@
-"""runs: the judge panel a submission asked for (issue 13).
+"""runs: the judge panel a submission asked for.
 
 ``runs.panel_id`` is NULL when the submission named no panel (the service's panel, or the task
 version's default, judges it).

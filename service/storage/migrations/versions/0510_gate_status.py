@@ -1,4 +1,4 @@
-"""gate decisions say trusted / not trusted / inconclusive, and what would decide them (issue 13).
+"""gate decisions say trusted / not trusted / inconclusive, and what would decide them.
 
 Existing rows get their status from ``passed`` (passed: ``trusted``, else ``not_trusted``);
 ``needs`` (how many more labels of which class would decide an inconclusive criterion) is empty.

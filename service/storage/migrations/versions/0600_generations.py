@@ -1,4 +1,4 @@
-"""generations: the model call behind each run regua generated (issue 15).
+"""generations: the model call behind each run regua generated.
 
 Revision ID: 0600_generations
 Revises: 0510_gate_status

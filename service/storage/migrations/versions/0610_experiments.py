@@ -1,4 +1,4 @@
-"""experiments and their generated cases (issue 15).
+"""experiments and their generated cases.
 
 Revision ID: 0610_experiments
 Revises: 0600_generations

@@ -1,4 +1,4 @@
-"""pairwise comparisons (both orders, raw replies as artifacts) and human preferences (issue 15).
+"""pairwise comparisons (both orders, raw replies as artifacts) and human preferences.
 
 Revision ID: 0620_pairwise
 Revises: 0610_experiments

@@ -1,4 +1,4 @@
-"""the task store: task versions registered by users (issue 16).
+"""the task store: task versions registered by users.
 
 Revision ID: 0700_task_store
 Revises: 0620_pairwise

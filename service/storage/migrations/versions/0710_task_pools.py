@@ -1,4 +1,4 @@
-"""task pools (issue 16): retired task versions and leak flags of reserved tasks.
+"""task pools: retired task versions and leak flags of reserved tasks.
 
 Revision ID: 0710_task_pools
 Revises: 0700_task_store

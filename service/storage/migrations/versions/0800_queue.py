@@ -1,4 +1,4 @@
-"""The scale-out queue (issue 17): procrastinate's schema and the fleet-wide slot table.
+"""The scale-out queue: procrastinate's schema and the fleet-wide slot table.
 
 On PostgreSQL this applies procrastinate's own schema (its job, worker, event and periodic
 tables and SQL functions, as shipped in the installed package) and creates ``regua_slots``, the

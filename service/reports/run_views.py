@@ -1,0 +1,272 @@
+"""The run view and its parts: typed read models of a stored run (the API's and the pages' JSON).
+
+Built from stored records by :mod:`service.reports.runs` (and :mod:`service.reports.votes`,
+:mod:`service.reports.leaks`), declared by the HTTP routes as their response models and rendered
+by the pages. Every field is named and typed; values that are free JSON by nature (a stage's
+detail, a check's evidence, an artifact's metadata, a model's request parameters, the judge panel
+record) are :data:`JsonObject` or :class:`~pydantic.JsonValue`, never ``Any``. Extra fields are
+refused: a new field is declared here first.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from judges import CriterionStatus, OutcomeStatus
+
+JsonObject = dict[str, JsonValue]
+"""A JSON object as stored (keys are text, values any JSON)."""
+
+RunStatus = Literal["queued", "running", "done"]
+
+
+def _is_none(value: object) -> bool:
+    return value is None
+
+
+class View(BaseModel):
+    """Base of every read model: named fields only."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class OutcomeView(View):
+    """pass | fail | pending | incomplete, with the cause (incomplete) or reasons (pending/fail)."""
+
+    status: OutcomeStatus
+    cause: str | None = None
+    reasons: list[str] = []
+
+
+class EvidenceView(View):
+    """Where to look: an artifact (sha256), a frame time, and what was seen."""
+
+    artifact_ref: str | None = None
+    artifact_name: str | None = Field(
+        default=None,
+        exclude_if=_is_none,
+        description="The file name the judge gave, when the evidence names a stored artifact",
+    )
+    time_s: float | None = None
+    description: str
+
+
+class VerdictView(View):
+    """One judge's verdict on one criterion."""
+
+    judge_profile_id: str
+    status: CriterionStatus
+    evidence: list[EvidenceView]
+    latency_ms: float | None = None
+    cost_usd: float | None = None
+    raw_artifact: str | None = Field(default=None, description="sha256 of the judge's raw reply")
+
+
+class GateView(View):
+    """The gate decision a vote was counted (or not counted) by, as stored then."""
+
+    passed: bool
+    gate_id: str
+    set_id: str | None
+    calibration_run_id: str | None
+    profile_hash: str | None
+    decided_at: str | None
+    stored_at: str | None
+    reasons: list[str]
+
+
+class VoteView(View):
+    """One stored vote with the judge's identity, whether it counted and why."""
+
+    judge_profile_id: str
+    status: CriterionStatus
+    eligible: bool
+    note: str | None = Field(
+        default=None, exclude_if=_is_none, description="The jury's own reason not to count it"
+    )
+    kind: str | None
+    profile_hash: str | None
+    basis: str
+    gate: GateView | None
+
+
+class CriterionView(View):
+    """The jury's result for one criterion, with every verdict and vote behind it."""
+
+    criterion: str
+    kind: Literal["necessary", "optional"]
+    status: CriterionStatus
+    review_required: bool
+    review_reason: str | None = None
+    disagreement: str | None = None
+    cause: str | None = None
+    votes: list[VoteView]
+    verdicts: list[VerdictView]
+
+
+class JudgeFailureView(View):
+    """A judge that gave no verdict on a criterion, and why."""
+
+    criterion: str
+    judge_profile_id: str
+    cause: str
+    detail: str
+
+
+class VersionsView(View):
+    """The versions of everything an evaluation used."""
+
+    task: str
+    rubric_hash: str
+    checker: str
+    render_profile: str | None
+    judge_panel: JsonObject = Field(description="The judge panel record (id, judges, hashes)")
+
+
+class EvaluationView(View):
+    """One (append-only) evaluation with the versions of everything it used."""
+
+    id: int
+    kind: str
+    created_at: str | None
+    supersedes_id: int | None = None
+    outcome: OutcomeView
+    versions: VersionsView
+    criteria: list[CriterionView]
+    judge_failures: list[JudgeFailureView]
+
+
+class EvaluationLine(View):
+    """One evaluation in a run's history, marked when a later one superseded it."""
+
+    id: int
+    kind: str
+    created_at: str | None
+    outcome: str
+    cause: str | None
+    supersedes_id: int | None
+    superseded: bool
+
+
+class StageView(View):
+    """One finished pipeline stage of the run."""
+
+    stage: str
+    version: str
+    status: str
+    detail: JsonObject | None
+
+
+class CheckResultView(View):
+    """One static check's result with its evidence as stored."""
+
+    id: str
+    version: str
+    status: str
+    evidence: list[JsonValue]
+
+
+class ChecksView(View):
+    """The run's static checks: the overall status and every result."""
+
+    status: Literal["pass", "fail"] | None
+    results: list[CheckResultView]
+
+
+class RenderView(View):
+    """The newest render record of a run: status, cause, profile, browser and sandbox."""
+
+    status: str
+    cause: str | None
+    detail: str | None
+    render_profile_id: str
+    browser_version: str | None
+    sandbox: JsonObject | None
+    attempts: int
+    elapsed_ms: float | None
+
+
+class ProcedureRef(View):
+    """The procedure (id and version) that produced an artifact."""
+
+    id: str
+    version: str
+
+
+class ArtifactView(View):
+    """One stored artifact and its place in the chain (parent, producing procedure)."""
+
+    id: int
+    sha256: str
+    kind: str
+    name: str
+    media_type: str
+    size: int
+    parent_id: int | None
+    parent_sha256: str | None
+    procedure: ProcedureRef
+    meta: JsonObject
+    url: str
+
+
+class ModelView(View):
+    """Which model produced the output (never shown to judges or reviewers)."""
+
+    label: str
+    provider: str | None = None
+    params: JsonObject | None = None
+
+
+class LeakView(View):
+    """A leak flag of a run: which reserved task's canary or prompt the reply carried."""
+
+    task: str
+    kind: str
+    flagged_at: str | None
+
+
+class LeakSummary(View):
+    """Per reserved task: how many flags of each kind, and which runs."""
+
+    task: str
+    canary: int
+    prompt: int
+    runs: list[str]
+
+
+class RunRecord(View):
+    """Everything stored about one run: progress, outcome, checks, render, verdicts, artifacts.
+
+    ``model`` is left out (unset) for anyone who must stay blind; ``leaks`` is set for admins only.
+    """
+
+    run_id: str
+    task: str
+    model: ModelView | None = Field(default=None, exclude_if=_is_none)
+    submitted_at: str | None
+    finished_at: str | None
+    status: RunStatus
+    outcome: OutcomeView | None
+    stages: list[StageView]
+    checks: ChecksView
+    render: RenderView | None
+    evaluation: EvaluationView | None
+    evaluations: list[EvaluationLine]
+    artifacts: list[ArtifactView]
+    leaks: list[LeakView] | None = Field(
+        default=None, exclude_if=_is_none, description="Leak flags (admins only)"
+    )
+
+
+class RunLine(View):
+    """One run in a listing."""
+
+    run_id: str
+    task: str
+    status: RunStatus
+    outcome: OutcomeStatus | None = None
+    cause: str | None = None
+    submitted_at: str | None = None
+    model: str | None = Field(default=None, exclude_if=_is_none)
