@@ -1,8 +1,11 @@
 # The two set-up commands of the README: `make run` and `make test`.
 VENV := .venv/bin
 PACKAGES := regua tasks checks sandbox render judges service
+# xdist workers of the parallel step (tests/README.md says how the number was measured)
+TEST_WORKERS ?= 3
+PYTEST := $(VENV)/python -m pytest
 
-.PHONY: setup run test lint typecheck imports demo
+.PHONY: setup run test lint typecheck imports demo lock
 
 setup:
 	@bash scripts/setup.sh
@@ -23,5 +26,20 @@ typecheck: setup
 imports: setup
 	$(VENV)/lint-imports
 
+# The whole suite: every test but the `serial` ones on TEST_WORKERS xdist workers, then the
+# `serial` ones alone, then the branch-coverage floor (pyproject's fail_under) over both steps.
+# Both steps run even when the first fails, so one run shows every failure (exit 5 of the
+# serial step, no test marked serial, is not a failure).
+# `make test COVERAGE=0` skips the measurement (CI always measures).
+COVERAGE ?= 1
 test: setup lint typecheck imports
-	$(VENV)/python -m pytest
+	@rm -f .coverage .coverage.*
+	@status=0; cov=""; [ "$(COVERAGE)" = 0 ] || cov="--cov --cov-report="; \
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadgroup -m "not serial" $$cov || status=$$?; \
+	$(PYTEST) -m serial $${cov:+$$cov --cov-append} || { rc=$$?; [ $$rc -eq 5 ] || status=$$rc; }; \
+	[ -z "$$cov" ] || $(VENV)/coverage report || status=$$?; \
+	exit $$status
+
+# Refresh requirements.lock (the exact versions setup.sh installs) from pyproject.toml
+lock: setup
+	@bash scripts/lock.sh

@@ -3,9 +3,10 @@
 The fake model server (:mod:`regua.llm.testing`) answers every request at once with a fenced
 SVG. In the same run the benchmark times, per call:
 
-* the bare ``httpx`` round trip (one POST of the same body on a kept-alive client);
+* the bare ``httpx`` round trip (one POST of the same body on a kept-alive client), in wall time
+  and in the calling thread's CPU time;
 * the model client's call (``regua.llm.client.call_model`` with the OpenAI provider: body,
-  headers, limiter slot, retry wrapper, reply parsing, redaction);
+  headers, limiter slot, retry wrapper, reply parsing, redaction), in wall and CPU time;
 * ``ctx.submit`` of the same reply (the normal submit path, for reference);
 * ``generate_runs`` end to end, one call at a time (``REGUA_GENERATION_CONCURRENCY=1``): the
   call plus storing the reply as a run with its generation record on SQLite (no executor, so
@@ -57,12 +58,21 @@ def _stats(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
 
 
-def _time(n: int, fn: Any) -> list[float]:
+CPU: dict[str, list[float]] = {}
+
+
+def _time(n: int, fn: Any, cpu: str | None = None) -> list[float]:
+    """Wall ms of ``n`` calls; with ``cpu``, also this thread's CPU ms per call under that name.
+
+    Thread CPU is the client's own work: unlike wall time, it hardly moves with the machine's load.
+    """
     out = []
     for _ in range(n):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         fn()
         out.append((time.perf_counter() - t0) * 1000)
+        if cpu is not None:
+            CPU.setdefault(cpu, []).append((time.thread_time() - c0) * 1000)
     return out
 
 
@@ -87,9 +97,9 @@ def main() -> None:
             _time(20, lambda: http.post(f"{base}/chat/completions", json=body))  # warm up
             _time(20, lambda: call_model(call, policy, limiter=limiter, redact=redact))
             for _ in range(args.n):  # interleaved, so both see the same machine
-                bare += _time(1, lambda: http.post(f"{base}/chat/completions", json=body))
+                bare += _time(1, lambda: http.post(f"{base}/chat/completions", json=body), "bare")
                 provided += _time(
-                    1, lambda: call_model(call, policy, limiter=limiter, redact=redact)
+                    1, lambda: call_model(call, policy, limiter=limiter, redact=redact), "call"
                 )
         reply = Submission(TASK, "m", f"```svg\n{SVG}```")
         submit_ms = statistics.mean(_time(args.n, lambda: ctx.submit([reply], None)))
@@ -104,6 +114,11 @@ def main() -> None:
     print(
         f"model client call          p50 {call_p50:7.3f} ms  p95 {call_p95:7.3f} ms  "
         f"ratio p50 {call_p50 / bare_p50:5.2f}x  overhead {call_p50 - bare_p50:6.3f} ms"
+    )
+    cpu_bare, cpu_call = statistics.median(CPU["bare"]), statistics.median(CPU["call"])
+    print(
+        f"client CPU per call        bare {cpu_bare:6.3f} ms  model call {cpu_call:6.3f} ms  "
+        f"ratio {cpu_call / cpu_bare:5.2f}x  overhead {cpu_call - cpu_bare:6.3f} ms"
     )
     print(f"submit alone (reference)   mean {submit_ms:6.3f} ms per run (the normal submit path)")
     print(

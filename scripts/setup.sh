@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what regua needs on a fresh Debian machine (run as root for the apt part):
-# Debian's chromium and bubblewrap, fonts, and a virtual environment built from pyproject.toml.
+# Debian's chromium and bubblewrap, fonts, and a virtual environment with the exact versions of
+# requirements.lock.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,11 +20,19 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 PY=${PYTHON:-python3}
-stamp=.venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)
+# the exact versions of requirements.lock (every file's sha256 checked), then regua itself
+# (editable, built by the locked setuptools); refresh the lock with `make lock`
+stamp=.venv/.installed-$(cat pyproject.toml requirements.lock | sha256sum | cut -c1-16)
 if [ ! -f "$stamp" ]; then
     [ -x .venv/bin/python ] || "$PY" -m venv .venv
-    .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q -e '.[dev]' --config-settings editable_mode=compat
+    pip=(.venv/bin/python -m pip --quiet --disable-pip-version-check)
+    "${pip[@]}" install --require-hashes --no-deps -r requirements.lock
+    "${pip[@]}" install --no-deps --no-build-isolation -e . --config-settings editable_mode=compat
+    if ! "${pip[@]}" check >/dev/null; then
+        "${pip[@]}" check >&2 || true
+        echo "setup: requirements.lock no longer satisfies pyproject.toml; run \`make lock\`" >&2
+        exit 1
+    fi
     rm -f .venv/.installed-*
     touch "$stamp"
 fi

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.pg import fresh_pg_database, reset_pg_schema
+from tests.helpers.ports import HOST, dead_port
 
-pytest_plugins = ["tests.helpers.render_pool", "tests.helpers.s3"]
+pytest_plugins = ["tests.helpers.render_pool", "tests.helpers.s3", "tests.helpers.xdist"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_CORPORA = REPO_ROOT.parent / "shared" / "corpora"
@@ -40,6 +41,14 @@ def _close_opened_databases() -> Iterator[None]:
     from tests.helpers.review_runs import dispose_opened
 
     dispose_opened()
+
+
+@pytest.fixture
+def refused_url() -> Iterator[str]:
+    """``http://127.0.0.1:PORT`` where every connection is refused for the whole test (the port
+    is held bound, not listening, so no other worker's server can take it meanwhile)."""
+    with dead_port() as port:
+        yield f"http://{HOST}:{port}"
 
 
 @pytest.fixture(scope="session")

@@ -1,13 +1,13 @@
 """The ``vision-llm`` judge: one criterion per request to a vision model.
 
 Speaks the OpenAI-compatible chat-completions API and the Anthropic messages API through
-:mod:`regua.llm` (one base URL with or without ``/v1``: OpenAI gets
-``{base}/v1/chat/completions``, Anthropic ``{base}/v1/messages``). Base URL, model and key come
-from the profile (``params.base_url``, ``model``, ``params.api_key_env``: the name of an
-environment variable holding the key) or from settings (``REGUA_JUDGE_BASE_URL``,
-``REGUA_JUDGE_MODEL``, ``REGUA_JUDGE_API_KEY``). Retries follow the profile (``max_retries``,
-``backoff_s``; ``Retry-After`` obeyed up to ``max_retry_wait_s``); a call that gets no reply or
-an unusable reply is a :class:`JudgeFailure`. The key is never logged nor copied into an error.
+:mod:`regua.llm` (one base URL with or without ``/v1``, :mod:`regua.llm.endpoint`). Base URL,
+model and key come from the profile (``params.base_url``, ``model``, ``params.api_key_env``:
+the name of an environment variable holding the key) or from settings
+(``REGUA_JUDGE_BASE_URL``, ``REGUA_JUDGE_MODEL``, ``REGUA_JUDGE_API_KEY``). Retries follow the
+profile (``max_retries``, ``backoff_s``; ``Retry-After`` obeyed up to ``max_retry_wait_s``); a
+call that gets no reply or an unusable reply is a :class:`JudgeFailure`. The key is never
+logged nor copied into an error.
 """
 
 from __future__ import annotations

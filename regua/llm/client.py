@@ -111,7 +111,9 @@ class _Pool:
     def client(self) -> httpx.Client:
         with self._lock:
             if self._client is None or self._pid != os.getpid():
-                self._client, self._pid = httpx.Client(), os.getpid()
+                # no connection cap of its own: the limiters bound the calls in flight
+                limits = httpx.Limits(max_connections=None, max_keepalive_connections=64)
+                self._client, self._pid = httpx.Client(limits=limits), os.getpid()
             return self._client
 
     def close(self) -> None:

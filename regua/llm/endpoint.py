@@ -13,6 +13,7 @@ reach a server whose path has no version segment).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from urllib.parse import urlsplit, urlunsplit
 
 DEFAULT_BASE_URLS = {
@@ -41,6 +42,7 @@ def _clean(base_url: str) -> tuple[str, str, str, str]:
     return scheme, host, path, parts.query
 
 
+@lru_cache(maxsize=1024)
 def api_base(api: str, base_url: str | None) -> str:
     """The normalised base URL of ``api`` at ``base_url`` (the API's default when None)."""
     url = base_url or DEFAULT_BASE_URLS.get(api)
@@ -55,6 +57,7 @@ def api_base(api: str, base_url: str | None) -> str:
     return urlunsplit((scheme, host, path, query, ""))
 
 
+@lru_cache(maxsize=1024)
 def endpoint_url(api: str, base_url: str | None, path: str | None = None) -> str:
     """The request URL of ``api`` (its endpoint ``path``, default the API's own) at a base."""
     base = api_base(api, base_url)
@@ -68,6 +71,7 @@ def same_endpoint(api: str, a: str | None, b: str | None) -> bool:
     return api_base(api, a) == api_base(api, b)
 
 
+@lru_cache(maxsize=1024)
 def limit_key(api: str, base_url: str | None) -> str:
     """The limiter key of an endpoint: one per (API, normalised base URL)."""
     if base_url is None and api not in DEFAULT_BASE_URLS:

@@ -36,16 +36,17 @@ class _KeyLimit:
         self._next = 0.0
         self._lock = threading.Lock()
 
-    @contextmanager
-    def slot(self) -> Iterator[None]:
-        with self._slots:
-            if self._interval:
-                with self._lock:
-                    now = time.monotonic()
-                    start = max(now, self._next)
-                    self._next = start + self._interval
-                time.sleep(max(0.0, start - now))
-            yield
+    def take(self) -> None:
+        self._slots.acquire()
+        if self._interval:
+            with self._lock:
+                now = time.monotonic()
+                start = max(now, self._next)
+                self._next = start + self._interval
+            time.sleep(max(0.0, start - now))
+
+    def give(self) -> None:
+        self._slots.release()
 
 
 class LocalLimiter:
@@ -71,15 +72,17 @@ class LocalLimiter:
     def slot(self, key: str, hold_s: float) -> Iterator[None]:
         """Hold one slot of ``key`` (waiting for a free one, and for the rate when set)."""
         del hold_s  # a semaphore needs no lease: a slot goes back when the attempt ends
-        with self._limit(key).slot():
+        limit = self._limit(key)
+        limit.take()
+        with self._lock:
+            self._taken[key] += 1
+            self._busy[key] += 1
+        try:
+            yield
+        finally:
             with self._lock:
-                self._taken[key] += 1
-                self._busy[key] += 1
-            try:
-                yield
-            finally:
-                with self._lock:
-                    self._busy[key] -= 1
+                self._busy[key] -= 1
+            limit.give()
 
     def taken(self, key: str) -> int:
         """How many slots of ``key`` this limiter has handed out (every attempt counts)."""

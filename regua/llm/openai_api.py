@@ -34,7 +34,7 @@ def _choice(doc: dict[str, Any], body: str) -> dict[str, Any]:
 
 
 class OpenAIChat:
-    """``POST {base}/chat/completions``: the turns as messages, a system turn first."""
+    """The chat-completions endpoint: the turns as messages, a system turn first."""
 
     api = "openai"
     mock = False

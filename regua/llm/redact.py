@@ -44,10 +44,16 @@ class Redactor:
     def __call__(self, text: str) -> str:
         """``text`` without any secret value or header echo."""
         for secret in self._secrets:
-            text = text.replace(secret, REDACTED)
-        text = _HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
-        text = _USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
-        return _BEARER.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        low = text.lower()  # the patterns run only where their words occur (replies are long)
+        if "authorization" in low or "api-key" in low or "api_key" in low:
+            text = _HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+        if "@" in low and "://" in low:
+            text = _USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
+        if "bearer" in low:
+            text = _BEARER.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
+        return text
 
     def optional(self, text: str | None) -> str | None:
         """:meth:`__call__` on a text that may be absent."""

@@ -20,9 +20,9 @@ LOL = (
 
 def test_billion_laughs_in_attribute_and_text_is_never_expanded(static_task: TaskSpec) -> None:
     doc = LOL + svg("<title>&l9;</title>", extra=' data-x="&l9;"')
-    start = time.perf_counter()
+    start = time.thread_time()  # CPU time: the same on a busy machine
     report = run_checks(doc, static_task)
-    assert time.perf_counter() - start < 1.0
+    assert time.thread_time() - start < 1.0
     parsed = parse_document(doc)
     assert parsed.root is not None and parsed.neutralised
     assert "lol" not in (parsed.root.get("data-x") or "")  # not substituted
@@ -85,9 +85,9 @@ def test_parameter_entities_and_attlist_defaults_are_rejected(static_task: TaskS
 
 def test_deep_nesting_beyond_libxml2_limit_fails_parse_fast(static_task: TaskSpec) -> None:
     doc = f'<svg xmlns="{SVG_NS}">' + "<g>" * 5000 + "</g>" * 5000 + "</svg>"
-    start = time.perf_counter()
+    start = time.thread_time()  # CPU time: the same on a busy machine
     report = run_checks(doc, static_task)
-    assert time.perf_counter() - start < 1.0
+    assert time.thread_time() - start < 1.0
     assert report.status == "fail" and ("parse" in report.failed or "size" in report.failed)
 
 
@@ -102,9 +102,9 @@ def test_oversized_input_is_not_parsed(static_task: TaskSpec) -> None:
 
 def test_many_elements_stay_under_a_second_and_fail_closed(static_task: TaskSpec) -> None:
     doc = svg("<g/>" * 60_000)
-    start = time.perf_counter()
+    start = time.thread_time()  # CPU time: the same on a busy machine
     report = run_checks(doc, static_task)
-    assert time.perf_counter() - start < 1.0
+    assert time.thread_time() - start < 1.0
     assert {"size", "script", "external-ref"} <= set(report.failed)
 
 

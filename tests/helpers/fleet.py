@@ -21,7 +21,8 @@ from typing import BinaryIO
 from sqlalchemy import create_engine, text
 
 from service.api.client import ReguaClient, read_token
-from service.server.run import free_port, wait_ready
+from service.server.run import wait_ready
+from tests.helpers.ports import free_port
 from tests.helpers.server import REPO
 
 STALLED_S = 3.0

@@ -1,9 +1,11 @@
 """A real S3 server on loopback for the tests: moto in server mode, one per session.
 
-Loaded by ``tests/conftest.py`` (``pytest_plugins``). The ``s3`` fixture starts moto's
-``ThreadedMotoServer`` on a free loopback port (skipping with the reason when it cannot start)
-and gives the test a fresh bucket; the code under test talks to it over HTTP through boto3 as
-it would to MinIO or AWS. Credentials are throwaway values in the standard ``AWS_*`` variables.
+Loaded by ``tests/conftest.py`` (``pytest_plugins``). The ``s3_server`` fixture starts moto's
+``ThreadedMotoServer`` on loopback port 0 (the kernel picks a port that no other xdist worker's
+server can take; skipping with the reason when it cannot start), one per worker, and
+``s3_bucket`` gives the test a fresh bucket; the code under test talks to it over HTTP through
+boto3 as it would to MinIO or AWS. Credentials are throwaway values in the standard ``AWS_*``
+variables.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from regua.settings import Settings
-from service.server.run import free_port
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -64,7 +65,7 @@ class S3Server:
 
 @pytest.fixture(scope="session")
 def s3_server() -> Iterator[S3Server]:
-    """moto's S3 server on a free loopback port for the whole session (skips when it can't)."""
+    """moto's S3 server on a loopback port for the whole session (skips when it can't)."""
     try:
         import boto3
         from moto.server import ThreadedMotoServer
@@ -72,14 +73,14 @@ def s3_server() -> Iterator[S3Server]:
         pytest.skip(f"moto[server] is not installed ({exc}); run scripts/setup.sh")
     saved = {name: os.environ.get(name) for name in FAKE_CREDENTIALS}
     os.environ.update(FAKE_CREDENTIALS)
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     try:
         server.start()
+        host, port = server.get_host_and_port()
     except Exception as exc:  # any reason the server cannot start is a reason to skip
         _restore(saved)
-        pytest.skip(f"moto's S3 server could not start on 127.0.0.1:{port}: {exc}")
-    endpoint = f"http://127.0.0.1:{port}"
+        pytest.skip(f"moto's S3 server could not start on 127.0.0.1: {exc}")
+    endpoint = f"http://{host}:{port}"
     client = boto3.session.Session().client("s3", endpoint_url=endpoint, region_name=REGION)
     try:
         yield S3Server(endpoint, client)

@@ -7,6 +7,7 @@ import contextlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -18,7 +19,8 @@ import uvicorn
 from fastapi import FastAPI
 
 from service.api.client import ReguaClient, ServiceHttp, read_token
-from service.server.run import free_port, wait_ready
+from service.server.run import wait_ready
+from tests.helpers.ports import HOST, free_port
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -98,19 +100,27 @@ class Served:
 
 @contextlib.contextmanager
 def serve_in_thread(app: FastAPI) -> Iterator[str]:
-    """Serve ``app`` with uvicorn on a thread of this process; yields its base URL."""
-    port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    """Serve ``app`` with uvicorn on a thread of this process; yields its base URL.
+
+    The socket is bound (to a port the kernel picks) before the server starts, so no other
+    process can take the port in between."""
+    sock = socket.socket()
+    sock.bind((HOST, 0))
+    port = int(sock.getsockname()[1])
+    config = uvicorn.Config(app, log_level="warning")
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name=f"test-server-{port}", daemon=True)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name=f"test-server-{port}", daemon=True
+    )
     thread.start()
-    url = f"http://127.0.0.1:{port}"
+    url = f"http://{HOST}:{port}"
     try:
         wait_ready(url, 30)
         yield url
     finally:
         server.should_exit = True
         thread.join(30)
+        sock.close()
 
 
 @contextlib.contextmanager

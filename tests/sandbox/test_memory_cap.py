@@ -38,7 +38,9 @@ def test_a_fast_growing_tree_is_killed_near_the_cap() -> None:
         assert pool.run({"op": "echo"}).ok  # a fresh worker takes the next job
     assert (outcome.status, outcome.cause) == ("incomplete", "oom")
     assert outcome.detail == f"sandbox memory passed {CAP_MB} MB and was killed"
-    assert elapsed < 5, elapsed  # killed as the cap passed, not at the 20 s wall clock
+    # killed by the memory monitor (cause "oom" above), before the 20 s wall clock; no tighter
+    # wall-time bound, which a loaded machine breaks (6.2 s seen beside other test runs)
+    assert elapsed < limits.wall_timeout_s, elapsed
     peak_mb = pool.peak_rss_bytes / 2**20
     assert CAP_MB < peak_mb < CAP_MB + SLACK_MB, peak_mb
     assert "every 0.1 s" in outcome.sandbox["memory_cap"]

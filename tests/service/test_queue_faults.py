@@ -166,6 +166,7 @@ def _restart_postgres(f: Fleet) -> str:
     return "terminated"
 
 
+@pytest.mark.serial  # a real restart breaks every connection to the server, other workers' too
 def test_a_postgres_restart_mid_run(fleet: tuple[Fleet, str], s3_server: S3Server) -> None:
     """PostgreSQL goes away mid-run (and again during the stalled-job recovery that follows a
     killed worker): the workers reconnect and every run still ends once."""

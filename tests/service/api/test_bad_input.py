@@ -169,7 +169,7 @@ def test_an_unhandled_error_is_500_with_the_documented_shape(ctx: ServiceContext
         raise RuntimeError("a bug")
 
     app.add_api_route("/v1/broken", broken)  # a route of the test: the handler is under test
-    with serve_in_thread(app) as url, httpx.Client(base_url=url) as http:
+    with serve_in_thread(app) as url, httpx.Client(base_url=url, timeout=120) as http:
         got = http.get("/v1/broken")
     assert got.status_code == 500
     assert got.json() == {

@@ -19,7 +19,7 @@ import pytest
 
 from service.api.client import ReguaClient, read_token
 from service.demo.serve import MARKER
-from service.server.run import free_port
+from tests.helpers.ports import free_port
 from tests.helpers.server import require_real_rendering
 from tests.helpers.web import web_login
 from tests.service.cli.test_demo_hints import Lines

@@ -8,6 +8,7 @@ The demo runs one sample that needs no render (a refusal), so the tests stay qui
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -23,7 +24,7 @@ import httpx
 from typer.testing import CliRunner
 
 from service.cli import app
-from service.server.run import free_port
+from tests.helpers.ports import free_port
 from tests.helpers.server import REPO, Served
 
 SAMPLES = REPO / "samples" / "outputs"
@@ -73,10 +74,18 @@ class Lines:
         return code
 
     def interrupt(self) -> int:
-        """Ctrl-C, then the exit code."""
+        """Ctrl-C, then the exit code. A process still running 90 s later is killed with its
+        process group (its render workers too), so a failed test leaves nothing behind, and the
+        wait's timeout is raised."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
-        return self.wait()
+        try:
+            return self.wait()
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(30)
+            raise
 
 
 def _one_sample(tmp_path: Path) -> Path:
@@ -89,9 +98,9 @@ def _one_sample(tmp_path: Path) -> Path:
     return folder
 
 
-def test_status_without_a_service_says_to_start_one() -> None:
+def test_status_without_a_service_says_to_start_one(refused_url: str) -> None:
     """Was only ``error: cannot reach the service: [Errno 111] Connection refused``."""
-    url = f"http://127.0.0.1:{free_port()}"
+    url = refused_url
     done = CliRunner().invoke(app, ["status", "0" * 32, "--url", url, "--token", "x"])
     assert done.exit_code == 1
     assert f"no regua service answers at {url}/" in done.output

@@ -17,7 +17,6 @@ from regua.settings import Settings
 from service.access.tokens import create_token
 from service.context import ServiceContext
 from service.server import create_app
-from service.server.run import free_port
 from tests.helpers.server import serve_in_thread
 
 BASE = "pelican-bicycle-static@1"
@@ -129,12 +128,12 @@ def _variants_register(live: Live, tmp_path: Path) -> None:
     assert again.exit_code == 0 and "unchanged" in again.output
 
 
-def test_no_service_and_no_token_say_what_to_do(tmp_path: Path) -> None:
+def test_no_service_and_no_token_say_what_to_do(tmp_path: Path, refused_url: str) -> None:
     path = tmp_path / "t.yaml"
     from tasks import bundled_registry
 
     path.write_text(yaml.safe_dump(bundled_registry().get(BASE).to_wire()))
-    url = f"http://127.0.0.1:{free_port()}"
+    url = refused_url
     runner = CliRunner()
     down = runner.invoke(_app(), ["tasks", "add", str(path), "--url", url, "--token", "rg_x"])
     assert down.exit_code == 1

@@ -61,7 +61,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     settings = Settings(data_dir=tmp / "data", database_url=f"sqlite:///{tmp / 'r.sqlite3'}")
     ctx = ServiceContext.open(settings)
     try:
-        with serve_in_thread(create_app(ctx)) as url, httpx.Client(base_url=url) as client:
+        with (
+            serve_in_thread(create_app(ctx)) as url,
+            httpx.Client(base_url=url, timeout=120) as client,
+        ):
             yield Served(client, ctx)
     finally:
         ctx.close()

@@ -120,7 +120,7 @@ def test_mock_experiment_stops_resumes_without_duplicates_and_reports_its_figure
     ctx = open_ctx(settings, render_pool)
     token, _ = create_token(ctx.db, "submitter", "exp")
     ctx.start_executor()
-    with serve_in_thread(create_app(ctx)) as url, httpx.Client(base_url=url) as client:
+    with serve_in_thread(create_app(ctx)) as url, httpx.Client(base_url=url, timeout=120) as client:
         first = post(client, token)
         assert first["resumed"] is False and first["experiment_id"] == "mini@default"
         wait(lambda: count(ctx, GenerationRow.id) >= 9)
@@ -132,7 +132,10 @@ def test_mock_experiment_stops_resumes_without_duplicates_and_reports_its_figure
     ctx2 = open_ctx(settings, render_pool)
     ctx2.start_executor()
     try:
-        with serve_in_thread(create_app(ctx2)) as url, httpx.Client(base_url=url) as client:
+        with (
+            serve_in_thread(create_app(ctx2)) as url,
+            httpx.Client(base_url=url, timeout=120) as client,
+        ):
             again = post(client, token)
             assert again["resumed"] is True
             wait(

@@ -15,7 +15,6 @@ from typer.testing import CliRunner, Result
 
 from regua.llm.testing import Reply, scripted_server
 from service.cli import app
-from service.server.run import free_port
 from tests.helpers.server import Served
 
 TASK = "pelican-bicycle-structured@1"
@@ -75,9 +74,8 @@ def client_raw(server: Served, view: dict[str, Any]) -> str:
         return client.artifact(raw["sha256"]).text
 
 
-def test_generate_without_a_service_says_what_to_run() -> None:
-    url = f"http://127.0.0.1:{free_port()}"
-    env = {"REGUA_URL": url, "REGUA_TOKEN": "rg_x"}
+def test_generate_without_a_service_says_what_to_run(refused_url: str) -> None:
+    env = {"REGUA_URL": refused_url, "REGUA_TOKEN": "rg_x"}
     done = _regua("generate", "--task", TASK, "--api", "mock", "--model", "m", env=env)
     assert done.exit_code == 1
     assert "no regua service answers" in done.stderr and "regua serve" in done.stderr

@@ -33,7 +33,10 @@ def test_generation_job_runs_and_refusals(gen_ctx: ServiceContext) -> None:
     reviewer = _h(create_token(gen_ctx.db, "reviewer", "rev")[0])
     admin = _h(create_token(gen_ctx.db, "admin", "root")[0])
     body = {"task": TASK, "api": "mock", "model": "m", "repeats": 2}
-    with serve_in_thread(create_app(gen_ctx)) as url, httpx.Client(base_url=url) as http:
+    with (
+        serve_in_thread(create_app(gen_ctx)) as url,
+        httpx.Client(base_url=url, timeout=120) as http,
+    ):
         job = http.post("/v1/generations", json=body, headers=alice)
         assert job.status_code == 202, job.text
         view = job.json()

@@ -18,11 +18,11 @@ from regua.errors import ArtifactIntegrityError, ConfigurationError, NotFoundErr
 from regua.settings import Settings
 from service.cli import app
 from service.context import ServiceContext
-from service.server.run import free_port
 from service.storage import Artifact, Database
 from service.storage.blob_registry import blob_schemes, open_blob_store
 from service.storage.blobs import LocalBlobStore, NewArtifact, record_artifact
 from service.storage.s3_blobs import S3BlobStore, s3_client
+from tests.helpers.ports import free_port
 from tests.helpers.s3 import S3Server
 
 
@@ -90,8 +90,10 @@ def test_start_up_stops_on_a_missing_bucket(s3_server: S3Server, tmp_path: Path)
     assert not (tmp_path / "data" / "regua.sqlite3").exists()  # stopped before the database
 
 
-def test_start_up_stops_on_an_unreachable_endpoint(s3_server: S3Server, tmp_path: Path) -> None:
-    dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+def test_start_up_stops_on_an_unreachable_endpoint(
+    s3_server: S3Server, tmp_path: Path, refused_url: str
+) -> None:
+    dead = refused_url
     settings = s3_server.settings(tmp_path / "data", "b").model_copy(
         update={"s3_endpoint_url": dead}
     )

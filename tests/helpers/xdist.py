@@ -1,0 +1,82 @@
+"""How the suite runs in parallel (pytest-xdist), and what one worker owns.
+
+Loaded by ``tests/conftest.py`` (``pytest_plugins``). ``make test`` runs
+``pytest -n N --dist loadgroup -m "not serial"`` and then ``pytest -m serial`` alone; see
+``tests/README.md`` for the rules an xdist-safe test keeps. This plugin:
+
+- makes a work unit of every test module (its module fixtures are built once, on one worker)
+  or, for tests marked ``xdist_group(NAME)``, of every test in group NAME, wherever it lives;
+- puts every test that uses an expensive session fixture named in :data:`SHARED_FIXTURE_GROUPS`
+  into that fixture's group, so the fixture is built by one worker only, for any new test too;
+- skips a ``serial`` test when several workers run (it would disturb the others), saying where
+  it runs instead.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.helpers.workers import worker_count
+
+if TYPE_CHECKING:
+    from xdist.scheduler import LoadScopeScheduling
+
+SERIAL = "serial"
+"""Marker of a test that must run alone (it restarts a shared server, say)."""
+
+SHARED_FIXTURE_GROUPS = ("geometry_calibrated",)
+"""Session fixtures worth building once per run rather than once per worker (tens of seconds
+each): every test that uses one runs on the same worker, in the group of the fixture's name."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Group the users of shared session fixtures; skip serial tests beside other workers.
+
+    Runs before xdist's own hook, which turns ``xdist_group`` marks into work units."""
+    del config
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        for name in SHARED_FIXTURE_GROUPS:
+            if name in fixtures:
+                item.add_marker(pytest.mark.xdist_group(name))
+        if item.get_closest_marker(SERIAL) is not None and worker_count() > 1:
+            item.add_marker(
+                pytest.mark.skip(
+                    reason=f"marked {SERIAL!r}: it must run alone, never beside other xdist "
+                    "workers; `make test` runs it in its own step (pytest -m serial)"
+                )
+            )
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LoadScopeScheduling | None:
+    """With ``--dist loadgroup``: work units are groups, else whole modules."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    return _module_or_group_scheduling(config, log)
+
+
+def work_unit(nodeid: str) -> str:
+    """The work unit of a test: ``group:NAME`` for a test of ``xdist_group`` NAME (xdist
+    suffixes its node id with ``@NAME``), else its module's path."""
+    at = nodeid.rfind("@")
+    if at > nodeid.rfind("]"):  # an ``@`` inside a parameter id is not a group
+        return "group:" + nodeid[at + 1 :]
+    return nodeid.split("::", 1)[0]
+
+
+def _module_or_group_scheduling(config: pytest.Config, log: Any) -> LoadScopeScheduling:
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleOrGroupScheduling(LoadScopeScheduling):
+        """xdist's scope scheduling with one work unit per module or per ``xdist_group``.
+
+        xdist suffixes a grouped test's node id with ``@NAME`` under ``--dist loadgroup``."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return ModuleOrGroupScheduling(config, log)

@@ -1,0 +1,33 @@
+"""The parallel-run helpers keep their promises: work units, worker port blocks, dead ports."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from tests.helpers.ports import HOST, dead_port, free_port, worker_block
+from tests.helpers.xdist import work_unit
+
+
+def test_a_module_is_one_work_unit_and_a_group_spans_modules() -> None:
+    assert work_unit("tests/a/test_b.py::test_c") == "tests/a/test_b.py"
+    assert work_unit("tests/a/test_b.py::Case::test_c[sqlite]") == "tests/a/test_b.py"
+    assert work_unit("tests/a/test_b.py::test_c[user@host]") == "tests/a/test_b.py"
+    assert work_unit("tests/a/test_b.py::test_c[x]@calibrated") == "group:calibrated"
+    assert work_unit("tests/d/test_e.py::test_f@calibrated") == "group:calibrated"
+
+
+def test_free_ports_come_from_this_workers_block_and_do_not_repeat() -> None:
+    block = worker_block()
+    assert block.stop <= 32768  # below the kernel's ephemeral range
+    ports = [free_port() for _ in range(20)]
+    assert all(p in block for p in ports)
+    assert len(set(ports)) == len(ports)  # a port handed out is not handed out again soon
+    with socket.socket() as sock:
+        sock.bind((HOST, ports[-1]))  # and it was really free
+
+
+def test_a_dead_port_refuses_connections_while_held() -> None:
+    with dead_port() as port, pytest.raises(ConnectionRefusedError):
+        socket.create_connection((HOST, port), timeout=10).close()
