@@ -9,7 +9,15 @@ from typer.testing import CliRunner
 
 from regua.errors import TaskError, TaskIntegrityError, UnknownTaskError
 from service.cli import app
-from tasks import CriterionKind, Mode, TaskRegistry, bundled_registry, load_task_text, parse_ref
+from tasks import (
+    CriterionKind,
+    Mode,
+    TaskRegistry,
+    TaskSpec,
+    bundled_registry,
+    load_task_text,
+    parse_ref,
+)
 from tasks.registry import BUNDLED_HASHES, bundled_spec_texts, check_pinned
 
 STRUCTURED_IDS = {
@@ -212,3 +220,20 @@ def test_restricted_task_keeps_the_criterion_ids_of_the_static_task() -> None:
     static = registry.get("pelican-bicycle-static@1")
     assert [c.id for c in restricted.criteria] == [c.id for c in static.criteria]
     assert restricted.output == static.output and restricted.render == static.render
+
+
+def test_the_render_cpu_budget_is_hash_neutral_at_its_default() -> None:
+    """``output.max_render_cpu_s`` was added after release: at its default every bundled pin
+    holds; any other value is part of the content hash (a new version)."""
+    registry = bundled_registry()
+    for ref in registry.refs():
+        spec = registry.get(ref)
+        assert spec.output.max_render_cpu_s == 20.0
+        assert '"max_render_cpu_s"' not in spec.canonical_json()
+        assert BUNDLED_HASHES[ref] == spec.content_hash()
+    spec = registry.get("pelican-bicycle-static@1")
+    wire = spec.to_wire()
+    wire["output"]["max_render_cpu_s"] = 5.0
+    changed = TaskSpec.model_validate(wire)
+    assert changed.content_hash() != spec.content_hash()
+    assert '"max_render_cpu_s":5.0' in changed.canonical_json()
