@@ -126,7 +126,8 @@ def compare(rev: str, root: Path, show: int) -> int:
             f"corpora {root}: {files} files, {len(before)} reports before ({rev[:12]}, "
             f"{before_s:.0f} s wall), {len(after)} after (this worktree, {after_s:.0f} s wall)"
         )
-        print(f"identical reports: {len(before) - len(differ)} of {len(before)}; differ: {len(differ)}")
+        same = len(before) - len(differ)
+        print(f"identical reports: {same} of {len(before)}; differ: {len(differ)}")
         if differ and show:
             shown = set(differ[:show])
             _run_side(before_code, root, work / "before_full.json", shown)

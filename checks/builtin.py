@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from lxml import etree
 
 from checks.depth import PARSER_MAX_DEPTH
 from checks.parse import Document
 from checks.registry import register_check
-from checks.scan import Scan, element_path, nesting_depth
+from checks.scan import element_path, nesting_depth
 from checks.types import CheckResult, CheckStatus, Evidence, clip
 from checks.urls import UrlKind, classify_url
 from checks.vocab import SVG_NS, attr_items, attr_name, local_name, src_line
@@ -19,6 +20,7 @@ from checks.xmltext import line_of
 from tasks import OutputConstraints, TaskSpec
 
 Outcome = tuple[CheckStatus, tuple[Evidence, ...]]
+K = TypeVar("K", bound=Hashable)
 CheckFn = Callable[[Document, TaskSpec], Outcome]
 
 # Standard SVG DTDs (public id → system id). Declaring one is harmless: nothing is ever loaded.
@@ -45,8 +47,52 @@ class BuiltinCheck:
 
     def run(self, doc: Document, task: TaskSpec) -> CheckResult:
         """Evaluate ``doc`` under ``task``."""
-        status, evidence = self.fn(doc, task)
+        outcome = self.fn(doc, task)
+        if id(outcome) in _CONSTANT_IDS:  # the same result object every time: built once
+            key = (self.id, self.version, id(outcome))
+            result = _CONSTANT_RESULTS.get(key)
+            if result is None:
+                result = _CONSTANT_RESULTS[key] = CheckResult(self.id, self.version, *outcome)
+            return result
+        status, evidence = outcome
         return CheckResult(self.id, self.version, status, evidence)
+
+
+_CONSTANT_IDS: set[int] = set()
+_CONSTANT_RESULTS: dict[tuple[str, str, int], CheckResult] = {}
+_CONSTANTS: dict[Outcome, Outcome] = {}
+
+
+_MEMO_MAX = 1024
+_ROOT_OUTCOMES: dict[tuple[str, int | None], Outcome] = {}
+_VIEWBOX_OUTCOMES: dict[tuple[str, str | None, int | None, str | None], Outcome] = {}
+
+
+def memoized(memo: dict[K, Outcome], key: K, compute: Callable[[], Outcome]) -> Outcome:
+    """The outcome for ``key`` (a check's every input), computed once while ``memo`` has room.
+
+    A kept outcome is never dropped, so it can stand for one shared :class:`CheckResult` like a
+    :func:`constant`; past :data:`_MEMO_MAX` keys an outcome is computed each time.
+    """
+    found = memo.get(key)
+    if found is None:
+        found = compute()
+        if len(memo) < _MEMO_MAX:
+            memo[key] = found
+            _CONSTANT_IDS.add(id(found))
+    return found
+
+
+def constant(status: CheckStatus, message: str) -> Outcome:
+    """An outcome that never varies (one message, no location), made once and kept.
+
+    A check returning it gets one shared (immutable) :class:`CheckResult` instead of a new one
+    per document: most checks pass most documents with the same words.
+    """
+    outcome: Outcome = (status, (Evidence(message),))
+    kept = _CONSTANTS.setdefault(outcome, outcome)
+    _CONSTANT_IDS.add(id(kept))
+    return kept
 
 
 def builtin(check_id: str, version: str, needs_tree: bool = True) -> Callable[[CheckFn], CheckFn]:
@@ -59,20 +105,24 @@ def builtin(check_id: str, version: str, needs_tree: bool = True) -> Callable[[C
     return wrap
 
 
-def _from_scan(scan: Scan, check_id: str, clean: str) -> Outcome:
-    found = scan.get(check_id)
-    return ("fail", found) if found else ("pass", (Evidence(clean),))
-
-
-def _na(feature: str) -> Outcome:
-    return "not_applicable", (Evidence(f"the task allows {feature}"),)
-
-
 def _line_text(text: str, line: int | None) -> str | None:
     if not line or line < 1:
         return None
     lines = text.split("\n", line)
     return clip(lines[line - 1]) if len(lines) >= line else None
+
+
+_PARSED = constant("pass", "well-formed XML (hardened parser: no entities, DTD or network)")
+_PARSED_NEUTRALISED = constant(
+    "pass",
+    "well-formed XML (hardened parser: no entities, DTD or network)"
+    "; the DOCTYPE's internal subset was neutralised, never expanded",
+)
+_NO_DOCTYPE = constant("pass", "no DOCTYPE")
+_HARMLESS_DOCTYPE = constant(
+    "pass", "DOCTYPE without entities (standard SVG DTD or none; never loaded)"
+)
+_NO_REQUIRED_IDS = constant("not_applicable", "the task requires no ids")
 
 
 @builtin("parse", "2", needs_tree=False)
@@ -91,12 +141,7 @@ def check_parse(doc: Document, task: TaskSpec) -> Outcome:
         ev = Evidence(f"not well-formed XML: {doc.error.message}{where}", doc.error.line, None,
                       _line_text(doc.text, doc.error.line))  # fmt: skip
         return "fail", (ev,)
-    note = (
-        "; the DOCTYPE's internal subset was neutralised, never expanded" if doc.neutralised else ""
-    )
-    return "pass", (
-        Evidence("well-formed XML (hardened parser: no entities, DTD or network)" + note),
-    )
+    return _PARSED_NEUTRALISED if doc.neutralised else _PARSED
 
 
 @builtin("root", "1")
@@ -104,12 +149,16 @@ def check_root(doc: Document, task: TaskSpec) -> Outcome:
     """The root element is ``svg`` in the SVG namespace."""
     del task  # every check is called with the task; this one does not depend on it
     assert doc.root is not None
-    tag = doc.root.tag
+    tag, line = str(doc.root.tag), src_line(doc.root)
+    return memoized(_ROOT_OUTCOMES, (tag, line), lambda: _root_outcome(tag, line))
+
+
+def _root_outcome(tag: str, line: int | None) -> Outcome:
     if tag == f"{{{SVG_NS}}}svg":
-        return "pass", (Evidence("root element is svg in the SVG namespace", src_line(doc.root)),)
+        return "pass", (Evidence("root element is svg in the SVG namespace", line),)
     ns, _, local = tag[1:].partition("}") if tag.startswith("{") else ("", "", tag)
     msg = f"root element is {local!r} in namespace {ns or '(none)'}; expected 'svg' in {SVG_NS}"
-    return "fail", (Evidence(msg, src_line(doc.root), "/" + local),)
+    return "fail", (Evidence(msg, line, "/" + local),)
 
 
 def _numbers(text: str) -> list[float] | None:
@@ -124,24 +173,29 @@ def check_viewbox(doc: Document, task: TaskSpec) -> Outcome:
     """The root ``viewBox`` is four numbers with positive size, equal to the task's when given."""
     root = doc.root
     assert root is not None
-    required = task.output.required_viewbox
-    if local_name(str(root.tag)) != "svg":  # the namespace is the root check's business
-        return "fail", (Evidence("no svg root element, so no viewBox", src_line(root)),)
-    value = root.get("viewBox")
-    where = element_path(root)
+    key = (str(root.tag), root.get("viewBox"), src_line(root), task.output.required_viewbox)
+    return memoized(_VIEWBOX_OUTCOMES, key, lambda: _viewbox_outcome(*key))
+
+
+def _viewbox_outcome(
+    tag: str, value: str | None, line: int | None, required: str | None
+) -> Outcome:
+    if local_name(tag) != "svg":  # the namespace is the root check's business
+        return "fail", (Evidence("no svg root element, so no viewBox", line),)
+    where = f"/{local_name(tag)}[1]"  # element_path of a root
     if value is None:
         if required is None:
-            return "pass", (Evidence("no viewBox (the task requires none)", src_line(root), where),)
-        return "fail", (Evidence(f'missing viewBox; required "{required}"', src_line(root), where),)
+            return "pass", (Evidence("no viewBox (the task requires none)", line, where),)
+        return "fail", (Evidence(f'missing viewBox; required "{required}"', line, where),)
     snippet = clip(f'viewBox="{value}"')
     nums = _numbers(value)
     if nums is None or len(nums) != 4 or nums[2] <= 0 or nums[3] <= 0:
         msg = "viewBox is not four numbers with positive width and height"
-        return "fail", (Evidence(msg, src_line(root), where, snippet),)
+        return "fail", (Evidence(msg, line, where, snippet),)
     if required is not None and nums != _numbers(required):
         msg = f'viewBox differs from the required "{required}"'
-        return "fail", (Evidence(msg, src_line(root), where, snippet),)
-    return "pass", (Evidence("viewBox as required", src_line(root), where, snippet),)
+        return "fail", (Evidence(msg, line, where, snippet),)
+    return "pass", (Evidence("viewBox as required", line, where, snippet),)
 
 
 def _id_map(root: etree._Element) -> dict[str, list[etree._Element]]:
@@ -230,7 +284,8 @@ def check_size(doc: Document, task: TaskSpec) -> Outcome:
             if depth > out.max_depth:
                 fails.append(Evidence(f"depth {depth} over the limit of {out.max_depth}",
                                       src_line(el), element_path(el)))  # fmt: skip
-        if scan.longest_value > min(out.max_attribute_length, out.max_path_data_length):
+        shortest_limit = min(out.max_attribute_length, out.max_path_data_length)
+        if scan.value_bound > shortest_limit and scan.longest_value > shortest_limit:
             fails.extend(_long_values(doc.root, out))
         if scan.uses_local_refs and not scan.truncated:
             expanded, cycle = _use_expansion(doc.root)
@@ -247,8 +302,14 @@ def check_size(doc: Document, task: TaskSpec) -> Outcome:
 
 
 def _security(check_id: str, feature: str, allowed: Callable[[TaskSpec], bool], clean: str) -> None:
+    passed = constant("pass", clean)
+    not_applicable = constant("not_applicable", f"the task allows {feature}")
+
     def fn(doc: Document, task: TaskSpec) -> Outcome:
-        return _na(feature) if allowed(task) else _from_scan(doc.scan, check_id, clean)
+        if allowed(task):
+            return not_applicable
+        found = doc.scan.get(check_id)
+        return ("fail", found) if found else passed
 
     fn.__doc__ = clean
     register_check(BuiltinCheck(check_id, "1", True, fn))
@@ -315,8 +376,8 @@ def check_doctype(doc: Document, task: TaskSpec) -> Outcome:
     if fails:
         return "fail", tuple(fails)
     if dt is None:
-        return "pass", (Evidence("no DOCTYPE"),)
-    return "pass", (Evidence("DOCTYPE without entities (standard SVG DTD or none; never loaded)"),)
+        return _NO_DOCTYPE
+    return _HARMLESS_DOCTYPE
 
 
 @builtin("required-ids", "1")
@@ -324,7 +385,7 @@ def check_required_ids(doc: Document, task: TaskSpec) -> Outcome:
     """Every required id is present exactly once (a claim, verified later on the render)."""
     required = task.output.required_ids
     if not required:
-        return "not_applicable", (Evidence("the task requires no ids"),)
+        return _NO_REQUIRED_IDS
     assert doc.root is not None
     ids = _id_map(doc.root)
     fails: list[Evidence] = []

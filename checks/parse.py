@@ -79,6 +79,19 @@ class Document:
             self._scan = scan_document(self.text, self.root)
         return self._scan
 
+    def elements(self, tag: str) -> list[etree._Element]:
+        """Every element with this exact tag (``{namespace}local``), in document order.
+
+        Read from the shared walk when the tag is tracked (:func:`checks.scan.track_tag`) and the
+        walk saw the whole tree; otherwise the tree is searched.
+        """
+        if self.root is None:
+            return []
+        scan = self.scan
+        if tag in scan.tracking and not scan.truncated:
+            return list(scan.tracked.get(tag, ()))
+        return list(self.root.iter(tag))
+
 
 def _neutralise(text: str, prolog: Prolog) -> tuple[str, bool]:
     dt = prolog.doctype

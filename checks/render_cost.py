@@ -17,7 +17,7 @@ from lxml import etree
 
 from checks.parse import Document
 from checks.registry import register_check
-from checks.scan import element_path
+from checks.scan import element_path, track_tag
 from checks.types import CheckResult, Evidence
 from checks.vocab import SVG_NS, local_name, src_line
 from tasks import TaskSpec
@@ -27,6 +27,8 @@ _URL = re.compile(r"url\(\s*['\"]?#([^'\")\s]+)['\"]?\s*\)")
 _STYLE_FILTER = re.compile(r"(?:^|;)\s*filter\s*:\s*([^;]+)", re.I)
 _NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(%|px)?\s*$")
 DEFAULT_REGION = 1.2
+FILTER_TAG = f"{{{SVG_NS}}}filter"
+track_tag(FILTER_TAG)  # the shared walk keeps them: a drawing without a filter costs no walk here
 
 
 def _number(value: str | None) -> tuple[float, bool] | None:
@@ -124,7 +126,8 @@ class RenderCostCheck:
         """Estimate the filter cost of ``doc`` against ``task.output.max_filter_cost``."""
         assert doc.root is not None
         limit = task.output.max_filter_cost
-        cost, count, worst = filter_cost(doc.root, task)
+        filtered = bool(doc.elements(FILTER_TAG))
+        cost, count, worst = filter_cost(doc.root, task) if filtered else (0, 0, None)
         if cost > limit:
             msg = (
                 f"filter cost {cost} primitive-pixels ({count} filtered elements) over the limit"

@@ -27,17 +27,23 @@ def registered_checks() -> tuple[Check, ...]:
 
 
 def _safe_run(check: Check, doc: Document, task: TaskSpec) -> CheckResult:
-    cid = str(getattr(check, "id", "?"))
-    version = str(getattr(check, "version", "?"))
     try:
         result = check.run(doc, task)
     except Exception as exc:
         msg = f"check raised {type(exc).__name__}: {exc}; failing closed"
-        return CheckResult(cid, version, "fail", (Evidence(msg[:300]),))
+        return CheckResult(_id_of(check), _version_of(check), "fail", (Evidence(msg[:300]),))
     if not isinstance(result, CheckResult) or result.status not in CHECK_STATUSES:
         msg = f"check returned an invalid result {result!r:.120}; failing closed"
-        return CheckResult(cid, version, "fail", (Evidence(msg),))
+        return CheckResult(_id_of(check), _version_of(check), "fail", (Evidence(msg),))
     return result
+
+
+def _id_of(check: Check) -> str:
+    return str(getattr(check, "id", "?"))
+
+
+def _version_of(check: Check) -> str:
+    return str(getattr(check, "version", "?"))
 
 
 def run_checks(
@@ -55,9 +61,9 @@ def run_checks(
         ev = Evidence(f"document could not be prepared: {type(exc).__name__}: {exc}"[:300])
         results: tuple[CheckResult, ...] = (CheckResult("parse", "1", "fail", (ev,)),)
         return CheckReport(task.ref, CHECKER_VERSION, extraction, "fail", results)
-    results = tuple(
-        _safe_run(c, doc, task) for c in suite if doc.root is not None or not c.needs_tree
-    )
+    if doc.root is None:
+        suite = tuple(c for c in suite if not c.needs_tree)
+    results = tuple([_safe_run(c, doc, task) for c in suite])
     failed = any(r.status == "fail" for r in results)
     return CheckReport(task.ref, CHECKER_VERSION, extraction, "fail" if failed else "pass", results)
 
