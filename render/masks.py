@@ -39,6 +39,8 @@ import pyspng
 from numpy.typing import NDArray
 from PIL import Image
 
+from render.maskpng import mask_png
+
 LEVELS = (0, 60, 120, 180, 240)
 WHITE = (255, 255, 255)
 BITS_PER_SHOT = 24
@@ -255,6 +257,7 @@ class MaskCapture:
         evaluate({"op": "mask_paint", "spec": spec})
         rgb = decode_rgb(shoot())
         bit = {p: i for i, p in enumerate(group)}
+        planes: dict[int, NDArray[np.uint8]] = {}  # each channel read once, contiguous
         for part in present:
             wanted = [bit[q] for q in group if q == part or part in present[q]]
             if not wanted:
@@ -262,10 +265,15 @@ class MaskCapture:
             channels = [0, 0, 0]  # bits wanted in R, G, B
             for b in wanted:
                 channels[2 - b // 8] |= 1 << (b % 8)
-            hit = np.zeros(self.shape, dtype=bool)
+            hit: NDArray[np.bool_] | None = None
             for channel, bits in enumerate(channels):
-                if bits:
-                    hit |= (rgb[..., channel] & np.uint8(bits)) != 0
+                if not bits:
+                    continue
+                if channel not in planes:
+                    planes[channel] = np.ascontiguousarray(rgb[..., channel])
+                found = np.bitwise_and(planes[channel], np.uint8(bits)) != 0
+                hit = found if hit is None else np.logical_or(hit, found, out=hit)
+            assert hit is not None
             previous = result[part]["alone"]
             result[part]["alone"] = hit if not previous.any() else (previous | hit)
 
@@ -287,7 +295,7 @@ class MaskEncoder:
         if known is not None:
             self.reused += 1
             return known
-        png = _png(mask)
+        png = mask_png(mask)
         entry = (png, hashlib.sha256(png).hexdigest(), int(np.count_nonzero(mask)))
         self._cache[key] = entry
         self.encoded += 1

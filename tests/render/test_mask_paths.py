@@ -1,7 +1,8 @@
-"""The fast mask path (libspng decode, lookup-table owners, per-job encode cache, frame reuse for
-equal animated states) gives exactly the masks, frames and geometry verdicts of the path it
-replaced (``mask_path="reference"``: one ``seek`` per timestamp, the original decode and encode,
-no reuse), on the bundled drawings and the test drawings of ``test_masks.py``."""
+"""The fast mask path (libspng decode, lookup-table owners, per-job encode cache, the PNG encoder
+of :mod:`render.maskpng`, frame reuse for equal animated states) gives exactly the masks, frames
+and geometry verdicts of the path it replaced (``mask_path="reference"``: one ``seek`` per
+timestamp, the original decode and Pillow encode, no reuse), on the bundled drawings, the test
+drawing of ``test_masks.py`` and drawings whose parts overlap, stroke and fade."""
 
 from __future__ import annotations
 
@@ -32,6 +33,20 @@ MOVING = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 800 600">
  <style>@keyframes fade { from { opacity: 0 } to { opacity: 1 } }</style>
 </svg>"""
 
+OVERLAPPING = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 800 600">
+ <g id="outer"><rect id="base" x="50" y="50" width="400" height="300" fill="#888"/>
+  <circle id="inner" cx="250" cy="200" r="90" fill="none" stroke="#123" stroke-width="40"/>
+  <path id="wedge" d="M100 300 L400 80 L420 320 Z" fill="#f80" opacity="0.3"/></g>
+ <rect x="200" y="150" width="120" height="60" fill="#fff"/>
+ <use href="#wedge" x="250" y="120"/>
+ <text id="label" x="480" y="420" font-size="60" fill="#000">regua</text>
+ <line id="stroke" x1="40" y1="560" x2="760" y2="380" stroke="#0a0" stroke-width="25"
+  stroke-linecap="round" stroke-dasharray="60 30"/>
+</svg>"""
+"""Parts under other parts and under a non-part, a stroke-only part, a translucent part cloned by
+``<use>``, text and a dashed stroke: the cases where visible and alone masks differ."""
+OVERLAPPING_IDS = ["outer", "base", "inner", "wedge", "label", "stroke"]
+
 
 def _cases() -> list[tuple[str, TaskSpec, str]]:
     manifest = json.loads((SAMPLES / "manifest.json").read_text())
@@ -42,6 +57,8 @@ def _cases() -> list[tuple[str, TaskSpec, str]]:
         if entry["file"].endswith(".svg") and registry.get(entry["task"]).output.required_ids
     ]
     cases.append(("test_masks.SVG", task(STRUCTURED, output={"required_ids": IDS}), SVG))
+    overlapping = task(STRUCTURED, output={"required_ids": OVERLAPPING_IDS})
+    cases.append(("overlapping parts, strokes, opacity, use", overlapping, OVERLAPPING))
     moving = animated_task(times_hz=4.0, observe_s=4.0, required_ids=["a", "b", "c"])
     cases.append(("moving (SMIL + CSS, a 2 s loop over 4 s)", moving, MOVING))
     return cases

@@ -1,0 +1,102 @@
+"""PNG encoding of part masks: the very bytes Pillow writes, without filtering empty rows.
+
+A mask is an 8-bit greyscale PNG (0 or 255), written by Pillow at ``compress_level=1``: each row
+gets the PNG filter of least "distance from zero" among none, up, sub and Paeth (in that order,
+a later filter only when strictly better), then one zlib stream at level 1. A mask is mostly
+empty, and an empty row always takes filter "none" with all-zero bytes, so only the rows and
+columns around the mask's pixels need a filter choice: :func:`mask_png` computes it there (for
+0/255 pixels every filter's bytes are 0, 1 or 255 and its distance is a count of differences),
+leaves the rest zero and compresses the same byte stream Pillow would. The output is checked
+against Pillow once per process (:func:`fast_path_matches`); if the two ever differ (another
+zlib inside Pillow, say), every mask is encoded by Pillow. A stream longer than one IDAT chunk
+of Pillow's (64 KiB) is also left to Pillow.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import struct
+import zlib
+
+import numpy as np
+from numpy.typing import NDArray
+from PIL import Image
+
+_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_IDAT_MAX = 65536  # Pillow's encoder buffer: a longer stream is split into several chunks
+
+
+def pillow_png(mask: NDArray[np.bool_]) -> bytes:
+    """The mask as Pillow writes it (the reference encoding)."""
+    buffer = io.BytesIO()
+    Image.fromarray(mask.astype(np.uint8) * 255, mode="L").save(buffer, "PNG", compress_level=1)
+    return buffer.getvalue()
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def _filtered_rows(mask: NDArray[np.bool_]) -> NDArray[np.uint8]:
+    """The PNG scanlines (filter byte + filtered row) Pillow's row filter choice produces."""
+    height, width = mask.shape
+    raw = np.zeros((height, width + 1), dtype=np.uint8)
+    rows = np.flatnonzero(mask.any(axis=1))
+    if rows.size == 0:
+        return raw
+    r0, r1 = int(rows[0]), int(rows[-1]) + 1
+    cols = np.flatnonzero(mask[r0:r1].any(axis=0))
+    c0, c1 = int(cols[0]), min(width, int(cols[-1]) + 2)  # sub and Paeth see one column past
+    # the window, with the zero row above it and the zero column left of it
+    window = np.zeros((r1 - r0 + 1, c1 - c0 + 1), dtype=bool)
+    window[1:, 1:] = mask[r0:r1, c0:c1]
+    cur, up = window[1:, 1:], window[:-1, 1:]
+    left, upleft = window[1:, :-1], window[:-1, :-1]
+    # Paeth's predictor on 0/255 pixels: the pixel above where left == upper-left != above
+    paeth = np.where((left == upleft) & (up != upleft), up, left)
+    diffs = (cur, cur ^ up, cur ^ left, cur ^ paeth)  # none, up, sub, Paeth: bytes != 0
+    sums = np.stack([np.count_nonzero(d, axis=1) for d in diffs])
+    best, choice = sums[0].copy(), np.zeros(sums.shape[1], dtype=np.uint8)
+    for filter_type, index in ((2, 1), (1, 2), (4, 3)):
+        better = (best > 0) & (sums[index] < best)
+        choice[better] = filter_type
+        best[better] = sums[index][better]
+    # a differing byte is 255 where the pixel is set (255 - 0) and 1 where it is not (0 - 255)
+    value = np.where(cur, np.uint8(255), np.uint8(1))
+    out = raw[r0:r1, 1 + c0 : 1 + c1]
+    for filter_type, diff in zip((0, 2, 1, 4), diffs, strict=True):
+        picked = choice == filter_type
+        if picked.any():
+            out[picked] = np.where(diff[picked], value[picked], np.uint8(0))
+    raw[r0:r1, 0] = choice
+    return raw
+
+
+def mask_png(mask: NDArray[np.bool_]) -> bytes:
+    """The mask's PNG, byte for byte what :func:`pillow_png` writes, in about half the time."""
+    if not fast_path_matches():
+        return pillow_png(mask)
+    return _fast_png(mask) or pillow_png(mask)
+
+
+def _fast_png(mask: NDArray[np.bool_]) -> bytes | None:
+    height, width = mask.shape
+    compressor = zlib.compressobj(1, zlib.DEFLATED, 15, 9, zlib.Z_DEFAULT_STRATEGY)
+    data = compressor.compress(_filtered_rows(mask)) + compressor.flush()
+    if len(data) >= _IDAT_MAX:
+        return None
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return _SIGNATURE + _chunk(b"IHDR", header) + _chunk(b"IDAT", data) + _chunk(b"IEND", b"")
+
+
+@functools.cache
+def fast_path_matches() -> bool:
+    """Whether this process's zlib and Pillow agree with the fast encoder (checked once)."""
+    rng = np.random.default_rng(28)
+    samples = [np.zeros((7, 9), dtype=bool), rng.random((40, 50)) < 0.5]
+    shape = np.zeros((60, 80), dtype=bool)
+    shape[10:30, 20:61] = True
+    shape[15:20, 25:30] = False
+    samples.append(shape)
+    return all(_fast_png(m) == pillow_png(m) for m in samples)
