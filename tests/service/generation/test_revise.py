@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from regua.llm.testing import FixesAfterFrame, Reply, Scripted, serving
 from regua.settings import Settings
@@ -120,14 +122,11 @@ def test_two_rounds_give_three_linked_runs_and_the_report_keeps_them_apart(
     assert rev["rounds_to_pass"] == {"1": 1}
 
 
-def _conversation(ctx: ServiceContext, s: object, run_id: str) -> dict[str, object]:
-    from sqlalchemy.orm import Session
-
-    assert isinstance(s, Session)
+def _conversation(ctx: ServiceContext, s: Session, run_id: str) -> dict[str, Any]:
     art = s.scalars(
         select(Artifact).where(Artifact.run_id == run_id, Artifact.kind == CONVERSATION_KIND)
     ).one()
-    doc: dict[str, object] = json.loads(ctx.blobs.get(art.sha256))
+    doc: dict[str, Any] = json.loads(ctx.blobs.get(art.sha256))
     return doc
 
 
