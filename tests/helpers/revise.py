@@ -8,10 +8,19 @@ F1 by the viewbox check; :data:`FIXED` is the same drawing at the required size 
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import yaml
+from sqlalchemy import select
 
+from regua.settings import Settings
+from sandbox import WorkerPool
+from service.context import ServiceContext
+from service.storage import Run
 from tasks import TaskSpec, bundled_registry
 
 TASK = "revise-mini@1"
@@ -41,3 +50,29 @@ def revise_task() -> TaskSpec:
 def revise_task_yaml() -> str:
     """The task as a task file (for ``REGUA_TASKS_DIR``)."""
     return yaml.safe_dump(revise_task().to_wire(), sort_keys=False)
+
+
+@contextmanager
+def revise_context(data_dir: Path, render_pool: WorkerPool) -> Iterator[ServiceContext]:
+    """SQLite in ``data_dir``, the session's render pool, the executor running, the task added."""
+    settings = Settings(data_dir=data_dir, render_workers=2, generation_backoff_s=0.01)
+    ctx = ServiceContext.open(settings, render_pool=render_pool)
+    ctx.registry.register(revise_task())
+    ctx.start_executor(threads=2)
+    try:
+        yield ctx
+    finally:
+        ctx.close()
+
+
+def wait_done(ctx: ServiceContext, ids: Sequence[str], timeout_s: float = 300) -> dict[str, str]:
+    """Wait until every run is done; run id → outcome (the deadline only bounds a hang)."""
+    deadline = time.monotonic() + timeout_s
+    rows: list[Any] = []
+    while time.monotonic() < deadline:
+        with ctx.db.read() as s:
+            rows = list(s.execute(select(Run.id, Run.status, Run.outcome).where(Run.id.in_(ids))))
+        if len(rows) == len(set(ids)) and all(status == "done" for _, status, _ in rows):
+            return {str(i): str(o) for i, _, o in rows}
+        time.sleep(0.2)
+    raise AssertionError(f"runs not done after {timeout_s} s: {rows}")

@@ -20,7 +20,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from regua.llm.testing import FixesAfterFrame, Reply, Scripted, serving
-from regua.settings import Settings
 from sandbox import WorkerPool
 from service.context import ServiceContext
 from service.generation.feedback import FINDINGS_HEAD
@@ -29,8 +28,8 @@ from service.generation.revise import ReviseOptions, generate_and_revise, revise
 from service.generation.revision_store import CONVERSATION_KIND, revision_view
 from service.generation.runner import plan_generation
 from service.reports.db import generate_report
-from service.storage import Artifact, GenerationRow, Run, RunRevisionRow, StageRecord
-from tests.helpers.revise import BROKEN, FIXED, TASK, revise_task
+from service.storage import Artifact, GenerationRow, RunRevisionRow, StageRecord
+from tests.helpers.revise import BROKEN, FIXED, TASK, revise_context, wait_done
 
 pytestmark = [pytest.mark.browser, pytest.mark.sandbox]
 VERDICT_WORDS = ("verdict", "outcome", "pending", "criterion", "F1")
@@ -39,29 +38,12 @@ VERDICT_WORDS = ("verdict", "outcome", "pending", "criterion", "F1")
 @pytest.fixture
 def rctx(tmp_path: Path, render_pool: WorkerPool) -> Iterator[ServiceContext]:
     """SQLite, the session's render pool, the executor running, ``revise-mini@1`` registered."""
-    settings = Settings(data_dir=tmp_path / "data", render_workers=2, generation_backoff_s=0.01)
-    ctx = ServiceContext.open(settings, render_pool=render_pool)
-    ctx.registry.register(revise_task())
-    ctx.start_executor(threads=2)
-    yield ctx
-    ctx.close()
+    with revise_context(tmp_path / "data", render_pool) as ctx:
+        yield ctx
 
 
 def _params(url: str) -> GenerationParams:
     return GenerationParams(api="openai", model="reviser", base_url=f"{url}/v1")
-
-
-def _wait_done(ctx: ServiceContext, ids: list[str]) -> dict[str, str]:
-    import time
-
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        with ctx.db.read() as s:
-            rows = s.execute(select(Run.id, Run.status, Run.outcome).where(Run.id.in_(ids))).all()
-        if len(rows) == len(ids) and all(status == "done" for _, status, _ in rows):
-            return {str(i): str(o) for i, _, o in rows}
-        time.sleep(0.2)
-    raise AssertionError(f"runs not done: {rows}")
 
 
 def test_two_rounds_give_three_linked_runs_and_the_report_keeps_them_apart(
@@ -75,7 +57,7 @@ def test_two_rounds_give_three_linked_runs_and_the_report_keeps_them_apart(
         requests = list(server.requests)
     assert chain.stopped is None and len(chain.run_ids) == 3
     first, one, two = chain.run_ids
-    outcomes = _wait_done(rctx, chain.run_ids)
+    outcomes = wait_done(rctx, chain.run_ids)
     assert [outcomes[r] for r in chain.run_ids] == ["fail", "pass", "pass"]
     # the model saw no image first, then the frames of the run it revises
     assert model.shown[0] == 0 and all(n >= 1 for n in model.shown[1:])
@@ -162,7 +144,7 @@ def test_a_model_that_stops_answering_stops_its_chain_with_the_reason(
         )
     assert len(chain.run_ids) == 2 and chain.stopped is not None
     assert chain.stopped.startswith("round 1: the model gave no reply")
-    outcomes = _wait_done(rctx, chain.run_ids)
+    outcomes = wait_done(rctx, chain.run_ids)
     assert outcomes[chain.run_ids[1]] == "incomplete"  # machinery, never a fail of the work
     with rctx.db.read() as s:
         gen = s.scalar(select(GenerationRow).where(GenerationRow.run_id == chain.run_ids[1]))
