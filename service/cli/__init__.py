@@ -18,6 +18,7 @@ from service.cli import (
     judges_cmd,
     labels_cmd,
     pairwise_cmd,
+    proposals_cmd,
     render_cmd,
     report_cmd,
     rescore_cmd,
@@ -55,6 +56,7 @@ for _module in (
     doctor_cmd,
     pairwise_cmd,
     task_files_cmd,
+    proposals_cmd,
     experiment_cmd,
     generate_cmd,
 ):
