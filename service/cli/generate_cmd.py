@@ -16,6 +16,11 @@ from service.api.client import ReguaClient
 from service.cli.service_cmd import friendly, service_client
 
 NOT_AVAILABLE = "not available"
+REVISE_HELP = (
+    "Render-and-revise rounds: show the model its rendered frames (never a verdict) and ask "
+    "again, N times; each round is a run linked to the previous one"
+)
+FINDINGS_HELP = "Also show the static checks' findings in each revision round"
 
 
 def generate(
@@ -31,17 +36,8 @@ def generate(
     temperature: float | None = typer.Option(None, "--temperature", min=0, max=2),
     max_tokens: int | None = typer.Option(None, "--max-tokens", min=1),
     timeout_s: float = typer.Option(120.0, "--timeout", help="Seconds per call to the model"),
-    revise: int = typer.Option(
-        0,
-        "--revise",
-        min=0,
-        max=5,
-        help="Render-and-revise rounds: show the model its rendered frames (never a verdict) "
-        "and ask again, N times; each round is a run linked to the previous one",
-    ),
-    revise_findings: bool = typer.Option(
-        False, "--revise-findings", help="Also show the static checks' findings each round"
-    ),
+    revise: int = typer.Option(0, "--revise", min=0, max=5, help=REVISE_HELP),
+    revise_findings: bool = typer.Option(False, "--revise-findings", help=FINDINGS_HELP),
     wait: bool = typer.Option(False, "--wait", help="Also wait for every run's outcome"),
     url: str | None = typer.Option(None, help="Service URL (REGUA_URL)"),
     token: str | None = typer.Option(None, help="Bearer token (REGUA_TOKEN)"),

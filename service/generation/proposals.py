@@ -14,6 +14,8 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pydantic import JsonValue
+
 from regua.errors import ConfigurationError, InputError, ModelReplyError
 from regua.llm.client import RetryPolicy, call_model
 from regua.llm.limits import limiter_for
@@ -27,6 +29,7 @@ from service.generation.runner import run_params
 from service.tasks_store.proposals import NewProposal, ProposalView, list_proposals, store_proposals
 from service.tasks_store.registry import StoredTaskRegistry
 from tasks.proposals import (
+    ProposalTemplate,
     Variant,
     build_variant,
     parse_reply,
@@ -76,6 +79,46 @@ def _problems(ctx: ServiceContext, variants: Sequence[Variant]) -> list[str | No
     return out
 
 
+@dataclass(frozen=True)
+class _CallFacts:
+    """What every proposal of one call records about the call."""
+
+    params: GenerationParams
+    recorded: dict[str, JsonValue]
+    prompt: str
+    reply: str
+    cost_share_usd: float | None
+    """The call's cost shared equally by its proposals (None: unknown)."""
+
+
+def _row(
+    template: ProposalTemplate,
+    proposed: Sequence[str],
+    v: Variant,
+    problem: str | None,
+    call: _CallFacts,
+) -> NewProposal:
+    return NewProposal(
+        template=template.name,
+        template_text=template.text,
+        template_sha256=template.sha256,
+        values=dict(v.values),
+        proposed=list(proposed),
+        ref=v.spec.ref if v.spec is not None else None,
+        content_hash=v.spec.content_hash() if v.spec is not None else None,
+        problem=problem,
+        rationale=v.rationale,
+        api=call.params.api,
+        model=call.params.model,
+        params=dict(call.recorded),
+        prompt=call.prompt,
+        prompt_sha256=hashlib.sha256(call.prompt.encode("utf-8")).hexdigest(),
+        reply=call.reply,
+        cost_usd=call.cost_share_usd,
+        mock=call.params.is_mock,
+    )
+
+
 def propose_variants(
     ctx: ServiceContext, request: ProposalRequest, token_id: int | None
 ) -> list[ProposalView]:
@@ -113,27 +156,10 @@ def propose_variants(
         for i, (values, rationale) in enumerate(parsed)
     ]
     cost = cost_of(None if provider.mock else prices, params.api, params.model, result.reply.usage)
-    digest = hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+    share = cost.usd / len(variants) if cost.usd is not None else None
+    call_facts = _CallFacts(params, run_params(params, provider), prompt, result.reply.text, share)
     rows = [
-        NewProposal(
-            template=template.name,
-            template_text=template.text,
-            template_sha256=template.sha256,
-            values=dict(v.values),
-            proposed=list(plan.proposed),
-            ref=v.spec.ref if v.spec is not None else None,
-            content_hash=v.spec.content_hash() if v.spec is not None else None,
-            problem=problem,
-            rationale=v.rationale,
-            api=params.api,
-            model=params.model,
-            params=dict(run_params(params, provider)),
-            prompt=prompt,
-            prompt_sha256=digest,
-            reply=result.reply.text,
-            cost_usd=cost.usd / len(variants) if cost.usd is not None and variants else None,
-            mock=provider.mock,
-        )
+        _row(template, plan.proposed, v, problem, call_facts)
         for v, problem in zip(variants, _problems(ctx, variants), strict=True)
     ]
     batch = f"prop_{uuid.uuid4().hex[:16]}"

@@ -1,4 +1,4 @@
-"""Rows of the workflows of issue 26: render-and-revise links, task proposals and decisions.
+"""Rows of the evaluation workflows: render-and-revise links, task proposals and decisions.
 
 All append-only: a revision link is written with its run and never changed; a proposal is
 written once and decided once, by a row of its own (an accepted proposal is a registered
