@@ -55,7 +55,8 @@ def _label_folder(path: Path, frames: dict[str, list[str]]) -> dict[str, dict[st
     bundle = load_bundled_set()
     cal = bundle.calibration_set
     path.mkdir()
-    rows, truth = [], defaultdict(dict)
+    rows: list[dict[str, str]] = []
+    truth: defaultdict[str, dict[str, str]] = defaultdict(dict)
     by_file = {d.file: d for d in bundle.drawings}
     for item in cal.items:
         status = cal.reference(item.item_id).status
