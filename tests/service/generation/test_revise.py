@@ -27,6 +27,8 @@ from service.generation.request import GenerationParams
 from service.generation.revise import ReviseOptions, generate_and_revise, revise_chain
 from service.generation.revision_store import CONVERSATION_KIND, revision_view
 from service.generation.runner import plan_generation
+from service.pairwise.compare import PairRequest, plan_pairs
+from service.pipeline.submit import Submission
 from service.reports.db import generate_report
 from service.storage import Artifact, GenerationRow, RunRevisionRow, StageRecord
 from tests.helpers.revise import BROKEN, FIXED, TASK, revise_context, wait_done
@@ -163,3 +165,15 @@ def test_revise_refuses_a_round_count_out_of_range() -> None:
     for rounds in (0, 6):
         with pytest.raises(InputError, match="revise must be 1 to 5 rounds"):
             ReviseOptions(rounds)
+
+
+def test_pairwise_by_model_pairs_first_answers_never_a_revision(rctx: ServiceContext) -> None:
+    with serving(FixesAfterFrame(BROKEN, FIXED)) as server:
+        (chain,) = generate_and_revise(
+            rctx, TASK, _params(server.url), 1, ReviseOptions(1), token_id=None
+        )
+    others = rctx.submit([Submission(TASK, "other", FIXED + f"<!-- {i} -->") for i in (1, 2)], None)
+    wait_done(rctx, [*chain.run_ids, *others])
+    _task, pairs = plan_pairs(rctx.db, PairRequest(TASK, "F1", models=("reviser", "other")))
+    # two runs of 'other', one first answer of 'reviser': one pair, never with the revision
+    assert [(a.run_id, b.run_id) for a, b in pairs] == [(others[0], chain.first_run_id)]
