@@ -101,7 +101,8 @@ def test_the_gate_keeps_the_candidates_and_not_the_yes_man(
     lines = {line.split()[0]: line for line in done.stdout.splitlines() if "wordtest-r2-" in line}
     assert "NOT TRUSTED" in lines["wordtest-r2-lenient@1"]
     for stance in ("strict", "balanced", "rubric"):
-        assert " TRUSTED " in lines[f"wordtest-r2-{stance}@1"], lines
+        line = lines[f"wordtest-r2-{stance}@1"]
+        assert " TRUSTED " in line and "NOT TRUSTED" not in line, lines
     panel_line = next(line for line in done.stdout.splitlines() if line.startswith("new panel"))
     new_id = panel_line.split()[2]
     panel = judges.require_panel(new_id)
