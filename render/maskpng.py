@@ -83,7 +83,7 @@ def mask_png(mask: NDArray[np.bool_]) -> bytes:
 def _fast_png(mask: NDArray[np.bool_]) -> bytes | None:
     height, width = mask.shape
     compressor = zlib.compressobj(1, zlib.DEFLATED, 15, 9, zlib.Z_DEFAULT_STRATEGY)
-    data = compressor.compress(_filtered_rows(mask)) + compressor.flush()
+    data = compressor.compress(_filtered_rows(mask).data) + compressor.flush()
     if len(data) >= _IDAT_MAX:
         return None
     header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
