@@ -5,14 +5,16 @@ Usage: ``.venv/bin/python benchmarks/checks.py [--corpus DIR] [--rounds N] [--ta
 Runs in one process on one core (no threads), in this order for each round: bare parse of every
 file, then ``run_checks`` on every file, then ``check_reply`` (extraction + checks). Time is the
 CPU time of the working thread; the best round of each is reported, with files per second and
-the ratio checks / bare parse. Target from issue 2: the whole check suite costs at most 5x a
-bare parse.
+the ratio checks / bare parse. Target from issue 28 point 5: the whole check suite costs at most
+3x a bare parse (issue 2 asked for 5x). ``benchmarks/checks_compare.py`` proves a speed-up kept
+every report identical on every corpus file.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -27,7 +29,7 @@ from checks import check_reply, run_checks  # noqa: E402
 from tasks import bundled_registry  # noqa: E402
 
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpora" / "llm_svgs"
-TARGET_RATIO = 5.0
+TARGET_RATIO = 3.0
 
 
 _BARE = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
@@ -81,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"corpus: {args.corpus} ({n} files, {size} bytes), task {task.ref}, "
-        f"best of {args.rounds} rounds, CPU time of one thread"
+        f"best of {args.rounds} rounds, CPU time of one thread, "
+        f"load average {os.getloadavg()[0]:.1f}"
     )
     print(f"bare lxml parse     : {n / parse_s:9.0f} files/s  ({parse_s / n * 1e6:7.1f} us/file)")
     print(f"run_checks (suite)  : {n / checks_s:9.0f} files/s  ({checks_s / n * 1e6:7.1f} us/file)")
