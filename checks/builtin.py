@@ -3,24 +3,22 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
 
 from lxml import etree
 
 from checks.depth import PARSER_MAX_DEPTH
+from checks.outcomes import Outcome, constant, memoized, result_of
 from checks.parse import Document
 from checks.registry import register_check
 from checks.scan import element_path, nesting_depth
-from checks.types import CheckResult, CheckStatus, Evidence, clip
+from checks.types import CheckResult, Evidence, clip
 from checks.urls import UrlKind, classify_url
 from checks.vocab import SVG_NS, attr_items, attr_name, local_name, src_line
 from checks.xmltext import line_of
 from tasks import OutputConstraints, TaskSpec
 
-Outcome = tuple[CheckStatus, tuple[Evidence, ...]]
-K = TypeVar("K", bound=Hashable)
 CheckFn = Callable[[Document, TaskSpec], Outcome]
 
 # Standard SVG DTDs (public id → system id). Declaring one is harmless: nothing is ever loaded.
@@ -47,52 +45,11 @@ class BuiltinCheck:
 
     def run(self, doc: Document, task: TaskSpec) -> CheckResult:
         """Evaluate ``doc`` under ``task``."""
-        outcome = self.fn(doc, task)
-        if id(outcome) in _CONSTANT_IDS:  # the same result object every time: built once
-            key = (self.id, self.version, id(outcome))
-            result = _CONSTANT_RESULTS.get(key)
-            if result is None:
-                result = _CONSTANT_RESULTS[key] = CheckResult(self.id, self.version, *outcome)
-            return result
-        status, evidence = outcome
-        return CheckResult(self.id, self.version, status, evidence)
+        return result_of(self.id, self.version, self.fn(doc, task))
 
 
-_CONSTANT_IDS: set[int] = set()
-_CONSTANT_RESULTS: dict[tuple[str, str, int], CheckResult] = {}
-_CONSTANTS: dict[Outcome, Outcome] = {}
-
-
-_MEMO_MAX = 1024
 _ROOT_OUTCOMES: dict[tuple[str, int | None], Outcome] = {}
 _VIEWBOX_OUTCOMES: dict[tuple[str, str | None, int | None, str | None], Outcome] = {}
-
-
-def memoized(memo: dict[K, Outcome], key: K, compute: Callable[[], Outcome]) -> Outcome:
-    """The outcome for ``key`` (a check's every input), computed once while ``memo`` has room.
-
-    A kept outcome is never dropped, so it can stand for one shared :class:`CheckResult` like a
-    :func:`constant`; past :data:`_MEMO_MAX` keys an outcome is computed each time.
-    """
-    found = memo.get(key)
-    if found is None:
-        found = compute()
-        if len(memo) < _MEMO_MAX:
-            memo[key] = found
-            _CONSTANT_IDS.add(id(found))
-    return found
-
-
-def constant(status: CheckStatus, message: str) -> Outcome:
-    """An outcome that never varies (one message, no location), made once and kept.
-
-    A check returning it gets one shared (immutable) :class:`CheckResult` instead of a new one
-    per document: most checks pass most documents with the same words.
-    """
-    outcome: Outcome = (status, (Evidence(message),))
-    kept = _CONSTANTS.setdefault(outcome, outcome)
-    _CONSTANT_IDS.add(id(kept))
-    return kept
 
 
 def builtin(check_id: str, version: str, needs_tree: bool = True) -> Callable[[CheckFn], CheckFn]:
