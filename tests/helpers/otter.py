@@ -100,8 +100,12 @@ PANEL_YAML = f"""panels:
       F1: [static@1]
 """
 
-COLOURS = (("#8b5a2b", "#d35400"), ("#6e4b2a", "#1f618d"), ("#5d4037", "#27ae60"))
-COLOURS += (("#7b4f2c", "#c0392b"),)
+COLOURS = (
+    ("#8b5a2b", "#d35400"),
+    ("#6e4b2a", "#1f618d"),
+    ("#5d4037", "#27ae60"),
+    ("#7b4f2c", "#c0392b"),
+)
 WATER = ("#d6eaf8", "#d1f2eb", "#fdebd0", "#ebdef0")
 
 
