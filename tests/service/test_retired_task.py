@@ -53,9 +53,7 @@ def test_the_tour_and_the_sample_experiment_use_active_tasks() -> None:
         assert item not in BUNDLED_RETIREMENTS
 
 
-def test_runs_of_the_retired_task_stay_readable_and_the_report_says_so(
-    api: Api, tmp_path: Path
-) -> None:
+def test_runs_of_the_retired_task_stay_readable_and_the_report_says_so(api: Api) -> None:
     seed_database(
         api.ctx.db,
         runs("m", ["pass", "fail"], task_ref=RETIRED, family="pelican-bicycle")
