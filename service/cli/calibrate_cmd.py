@@ -89,6 +89,19 @@ def perturb_command(
     typer.echo(f"{len(variants)} variants written to {out} (manifest.jsonl)")
 
 
+StoreOption = typer.Option(
+    True,
+    "--store/--no-store",
+    help="Store the run and its gate decisions in the data folder (--no-store: measure only)",
+)
+ReplaceOption = typer.Option(
+    False, "--replace", help="Store even where a smaller set demotes a trusted judge"
+)
+CalibrationDataDir = typer.Option(
+    None, "--data-dir", help="Data folder (REGUA_DATA_DIR, default 'data': as regua serve)"
+)
+
+
 def calibrate_command(
     judge: str = typer.Option(..., "--judge", help="Judge profile id (NAME@VERSION)"),
     set_name: str = typer.Option(
@@ -109,17 +122,9 @@ def calibrate_command(
     gate_file: Path = typer.Option(None, "--gate", help="Gate rule as JSON (GateConfig)"),
     out: Path = typer.Option(None, "--out", help="Write the run (JSON) here"),
     as_json: bool = typer.Option(False, "--json", help="Print the run as JSON"),
-    store: bool = typer.Option(
-        True,
-        "--store/--no-store",
-        help="Store the run and its gate decisions in the data folder (--no-store: measure only)",
-    ),
-    replace: bool = typer.Option(
-        False, "--replace", help="Store even where a smaller set demotes a trusted judge"
-    ),
-    data_dir: Path = typer.Option(
-        None, "--data-dir", help="Data folder (REGUA_DATA_DIR, default 'data': as regua serve)"
-    ),
+    store: bool = StoreOption,
+    replace: bool = ReplaceOption,
+    data_dir: Path = CalibrationDataDir,
 ) -> None:
     """Calibrate a judge profile on a labelled set, decide the gate and store the decisions.
 
@@ -142,6 +147,12 @@ def calibrate_command(
             f"measured only (--no-store): nothing was stored, so {run.profile_id} gains no vote; "
             "run it without --no-store to store the decisions"
         )
+    _print_run(run, out, as_json)
+    typer.echo(stored, err=as_json)
+
+
+def _print_run(run: CalibrationRun, out: Path | None, as_json: bool) -> None:
+    """Write the run to ``out`` (if given); print it as JSON or as the summary lines."""
     data = run.to_dict()
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -151,7 +162,6 @@ def calibrate_command(
     else:
         for line in summary_lines(run):
             typer.echo(line)
-    typer.echo(stored, err=as_json)
 
 
 def _measure(request: CalibrationRequest, settings: Settings) -> CalibrationRun:

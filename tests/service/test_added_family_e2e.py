@@ -261,23 +261,31 @@ def test_a_bad_upload_or_a_smaller_demoting_set_changes_nothing(world: World) ->
     if "seeing" not in world.runs:
         pytest.skip("needs the calibrated family of the test before it")
     before = _stored_runs(world)
+    _bad_upload_stores_nothing(world)
+    assert _stored_runs(world) == before
+    _smaller_set_demotes_only_with_replace(world)
+    assert _stored_runs(world) == before + 1
+    _history_lists_both(world)
+
+
+def _bad_upload_stores_nothing(world: World) -> None:
+    csv_text = "file,criterion,status,annotator\na.svg,O1,pass,al\n"
     body = {
         "judge": JUDGE,
         "task": otter.REF,
         "split": "all",
         "wait": True,
-        "upload": {
-            "labels_csv": "file,criterion,status,annotator\na.svg,O1,pass,al\n",
-            "files": {"a.svg": "not svg"},
-        },
+        "upload": {"labels_csv": csv_text, "files": {"a.svg": "not svg"}},
     }
     with world.http() as client:
         refused = client.post("/v1/calibrations", json=body)
     assert refused.status_code == 422, refused.text
     assert "a.svg: not an SVG document" in refused.json()["detail"]
-    assert _stored_runs(world) == before
-    # four drawings labelled the opposite of what they show: fewer items than the 12 that
-    # earned the trust, and the judge disagrees with every label
+
+
+def _smaller_set_demotes_only_with_replace(world: World) -> None:
+    """Four drawings labelled the opposite of what they show: fewer items than the 12 that
+    earned the trust, and the judge disagrees with every label."""
     small = world.root / "small"
     flipped = {
         name: (svg, {c: "fail" if s == "pass" else "pass" for c, s in labels.items()})
@@ -285,29 +293,21 @@ def test_a_bad_upload_or_a_smaller_demoting_set_changes_nothing(world: World) ->
     }
     otter.write_label_folder(small, flipped)
     args = ["calibrate", "--judge", JUDGE, "--set", str(small), "--split", "all"]
-    args += [
-        "--task",
-        otter.REF,
-        "--repeats",
-        "1",
-        "--n-boot",
-        "200",
-        "--data-dir",
-        str(world.data),
-    ]
+    args += ["--task", otter.REF, "--repeats", "1", "--n-boot", "200"]
+    args += ["--data-dir", str(world.data)]
     no = world.cli(*args)
     assert no.exit_code == 1, no.output
     assert "calibration not stored: a smaller set would demote a trusted judge" in no.output
-    assert f"trusted since {world.runs['seeing'].decisions[0].decided_at} on set 'labelled' " in (
+    since = world.runs["seeing"].decisions[0].decided_at
+    assert f"trusted since {since} on set 'labelled' (12 labelled items), would become " in (
         no.output
     )
-    assert "(12 labelled items), would become not_trusted on set 'small' (4 labelled items)" in (
-        no.output
-    )
-    assert _stored_runs(world) == before
+    assert "not_trusted on set 'small' (4 labelled items)" in no.output
     yes = world.cli(*args, "--replace")
     assert yes.exit_code == 0, yes.output
-    assert _stored_runs(world) == before + 1
+
+
+def _history_lists_both(world: World) -> None:
     history = world.cli("gate", "history", JUDGE, "--data-dir", str(world.data), "--json")
     assert history.exit_code == 0, history.output
     mine = [d for d in json.loads(history.output) if d["profile_id"] == SEEING]
@@ -316,15 +316,12 @@ def test_a_bad_upload_or_a_smaller_demoting_set_changes_nothing(world: World) ->
     assert any("replaces (--replace) the trusted decision" in r for r in mine[-1]["reasons"])
     with world.http() as client:
         over_http = client.get("/v1/gate", params={"history": "true", "judge": JUDGE}).json()
-    assert [d["status"] for d in over_http["decisions"] if d["profile_id"] == SEEING][:2] == [
-        "trusted",
-        "not_trusted",
-    ]
+    statuses = [d["status"] for d in over_http["decisions"] if d["profile_id"] == SEEING]
+    assert statuses[:2] == ["trusted", "not_trusted"]
     printed = world.cli("gate", "history", JUDGE, "--data-dir", str(world.data))
     assert f"{SEEING}  family {otter.FAMILY}  criterion O1" in printed.output
-    assert "set small (4 labelled)" in printed.output and "set labelled (12 labelled)" in (
-        printed.output
-    )
+    assert "set small (4 labelled)" in printed.output
+    assert "set labelled (12 labelled)" in printed.output
 
 
 def test_calibrate_without_data_dir_stores_in_the_default_folder(world: World) -> None:
