@@ -8,9 +8,11 @@ bundled versions plus those added to the configured task store (``REGUA_DATABASE
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich import box
@@ -19,6 +21,7 @@ from rich.table import Table
 
 from regua.settings import load_settings
 from service.access.pools import Retirement, registry_retirements
+from service.api.client import ApiError, ReguaClient, read_token
 from service.tasks_store.configured import configured_tasks, origin_of, with_data_dir
 from tasks import TaskSpec
 
@@ -58,6 +61,7 @@ class Listed:
             "retired_note": self.retired.note if self.retired else None,
             "mode": self.spec.mode.value,
             "title": self.spec.title,
+            "criteria": [c.id for c in self.spec.criteria],
             "content_hash": self.content_hash,
         }
 
@@ -78,42 +82,74 @@ def listed_tasks(data_dir: Path | None) -> list[Listed]:
         ]
 
 
+def served_tasks(url: str, token: str | None, data_dir: Path | None) -> list[dict[str, Any]]:
+    """The task versions a running service lists (``GET /v1/tasks``), as JSON lines."""
+    settings = with_data_dir(load_settings(), data_dir)
+    secret = token or os.environ.get("REGUA_TOKEN") or read_token(settings.data_dir)
+    with ReguaClient(url, secret) as client:
+        response = client.http.get("/v1/tasks")
+        body = response.json()
+        if response.status_code >= 400:
+            raise ApiError(response.status_code, body)
+    return [
+        {
+            "ref": t["ref"],
+            "family": t["family"],
+            "origin": t["origin"],
+            "pool": t["pool"],
+            "state": "retired" if t["retired"] else "active",
+            "retired_note": t.get("retired_note"),
+            "mode": t["mode"],
+            "title": t["title"] if t["title"] is not None else "(reserved: redacted)",
+            "criteria": t["criteria"],
+            "content_hash": t["content_hash"],
+        }
+        for t in body["tasks"]
+    ]
+
+
 @tasks_app.command("list")
 def list_tasks(
     as_json: bool = typer.Option(False, "--json", help="Print JSON lines"),
     data_dir: Path | None = DataDir,
+    url: str | None = typer.Option(
+        None, "--url", help="Ask this running service instead (GET /v1/tasks, any role's token)"
+    ),
+    token: str | None = typer.Option(None, "--token", help="Token for --url (REGUA_TOKEN)"),
 ) -> None:
     """List every registered task version: bundled and added, with pool and state."""
-    listed = listed_tasks(data_dir)
+    if url is not None:
+        lines = served_tasks(url, token, data_dir)
+    else:
+        lines = [line.to_json() for line in listed_tasks(data_dir)]
     if as_json:
-        for line in listed:
-            typer.echo(json.dumps(line.to_json()))
+        for line in lines:
+            typer.echo(json.dumps(line))
         return
     console = Console()
-    console.print(tasks_table(listed))
-    for line in listed:
-        if line.retired is not None:
-            console.print(f"retired {line.spec.ref}: {line.retired.note}")
+    console.print(tasks_table(lines))
+    for line in lines:
+        if line["state"] == "retired":
+            console.print(f"retired {line['ref']}: {line['retired_note'] or '(no reason given)'}")
 
 
-def tasks_table(listed: Sequence[Listed]) -> Table:
+def tasks_table(lines: Sequence[Mapping[str, Any]]) -> Table:
     """One line per task version; refs are never cut (they are what users copy into commands).
 
     The ref column is as wide as the longest ref and never wraps; the other columns wrap (a
     narrow terminal makes the table taller, it never loses characters). Family and mode are left
     to ``--json`` and ``tasks show``.
     """
-    widest = max((len(line.spec.ref) for line in listed), default=4)
+    widest = max((len(str(line["ref"])) for line in lines), default=4)
     table = Table(box=box.SIMPLE_HEAD)
     table.add_column("task", no_wrap=True, min_width=widest, overflow="ignore")
     for name in ("origin", "pool", "state"):
         table.add_column(name, overflow="fold")
     table.add_column("criteria", ratio=1, min_width=8, overflow="fold")
     table.add_column("title", ratio=2, min_width=10, overflow="fold")
-    for line in listed:
-        spec = line.spec
-        criteria = " ".join(c.id for c in spec.criteria)
-        table.add_row(spec.ref, line.origin, spec.pool.value, line.state, criteria, spec.title)
+    for line in lines:
+        cells = [str(line[k]) for k in ("ref", "origin", "pool", "state")]
+        table.add_row(*cells, " ".join(line["criteria"]), str(line["title"]))
     return table
 
 

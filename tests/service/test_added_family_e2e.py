@@ -147,6 +147,10 @@ def _register_task_and_panel(world: World) -> None:
     assert listed.exit_code == 0, listed.output
     line = next(json.loads(x) for x in listed.output.splitlines() if otter.REF in x)
     assert (line["origin"], line["pool"], line["state"]) == ("added", "core", "active")
+    served = world.cli("tasks", "list", "--url", world.served.url, "--token", token)
+    assert served.exit_code == 0, served.output
+    row = next(x for x in served.output.splitlines() if otter.REF in x)
+    assert row.split()[:4] == [otter.REF, "added", "core", "active"]
     # a family without a panel of its own: the static rules and the settings' vision judge
     default = _panel_lines(world)["family-default@1"]
     assert otter.REF in default["default_for_tasks"]
