@@ -31,6 +31,11 @@ from service.storage.scoring_models import (
     RescoreItem,
 )
 from service.storage.task_store_models import TaskVersionRow
+from service.storage.workflow_models import (
+    RunRevisionRow,
+    TaskProposalDecisionRow,
+    TaskProposalRow,
+)
 
 __all__ = [
     "ApiToken",
@@ -56,8 +61,11 @@ __all__ = [
     "ReviewRow",
     "ReviewScan",
     "Run",
+    "RunRevisionRow",
     "StageAttempt",
     "StageRecord",
+    "TaskProposalDecisionRow",
+    "TaskProposalRow",
     "TaskRetirement",
     "TaskRow",
     "TaskVersionRow",

@@ -4,7 +4,8 @@
 loopback port (``server.url``); ``server.requests`` records what it was sent. Answerers:
 :class:`Scripted`, :class:`FrameTruth` (a vision model answering from a truth table keyed by
 frame hash), :class:`Pairwise`, :class:`FailFirst` with :func:`rate_limited`,
-:func:`server_error`, :func:`slow` and :func:`garbage`.
+:func:`server_error`, :func:`slow` and :func:`garbage`; for the workflows (revise, proposals,
+candidate judges) :class:`FixesAfterFrame`, :class:`Proposer` and :class:`YesManWhen`.
 """
 
 from regua.llm.testing.answerers import (
@@ -31,18 +32,22 @@ from regua.llm.testing.server import (
     envelope,
     serving,
 )
+from regua.llm.testing.workflows import FixesAfterFrame, Proposer, YesManWhen
 
 __all__ = [
     "CRITERION_LINE",
     "Answerer",
     "FailFirst",
     "FakeModelServer",
+    "FixesAfterFrame",
     "FrameTruth",
     "Pairwise",
+    "Proposer",
     "Reply",
     "Request",
     "Scripted",
     "ScriptedServer",
+    "YesManWhen",
     "criterion_and_frames",
     "envelope",
     "garbage",

@@ -32,7 +32,7 @@ def test_set_size_comes_and_goes_and_old_rows_read_it_from_their_metrics(
         cfg = migrations_config(db.engine)
         with db.engine.begin() as conn:
             cfg.attributes["connection"] = conn
-            command.downgrade(cfg, "0920_render_cost")
+            command.downgrade(cfg, "1510_task_proposals")
         assert "set_size" not in _columns(db)
         with db.engine.begin() as conn:
             metrics = '{"n_items": 150, "n_disputed": 3}'

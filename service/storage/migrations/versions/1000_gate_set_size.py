@@ -5,7 +5,7 @@ earned the trusted one (a smaller set is refused unless asked to replace). Rows 
 this column read their size from their metrics (``n_items - n_disputed``).
 
 Revision ID: 1000_gate_set_size
-Revises: 0920_render_cost
+Revises: 1510_task_proposals
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "1000_gate_set_size"
-down_revision = "0920_render_cost"
+down_revision = "1510_task_proposals"
 branch_labels = None
 depends_on = None
 
