@@ -185,28 +185,9 @@ def propose_judges(
     text = judge_file_text(found, f"# candidate judges for {task.ref} {request.criterion}\n")
     digest = hashlib.sha256(text.encode()).hexdigest()[:10]
     out = Proposed([], base_panel, [_add_file(folder, f"candidates-{prefix}-{digest}.yaml", text)])
-    for c in found:
-        run = calibrate(
-            CalibrationRequest(
-                c.doc.id,
-                request.labels,
-                request.split,
-                request.repeats,
-                request.seed,
-                request.n_boot,
-                request.gate,
-                task.ref,
-                uploaded=labels,
-            ),
-            settings,
-            renderer,
-            db=db,
-            blobs=blobs,
-            registry=tasks,
-        )
-        decision = next((d for d in run.decisions if d.criterion == request.criterion), None)
-        stored = store_run(run, db) if db is not None else None
-        out.calibrated.append(Calibrated(c, run, decision, stored))
+    out.calibrated = [
+        _calibrated(c, request, labels, settings, renderer, db, blobs, tasks) for c in found
+    ]
     trusted = [c.candidate.doc.id for c in out.calibrated if c.trusted]
     if trusted:
         new_id = next_panel_id(base_panel.id.partition("@")[0])
@@ -215,3 +196,37 @@ def propose_judges(
         out.files.append(_add_file(folder, name, body))
         out.panel = judges.require_panel(new_id)
     return out
+
+
+def _calibrated(
+    c: Candidate,
+    request: ProposeJudges,
+    labels: LoadedSet,
+    settings: Settings,
+    renderer: RenderClient,
+    db: Database | None,
+    blobs: BlobStore | None,
+    tasks: TaskRegistry,
+) -> Calibrated:
+    """One candidate calibrated on the criterion's items (stored when ``db`` is given)."""
+    run = calibrate(
+        CalibrationRequest(
+            c.doc.id,
+            request.labels,
+            request.split,
+            request.repeats,
+            request.seed,
+            request.n_boot,
+            request.gate,
+            request.task_ref,
+            uploaded=labels,
+        ),
+        settings,
+        renderer,
+        db=db,
+        blobs=blobs,
+        registry=tasks,
+    )
+    decision = next((d for d in run.decisions if d.criterion == request.criterion), None)
+    stored = store_run(run, db) if db is not None else None
+    return Calibrated(c, run, decision, stored)

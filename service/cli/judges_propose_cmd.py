@@ -16,7 +16,7 @@ from typing import Any
 import typer
 
 from judges.calibration.gate import GateConfig
-from regua.settings import load_settings
+from regua.settings import Settings, load_settings
 from service.calibration.candidates import Calibrated, Proposed, ProposeJudges, propose_judges
 from service.cli.calibrate_cmd import StoreOption, where_stored
 from service.cli.calibrate_summary import STATUS_WORDS, est
@@ -122,32 +122,40 @@ def propose_command(
     request = ProposeJudges(
         task, criterion, n, labels, base, prefix, panel, split, repeats, seed, n_boot, gate
     )
+    out = _propose(request, settings, target, store=store)
+    if as_json:
+        typer.echo(_as_json(out))
+    else:
+        _echo(out, criterion)
+    typer.echo(_stored_line(out, settings, store), err=as_json)
+    if out.panel is None:
+        raise typer.Exit(1)
+
+
+def _propose(request: ProposeJudges, settings: Settings, target: Path, *, store: bool) -> Proposed:
+    """Propose, calibrate and (with ``store``) keep the runs in the settings' data folder."""
     db = Database(settings.resolved_database_url()) if store else None
     renderer = RenderClient(settings)
     try:
         blobs = open_blob_store(settings) if db is not None else None
         with configured_tasks(settings) as tasks:
             registry = StoredTaskRegistry(db, bundled_registry()) if db is not None else tasks
-            out = propose_judges(
+            return propose_judges(
                 request, settings, renderer, target, db=db, blobs=blobs, registry=registry
             )
     finally:
         renderer.close()
         if db is not None:
             db.dispose()
-    if as_json:
-        typer.echo(_as_json(out))
-    else:
-        _echo(out, criterion)
-    typer.echo(
+
+
+def _stored_line(out: Proposed, settings: Settings, store: bool) -> str:
+    if not store:
+        return "measured only (--no-store): no calibration was stored, no candidate gains a vote"
+    return (
         f"stored {len(out.calibrated)} calibration run(s) and their gate decisions in "
         f"{where_stored(settings)}"
-        if store
-        else "measured only (--no-store): no calibration was stored, no candidate gains a vote",
-        err=as_json,
     )
-    if out.panel is None:
-        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:
