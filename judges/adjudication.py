@@ -34,7 +34,14 @@ from judges.adjudication_record import (
 from judges.base import Judge
 from judges.graded_jury import LevelStatus, decided
 from judges.inputs import JudgeInput
-from judges.model import CriterionOutcome, JudgeFailure, JudgeProfile, Verdict, VerdictStatus
+from judges.model import (
+    CriterionOutcome,
+    CriterionStatus,
+    JudgeFailure,
+    JudgeProfile,
+    Verdict,
+    VerdictStatus,
+)
 from judges.reasons import (
     ADJUDICATOR_FAILED,
     ADJUDICATOR_NOT_TRUSTED,
@@ -86,9 +93,7 @@ def ask_adjudicator(
         return AdjudicatorReply(crashed)
 
 
-def _result(
-    criterion: Criterion, trusted: bool, verdict: Verdict | None
-) -> AdjudicationResult:
+def _result(criterion: Criterion, trusted: bool, verdict: Verdict | None) -> AdjudicationResult:
     if verdict is None:
         return "adjudicator_failed"
     if criterion.graded:
@@ -122,7 +127,7 @@ def settle(
         )
     if criterion.graded and verdict.level is not None:
         return decided(criterion, verdict.level, level_status, outcome.votes, outcome.disagreement)
-    status = "pass" if verdict.status is VerdictStatus.PASS else "fail"
+    status: CriterionStatus = "pass" if verdict.status is VerdictStatus.PASS else "fail"
     return CriterionOutcome(
         outcome.criterion,
         outcome.kind,

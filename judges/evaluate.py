@@ -205,6 +205,7 @@ def _adjudicate(
     if judge is None or panel.adjudicator in excluded_judges(inp, panel, seated):
         return outcomes, []
     profile = judge.profile
+
     def trusted(criterion_id: str) -> bool:
         return is_eligible(eligibility, profile, criterion_id, inp.task.family)
 

@@ -18,8 +18,15 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Sequence
 
-from judges.model import CriterionOutcome, JudgeFailure, Verdict, VerdictStatus, Vote
 from judges import reasons as jury
+from judges.model import (
+    CriterionOutcome,
+    CriterionStatus,
+    JudgeFailure,
+    Verdict,
+    VerdictStatus,
+    Vote,
+)
 from tasks import Criterion, CriterionKind
 
 LevelStatus = Callable[[int], str]
@@ -63,7 +70,7 @@ def decided(
     disagreement: str | None = None,
 ) -> CriterionOutcome:
     """A graded criterion decided at ``level`` (its status from the rubric's bounds)."""
-    status = "pass" if status_of(level) == "pass" else "fail"
+    status: CriterionStatus = "pass" if status_of(level) == "pass" else "fail"
     return CriterionOutcome(
         criterion.id,
         criterion.kind.value,
@@ -113,9 +120,7 @@ def _human_level(
     criterion: Criterion, humans: Sequence[Verdict], status_of: LevelStatus
 ) -> CriterionOutcome:
     """People's levels decide: the last adjudication alone, else every reviewer's level."""
-    votes = tuple(
-        Vote(v.judge_profile_id, v.status, True, level=v.level) for v in humans
-    )
+    votes = tuple(Vote(v.judge_profile_id, v.status, True, level=v.level) for v in humans)
     adjudications = [v for v in humans if v.details.get(jury.ADJUDICATION) is True]
     deciding = adjudications[-1:] or list(humans)
     levels = {v.level for v in deciding}
@@ -125,6 +130,8 @@ def _human_level(
     if level is None:
         statuses = {v.status for v in deciding}
         if statuses == {VerdictStatus.NOT_APPLICABLE}:
-            return CriterionOutcome(criterion.id, criterion.kind.value, "not_applicable", votes=votes)
+            return CriterionOutcome(
+                criterion.id, criterion.kind.value, "not_applicable", votes=votes
+            )
         return _open(criterion, jury.REVIEWER_UNCERTAIN, votes)
     return decided(criterion, level, status_of, votes)

@@ -50,7 +50,6 @@ from judges.model import (
     Vote,
 )
 from judges.panel import DEFAULT_MAX_LEVEL_SPREAD
-from judges.rubric_score import RubricScore
 from judges.reasons import (
     ADJUDICATION,
     JUDGE_FAILURE,
@@ -61,6 +60,7 @@ from judges.reasons import (
     REVIEWER_UNCERTAIN,
     REVIEWERS_DISAGREE,
 )
+from judges.rubric_score import RubricScore
 from tasks import Criterion, CriterionKind
 
 EligibilityFn = Callable[[JudgeProfile, str, str], bool]
@@ -177,7 +177,6 @@ def _open(
     return CriterionOutcome(
         criterion.id, criterion.kind.value, "uncertain", necessary, reason, votes, **extra
     )
-
 
 
 def _human_decision(criterion: Criterion, humans: Sequence[Verdict]) -> CriterionOutcome:

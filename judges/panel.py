@@ -228,6 +228,16 @@ PELICAN_DEFAULT_2 = register_panel(
     default_for_tasks=NEW_PELICAN_TASKS,
 )
 
+LIGHTHOUSE_VISION = register_panel(
+    JudgePanel(
+        id="lighthouse-night-vision@1",
+        family="lighthouse-night",
+        assignments={ALL_CRITERIA: ("static@1", "vision-llm-openai@1"), "F1": ("static@1",)},
+        description="The graded example family: the static rules on F1, the vision judge (model "
+        "and endpoint from settings) on the critical failure and on every graded level.",
+    )
+)
+
 PELICAN_VISION = register_panel(
     JudgePanel(
         id="pelican-bicycle-vision@1",

@@ -94,8 +94,8 @@ class Bound(Frozen):
 
 
 _NUMBER = r"\d+(?:\.\d+)?"
-_TIMES = r"\s*(?:\*|x|×|·)?\s*"
-_INVERTED = re.compile(rf"^({_NUMBER}){_TIMES}\(\s*(\d+)\s*[-−]\s*([A-Z][A-Z0-9]*)\s*\)$")
+_TIMES = r"\s*(?:\*|x|\u00d7|\u00b7)?\s*"
+_INVERTED = re.compile(rf"^({_NUMBER}){_TIMES}\(\s*(\d+)\s*[-\u2212]\s*([A-Z][A-Z0-9]*)\s*\)$")
 _PLAIN = re.compile(rf"^({_NUMBER}){_TIMES}([A-Z][A-Z0-9]*)$")
 _OUTER = re.compile(rf"^\s*(?:({_NUMBER}){_TIMES})?\(\s*(.*)\s*\)\s*$", re.DOTALL)
 
@@ -111,18 +111,22 @@ def _decimal_text(value: str) -> str:
 def parse_formula(formula: str) -> tuple[str, tuple[RubricTerm, ...]]:
     """``"20 x (0.30 P + 0.15 (5 - H))"`` → ``("20", terms)``.
 
-    The grammar: an optional multiplier and ``x`` (or ``*``, ``×``, ``·``) before a parenthesised
-    sum, or a bare sum; each term is ``WEIGHT CRITERION`` or ``WEIGHT (TOP - CRITERION)``.
+    The grammar: an optional multiplier and ``x`` (or ``*``, the multiplication sign or the
+    middle dot) before a parenthesised sum, or a bare sum; each term is ``WEIGHT CRITERION``
+    or ``WEIGHT (TOP - CRITERION)``.
     ValueError names the term it cannot read.
     """
     text = formula.strip()
     outer = _OUTER.match(text)
-    if outer is not None and _balanced(outer.group(2)):
-        try:
-            return _decimal_text(outer.group(1) or "1"), _terms(outer.group(2))
+    if outer is None or not _balanced(outer.group(2)):
+        return "1", _terms(text)
+    try:
+        return _decimal_text(outer.group(1) or "1"), _terms(outer.group(2))
+    except ValueError as inner:
+        try:  # "0.7 (5 - H)" alone is one term, not a multiplier of a sum
+            return "1", _terms(text)
         except ValueError:
-            pass  # "0.7 (5 - H)" alone is one term, not a multiplier of a sum
-    return "1", _terms(text)
+            raise inner from None
 
 
 def _terms(text: str) -> tuple[RubricTerm, ...]:

@@ -247,8 +247,10 @@ class TaskSpec(Frozen):
         return self
 
     def level_status(self, criterion_id: str, level: int) -> str:
-        """``pass`` when a level of a graded criterion meets the rubric's bounds on it, else
-        ``fail`` (no bound: any level passes; the rubric's score decides the rest)."""
+        """``pass`` when a graded criterion's level meets the rubric's bounds on it, else ``fail``.
+
+        No bound: any level passes (the rubric's score decides the rest).
+        """
         if self.rubric is None:
             return "pass"
         held = all(b.holds(level) for b in self.rubric.bounds_of(criterion_id))

@@ -17,6 +17,8 @@ def test_tasks_list_prints_every_ref_whole(columns: str) -> None:
     lines = listed.output.splitlines()
     assert max(len(line) for line in lines) <= int(columns)
     refs = [spec.ref for spec in bundled_registry().all()]
-    first_words = [line.split()[0] for line in lines if line.strip().startswith("pelican")]
+    first_words = [
+        line.split()[0] for line in lines if line.strip().startswith(("pelican", "lighthouse"))
+    ]
     assert first_words == refs  # one whole ref per task, in registry order
     assert not any(line.split()[0].endswith("…") for line in lines if line.strip())
