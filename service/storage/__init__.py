@@ -4,6 +4,7 @@ from service.storage.access_models import WebSession
 from service.storage.engine import Database, upgrade
 from service.storage.experiment_models import ExperimentCaseRow, ExperimentRow
 from service.storage.generation_models import GenerationRow
+from service.storage.grading_models import AdjudicationRow, RubricScoreRow
 from service.storage.models import (
     ApiToken,
     Artifact,
@@ -33,6 +34,7 @@ from service.storage.scoring_models import (
 from service.storage.task_store_models import TaskVersionRow
 
 __all__ = [
+    "AdjudicationRow",
     "ApiToken",
     "Artifact",
     "Base",
@@ -55,6 +57,7 @@ __all__ = [
     "ReviewItem",
     "ReviewRow",
     "ReviewScan",
+    "RubricScoreRow",
     "Run",
     "StageAttempt",
     "StageRecord",
