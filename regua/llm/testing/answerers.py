@@ -84,8 +84,10 @@ class FrameTruth:
     """The frame time every answer names (None: no particular frame)."""
     levels: dict[str, dict[str, int]] = field(default_factory=dict)
     """Frame sha256 → graded criterion → level, for level requests (graded criteria)."""
+    criterion_levels: dict[str, int] = field(default_factory=dict)
+    """Criterion → the level given whatever the frames, when ``levels`` knows none of them."""
     default_level: int | None = None
-    """The level given when ``levels`` knows none of the frames (None: ``"level": null``)."""
+    """The level given when neither table knows (None: ``"level": null``)."""
     usage: tuple[int, int] = (1000, 20)
     asked: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
     """(criterion, frame shas) of every request."""
@@ -109,7 +111,11 @@ class FrameTruth:
         with self.lock:
             self.asked.append((criterion, tuple(shas)))
             known = [self.levels[s][criterion] for s in shas if criterion in self.levels.get(s, {})]
-        return (known[0], True) if known else (self.default_level, False)
+        if known:
+            return known[0], True
+        if criterion in self.criterion_levels:
+            return self.criterion_levels[criterion], True
+        return self.default_level, False
 
     def __call__(self, request: Request) -> Reply:
         """The judge's JSON answer for one request (a level when a level is asked)."""
