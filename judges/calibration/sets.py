@@ -78,6 +78,9 @@ class Label:
     time: str
     evidence: str = ""
     role: LabelRole = "annotator"
+    level: int | None = None
+    """The level on a graded criterion (its ``status`` is then what the rubric's bounds make
+    of it); None on pass/fail criteria."""
 
     def __post_init__(self) -> None:
         """Validate the status, the role and that an annotator is named."""
@@ -96,12 +99,14 @@ class Label:
             "status": self.status,
             "time": self.time,
             "evidence": self.evidence,
+            **({} if self.level is None else {"level": self.level}),
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Label:
         """Inverse of :meth:`to_dict`."""
         role = str(data.get("role") or "annotator")
+        level = data.get("level")
         return cls(
             item_id=str(data["item_id"]),
             annotator=str(data["annotator"]),
@@ -109,6 +114,7 @@ class Label:
             time=str(data.get("time") or ""),
             evidence=str(data.get("evidence") or ""),
             role="adjudicator" if role == "adjudicator" else "annotator",
+            level=None if level is None else int(level),
         )
 
 
@@ -319,6 +325,23 @@ class CalibrationSet:
         if len(statuses) > 1:
             return Reference(None, "disputed", names)
         return Reference(statuses.pop(), "single" if len(names) == 1 else "consensus", names)
+
+    def reference_level(self, item_id: str) -> int | None:
+        """The reference level of a graded item (None: unlabelled, no level, or a dispute).
+
+        The latest adjudication's level, else the level every annotator gave.
+        """
+        labels = self.labels_for(item_id)
+        adjudications = sorted(
+            (lb for lb in labels if lb.role == "adjudicator"), key=lambda lb: lb.time
+        )
+        if adjudications:
+            return adjudications[-1].level
+        latest: dict[str, Label] = {}
+        for lb in sorted((lb for lb in labels if lb.role == "annotator"), key=lambda lb: lb.time):
+            latest[lb.annotator] = lb
+        levels = {lb.level for lb in latest.values()}
+        return levels.pop() if len(levels) == 1 else None
 
     def annotator_labels(self, item_id: str) -> dict[str, str]:
         """Latest status per annotator (adjudicators excluded) for one item."""
