@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from judges.calibration.gate import GateConfig
+from judges.calibration.panel_agreement import PanelAgreement
 from judges.calibration.runner import SPLIT_NAMES
 from judges.perturbation.generate import (
     Recipe,
@@ -28,9 +30,11 @@ from judges.perturbation.generate import (
     perturb_many,
 )
 from regua.errors import InputError
-from regua.settings import load_settings
+from regua.settings import Settings, load_settings
 from service.calibration.calibrate import CalibrationRequest, calibrate, store_run
+from service.calibration.panel import PanelCalibrationRequest, calibrate_panel
 from service.cli.calibrate_summary import summary_lines
+from service.cli.panel_summary import panel_lines
 from service.pipeline.render_client import RenderClient
 from service.storage import Database
 from service.storage.blob_registry import open_blob_store
@@ -95,7 +99,13 @@ def should_store(store: bool | None, data_dir: Path | None) -> bool:
 
 
 def calibrate_command(
-    judge: str = typer.Option(..., "--judge", help="Judge profile id (NAME@VERSION)"),
+    judge: str = typer.Option(None, "--judge", help="Judge profile id (NAME@VERSION)"),
+    panel: str = typer.Option(
+        None,
+        "--panel",
+        help="Calibrate a whole panel instead (its adjudicator included): the panel's verdicts, "
+        "each judge alone and how often the adjudicator agreed with the majority and the label",
+    ),
     set_name: str = typer.Option(
         "bundled",
         "--set",
@@ -120,9 +130,16 @@ def calibrate_command(
     """Calibrate a judge profile on a labelled set and decide the reliability gate."""
     if split not in SPLIT_NAMES:
         raise InputError("--split must be held_out, tuning or all")
+    if (judge is None) == (panel is None):
+        raise InputError("give --judge PROFILE or --panel PANEL (one of them)")
     settings = load_settings()
     if data_dir is not None:
         settings = settings.model_copy(update={"data_dir": data_dir})
+    if panel is not None:
+        request = PanelCalibrationRequest(panel, set_name, task, split, seed, n_boot)
+        report = panel_report(request, settings, should_store(store, data_dir))
+        _emit(report.to_dict(), out, as_json, lambda: panel_lines(report))
+        return
     keep = should_store(store, data_dir)
     db = Database(settings.resolved_database_url()) if keep else None
     renderer = RenderClient(settings)
@@ -141,15 +158,36 @@ def calibrate_command(
         renderer.close()
         if db is not None:
             db.dispose()
-    data = run.to_dict()
+    _emit(run.to_dict(), out, as_json, lambda: summary_lines(run))
+
+
+def _emit(
+    data: dict[str, Any], out: Path | None, as_json: bool, lines: Callable[[], list[str]]
+) -> None:
+    """Write the report to ``out`` (JSON) and print it (JSON or its lines)."""
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     if as_json:
         typer.echo(json.dumps(data, sort_keys=True))
     else:
-        for line in summary_lines(run):
+        for line in lines():
             typer.echo(line)
+
+
+def panel_report(
+    request: PanelCalibrationRequest, settings: Settings, with_db: bool
+) -> PanelAgreement:
+    """Run the panel calibration with the database's gate (when there is one)."""
+    db = Database(settings.resolved_database_url()) if with_db else None
+    renderer = RenderClient(settings)
+    try:
+        blobs = open_blob_store(settings) if db is not None else None
+        return calibrate_panel(request, settings, renderer, db=db, blobs=blobs)
+    finally:
+        renderer.close()
+        if db is not None:
+            db.dispose()
 
 
 def register(app: typer.Typer) -> None:
