@@ -30,6 +30,7 @@ from service.access.pools import hidden_refs
 from service.reports.build import ReportConfig, build_report
 from service.reports.leaks import leak_report
 from service.reports.rows import JudgeVote, ReportRow
+from service.reports.scores import read_scores, score_section
 from service.review.outcome import AuditRecord
 from service.storage.models import CriterionOutcomeRow, Evaluation, Run, TaskRow, VerdictRow
 from service.storage.review_models import ReviewItem
@@ -302,6 +303,9 @@ def generate_report(
         task_hashes={r: h for r, h in inputs.task_hashes.items() if r in used},
         task_dimensions={r: d for r, d in inputs.task_dimensions.items() if r in used},
     )
+    graded = score_section(read_scores(session, inputs.rows))
+    if graded:  # tasks with a rubric: score distributions beside the pass rates
+        report["scores"] = graded
     if submitted_by is None:  # admins: replies that carried a reserved task
         reported = {row.run_id for row in inputs.rows}
         report["leaks"] = [entry.model_dump() for entry in leak_report(session, reported)]

@@ -242,3 +242,11 @@ def test_the_worked_rubric_through_the_service(api: Api, jury: Jury) -> None:
     assert worse["outcome"]["reasons"] == ["I: level 3 fails the minimum I >= 4"]
     page = run_page(api, worse["run_id"])
     assert "Q = 84" in page and "I &gt;= 4" in page and "failed" in page
+    report = api.client.get(f"/v1/reports?task={LIGHTHOUSE}", headers=api.h("admin")).json()
+    (scores,) = report["scores"]
+    (group,) = scores["groups"]
+    assert group["verdicts"]["pass"] == 1 and group["verdicts"]["fail"] == 1
+    assert [d["score"] for d in group["distribution"]] == [83.0, 84.0]
+    assert group["mean_interval"] is not None and scores["score_step"] == 2.0
+    html = api.client.get(f"/v1/reports/html?task={LIGHTHOUSE}", headers=api.h("admin")).text
+    assert "Graded tasks: pass rates and score distributions" in html and "83 (1), 84 (1)" in html
