@@ -31,13 +31,14 @@ from judges.model import (
     JudgeAnswers,
     JudgeFailure,
     JudgeProfile,
+    Outcome,
     PanelRecord,
     PanelResult,
     SeatedJudge,
     Verdict,
 )
 from judges.panel import JudgePanel
-from judges.rubric_score import score_rubric
+from judges.rubric_score import RubricScore, score_rubric
 from regua.settings import Settings
 from tasks import Criterion, TaskSpec
 
@@ -170,12 +171,7 @@ def evaluate(
         inp, panel, judges, answers, outcomes, eligibility, reuse=reusing
     )
     rubric = score_rubric(inp.task, {c.criterion: c.level for c in outcomes})
-    outcome = decide_outcome(
-        outcomes,
-        broken_rules=broken_rules(inp.checks, inp.render),
-        machinery_failure=inp.machinery_failure(),
-        rubric=rubric,
-    )
+    outcome = _outcome(inp, outcomes, rubric)
     return PanelResult(
         task_ref=inp.task.ref,
         panel=panel_record(panel, judges),
@@ -184,6 +180,17 @@ def evaluate(
         criteria=tuple(outcomes),
         outcome=outcome,
         adjudications=tuple(adjudications),
+        rubric=rubric,
+    )
+
+
+def _outcome(
+    inp: EvalInput, outcomes: Sequence[CriterionOutcome], rubric: RubricScore | None
+) -> Outcome:
+    return decide_outcome(
+        outcomes,
+        broken_rules=broken_rules(inp.checks, inp.render),
+        machinery_failure=inp.machinery_failure(),
         rubric=rubric,
     )
 

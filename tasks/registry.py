@@ -100,7 +100,7 @@ def bundled_spec_texts() -> list[tuple[str, str]]:
 
 BUNDLED_HASHES = {
     "lighthouse-night-graded@1": (
-        "b1802a95d026db2c07126ea429f6e9278cef2a3dd84807cee04fb55e0a5a3689"
+        "ac8d14dc250ee82814e0fa19edaed6876b7fc4aabbe2148743386a0214f899ae"
     ),
     "pelican-bicycle-animated@1": (
         "f3e938c19cf89152ec0f01bacfcfa8e8e47b584d93bbb989d485e010712bb7bf"

@@ -79,8 +79,7 @@ class Label:
     evidence: str = ""
     role: LabelRole = "annotator"
     level: int | None = None
-    """The level on a graded criterion (its ``status`` is then what the rubric's bounds make
-    of it); None on pass/fail criteria."""
+    """The level on a graded criterion (its status: what the bounds make of it)."""
 
     def __post_init__(self) -> None:
         """Validate the status, the role and that an annotator is named."""
@@ -327,20 +326,12 @@ class CalibrationSet:
         return Reference(statuses.pop(), "single" if len(names) == 1 else "consensus", names)
 
     def reference_level(self, item_id: str) -> int | None:
-        """The reference level of a graded item (None: unlabelled, no level, or a dispute).
-
-        The latest adjudication's level, else the level every annotator gave.
-        """
-        labels = self.labels_for(item_id)
-        adjudications = sorted(
-            (lb for lb in labels if lb.role == "adjudicator"), key=lambda lb: lb.time
-        )
-        if adjudications:
-            return adjudications[-1].level
-        latest: dict[str, Label] = {}
-        for lb in sorted((lb for lb in labels if lb.role == "annotator"), key=lambda lb: lb.time):
-            latest[lb.annotator] = lb
-        levels = {lb.level for lb in latest.values()}
+        """A graded item's reference level: the latest adjudication's, else every annotator's."""
+        labels = sorted(self.labels_for(item_id), key=lambda lb: lb.time)
+        adjudicated = [lb.level for lb in labels if lb.role == "adjudicator"]
+        if adjudicated:
+            return adjudicated[-1]
+        levels = set({lb.annotator: lb.level for lb in labels if lb.role == "annotator"}.values())
         return levels.pop() if len(levels) == 1 else None
 
     def annotator_labels(self, item_id: str) -> dict[str, str]:

@@ -137,8 +137,7 @@ def calibrate_command(
         settings = settings.model_copy(update={"data_dir": data_dir})
     if panel is not None:
         request = PanelCalibrationRequest(panel, set_name, task, split, seed, n_boot)
-        report = panel_report(request, settings, should_store(store, data_dir))
-        _emit(report.to_dict(), out, as_json, lambda: panel_lines(report))
+        _panel(request, settings, should_store(store, data_dir), out, as_json)
         return
     keep = should_store(store, data_dir)
     db = Database(settings.resolved_database_url()) if keep else None
@@ -173,6 +172,17 @@ def _emit(
     else:
         for line in lines():
             typer.echo(line)
+
+
+def _panel(
+    request: PanelCalibrationRequest,
+    settings: Settings,
+    with_db: bool,
+    out: Path | None,
+    as_json: bool,
+) -> None:
+    report = panel_report(request, settings, with_db)
+    _emit(report.to_dict(), out, as_json, lambda: panel_lines(report))
 
 
 def panel_report(
