@@ -201,6 +201,10 @@ def render_job(
             _record_failure(result, exc, watch)
         finally:
             session.finish_job()
+    if watch.fired:
+        # the watchdog killed the renderers, maybe after the capture had returned (no exception
+        # dropped the context then): the next job must never open its drawing in a dead page
+        session.reset()
     _record_requests(result, log)
     _record_cost(result, watch)
     if watch.driver_killed:

@@ -171,3 +171,24 @@ def test_package_docstrings_say_what_the_package_owns() -> None:
         if "migrations" not in init.parts and doc.strip().rstrip(".") in words | {""}:
             bare.append(folder)
     assert bare == []
+
+
+def test_every_http_client_of_the_tests_names_its_timeout() -> None:
+    """httpx's default timeout is 5 s: on a loaded machine an in-thread server answers later than
+    that, and the test fails for the machine's sake. Every client a test makes says how long it
+    waits (a deadline that only bounds a hang)."""
+    unnamed: list[str] = []
+    for path in _python_files():
+        if path.relative_to(REPO_ROOT).parts[0] != "tests":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("Client", "AsyncClient")
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "httpx"
+                and not any(k.arg == "timeout" for k in node.keywords)
+            ):
+                unnamed.append(f"{path.relative_to(REPO_ROOT)}:{node.lineno}")
+    assert unnamed == [], f"httpx clients without a timeout: {unnamed}"

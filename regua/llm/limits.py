@@ -113,7 +113,7 @@ class LayeredLimiter:
 
 _LOCK = threading.Lock()
 _LOCAL: dict[tuple[int, float], LocalLimiter] = {}
-_installed: Limiter | None = None
+_installed: list[Limiter] = []
 
 
 def local_limiter(concurrency: int, per_minute: float = 0.0) -> LocalLimiter:
@@ -138,27 +138,32 @@ def settings_limiter(settings: Settings | None) -> LocalLimiter:
 def install_limiter(limiter: Limiter | None) -> Limiter | None:
     """Make ``limiter`` the one every call of this process takes (None: the in-process one).
 
-    Returns the limiter installed before, to put back when the installer closes.
+    Installers stack: the newest one still installed is in force. Returns the limiter that was in
+    force before (None: the in-process one).
     """
-    global _installed
     with _LOCK:
-        previous, _installed = _installed, limiter
+        previous = _installed[-1] if _installed else None
+        if limiter is not None:
+            _installed.append(limiter)
         return previous
 
 
-def uninstall_limiter(limiter: Limiter, previous: Limiter | None) -> None:
-    """Put ``previous`` back if ``limiter`` is still the one installed.
+def uninstall_limiter(limiter: Limiter, previous: Limiter | None = None) -> None:
+    """Take ``limiter`` off the stack of installed limiters, wherever it stands.
 
-    Closing out of order leaves a later installer's limiter in place.
+    Installers may close in any order: a closed one never stays in force (the next newest
+    still installed takes over). ``previous`` is accepted for symmetry and not needed.
     """
-    global _installed
+    del previous
     with _LOCK:
-        if _installed is limiter:
-            _installed = previous
+        for i in range(len(_installed) - 1, -1, -1):
+            if _installed[i] is limiter:
+                del _installed[i]
+                return
 
 
 def limiter_for(settings: Settings | None) -> Limiter:
-    """The limiter in force: the installed one, else the in-process one of ``settings``."""
+    """The limiter in force: the newest installed one, else the in-process one of ``settings``."""
     with _LOCK:
-        installed = _installed
+        installed = _installed[-1] if _installed else None
     return installed if installed is not None else settings_limiter(settings)

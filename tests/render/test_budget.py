@@ -186,3 +186,17 @@ def test_public_detail_drops_chromium_command_line_and_logs() -> None:
     assert public_detail(text) == "Page.evaluate: Target page, context or browser has been closed"
     flags = "launch failed: /usr/lib/chromium/chromium --headless --no-sandbox about:blank"
     assert "--" not in public_detail(flags) and "chromium" not in public_detail(flags)
+
+
+def test_a_job_after_a_budget_stop_never_inherits_its_killed_renderer(
+    render_pool: WorkerPool, samples_dir: Path
+) -> None:
+    """The watchdog may kill the renderers just as a job's capture returns; the job is over its
+    budget all the same, and the next job on that worker opens a fresh page: it is rendered,
+    never a "crash" of a renderer killed for the job before it."""
+    good = (samples_dir / "outputs" / "structured-good.svg").read_text()
+    for _ in range(4):
+        hasty = render(render_pool, good, cpu_budget_s=0.01)
+        assert (hasty.status, hasty.cause) == ("over_budget", "cpu_budget"), hasty.detail
+        after = render(render_pool, good)
+        assert after.status == "ok", after.detail

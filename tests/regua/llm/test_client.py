@@ -12,7 +12,7 @@ import httpx
 from regua.llm.call import Image, Message, ModelCall, Text
 from regua.llm.client import CallResult, RetryPolicy, call_model
 from regua.llm.endpoint import limit_key
-from regua.llm.limits import LocalLimiter
+from regua.llm.limits import LocalLimiter, install_limiter, limiter_for, uninstall_limiter
 from regua.llm.redact import Redactor
 from regua.llm.testing import (
     FailFirst,
@@ -28,6 +28,7 @@ from regua.llm.testing import (
     sha256,
     slow,
 )
+from regua.settings import Settings
 
 FAST = RetryPolicy(max_attempts=3, backoff_s=0.01, max_backoff_s=0.05, max_retry_after_s=0.3)
 
@@ -126,3 +127,19 @@ def test_pairwise_fail_first_and_a_body_that_is_no_request() -> None:
     assert result.attempts == 2 and result.reply is not None
     assert '"winner": "Y"' in result.reply.text
     assert bad.status_code == 400
+
+
+def test_installed_limiters_stack_and_a_closed_one_never_stays_in_force() -> None:
+    """Two installers closing out of order (A, B opened; A closed, then B): once both are
+    closed, the in-process limiter is in force again, never a closed installer's."""
+    settings = Settings()
+    own = limiter_for(settings)
+    first, second = LocalLimiter(1), LocalLimiter(2)
+    before_first = install_limiter(first)
+    before_second = install_limiter(second)
+    assert before_first is None and before_second is first
+    assert limiter_for(settings) is second
+    uninstall_limiter(first, before_first)  # as ServiceContext.close does
+    assert limiter_for(settings) is second
+    uninstall_limiter(second, before_second)
+    assert limiter_for(settings) is own

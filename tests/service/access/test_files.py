@@ -37,7 +37,9 @@ def _submit_one(ctx: ServiceContext) -> None:
     token = token_file.read_text().strip()
     with (
         serve_in_thread(create_app(ctx)) as url,
-        httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}) as client,
+        httpx.Client(
+            base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=120
+        ) as client,
     ):
         body = {"task": "pelican-bicycle-structured@1", "model": {"label": "m"}, "output": GOOD}
         assert client.post("/v1/runs", json=body).status_code == 202

@@ -120,7 +120,7 @@ def test_calibration_is_stored_and_the_demo_samples_get_decided_verdicts(
     headers = {"Authorization": f"Bearer {token}"}
     with (
         serve_in_thread(create_app(ctx)) as url,
-        httpx.Client(base_url=url, headers=headers) as http,
+        httpx.Client(base_url=url, headers=headers, timeout=120) as http,
     ):
         got = http.get(f"/v1/calibrations/{geometry_run.run_id}")
         assert got.status_code == 200, got.text

@@ -142,7 +142,9 @@ def test_a_changed_file_under_a_stored_id_is_refused_and_the_stored_one_kept(
 def test_the_report_page_needs_a_login_then_shows_the_charts(served: Served) -> None:
     if not any(r.id == "tiny@default" for r in served.stored()):
         assert served.post({"file": GOOD}).status_code == 202
-    with httpx.Client(base_url=served.client.base_url, follow_redirects=True) as browser:
+    with httpx.Client(
+        base_url=served.client.base_url, follow_redirects=True, timeout=120
+    ) as browser:
         r = browser.get("/report/experiments/tiny@default", follow_redirects=False)
         assert r.status_code == 303 and r.headers["location"].startswith("/login?next=")
         web_login(browser, served.submitter["Authorization"].removeprefix("Bearer "))

@@ -76,7 +76,7 @@ def test_generation_job_runs_and_refusals(gen_ctx: ServiceContext) -> None:
             headers=alice,
         ).json()
         assert http.get(f"/v1/runs/{plain['run_id']}", headers=alice).json()["generation"] is None
-        with httpx.Client(base_url=url, follow_redirects=True) as browser:
+        with httpx.Client(base_url=url, follow_redirects=True, timeout=120) as browser:
             web_login(browser, alice_token)
             page = browser.get(f"/runs/{view['run_ids'][0]}")
             assert page.status_code == 200

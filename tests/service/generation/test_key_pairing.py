@@ -58,7 +58,10 @@ def test_keys_go_only_where_they_are_bound(paired: ServiceContext, model: Script
     alice = create_token(paired.db, "submitter", "alice")[0]
     root = create_token(paired.db, "admin", "root")[0]
     local = f"{model.url}/v1"
-    with serve_in_thread(create_app(paired)) as url, httpx.Client(base_url=url) as http:
+    with (
+        serve_in_thread(create_app(paired)) as url,
+        httpx.Client(base_url=url, timeout=120) as http,
+    ):
         refusals = {
             # the OpenAI key to Anthropic, the Anthropic key to an OpenAI-compatible server
             "to another API": _post(http, alice, api="anthropic", api_key_env="GEN_PAIR_OPENAI"),

@@ -49,7 +49,9 @@ def test_review_post_needs_the_sessions_csrf_token(site: Site) -> None:
     for token in ("", "x" * 64, csrf[:-1]):
         r = browser.post(f"/review/{item}", data={"status": "pass", "csrf": token})
         assert r.status_code == 403 and "CSRF" in r.text, token
-    no_origin = httpx.Client(base_url=site.url, cookies=browser.cookies, follow_redirects=True)
+    no_origin = httpx.Client(
+        base_url=site.url, cookies=browser.cookies, follow_redirects=True, timeout=120
+    )
     site.clients.append(no_origin)  # no Origin and no Referer at all: refused too
     r = no_origin.post(f"/review/{item}", data={"status": "pass", "csrf": csrf})
     assert r.status_code == 403
