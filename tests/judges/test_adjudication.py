@@ -9,6 +9,7 @@ lower median.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 import pytest
 
@@ -44,7 +45,7 @@ class Said:
     With ``params.adjudicates`` it implements ``adjudicate`` and keeps what it was shown.
     """
 
-    shown: list[tuple[str, tuple[PeerAnswer, ...]]] = []
+    shown: ClassVar[list[tuple[str, tuple[PeerAnswer, ...]]]] = []
 
     def __init__(self, profile: JudgeProfile, settings: Settings | None) -> None:
         del settings
