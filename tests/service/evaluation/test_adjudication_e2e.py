@@ -205,6 +205,9 @@ def test_a_trusted_adjudicator_decides_the_trio_without_a_person(api: Api, jury:
     )
     assert prompt.status_code == 200 and "Answers of the other judges" in prompt.text
     assert queued(api, "uncertain") == set()  # nothing goes to a person
+    panels = api.client.get("/v1/panels", headers=api.h("admin")).json()["panels"]
+    line = next(p for p in panels if p["id"] == f"{jury.tag}-trio@1")
+    assert (line["adjudicator"], line["disagreement"]) == (f"{jury.tag}-referee@1", "split")
     page = run_page(api, view["run_id"])
     assert "decided by adjudication" in page and "decided the criterion" in page
     assert f"{jury.tag}-referee@1" in page and "trusted by the gate" in page
