@@ -29,6 +29,13 @@ from judges.model import (
 )
 from tasks import Criterion, CriterionKind
 
+_AS_STATUS: dict[VerdictStatus, CriterionStatus] = {
+    VerdictStatus.PASS: "pass",
+    VerdictStatus.FAIL: "fail",
+    VerdictStatus.UNCERTAIN: "uncertain",
+    VerdictStatus.NOT_APPLICABLE: "not_applicable",
+}
+
 LevelStatus = Callable[[int], str]
 """``level -> "pass" | "fail"``: whether a level meets the rubric's bounds on the criterion."""
 
@@ -127,11 +134,13 @@ def _human_level(
     if len(levels) > 1:
         return _open(criterion, jury.REVIEWERS_DISAGREE, votes, disagreement=_describe(votes))
     (level,) = levels
-    if level is None:
-        statuses = {v.status for v in deciding}
-        if statuses == {VerdictStatus.NOT_APPLICABLE}:
-            return CriterionOutcome(
-                criterion.id, criterion.kind.value, "not_applicable", votes=votes
-            )
+    if level is not None:
+        return decided(criterion, level, status_of, votes)
+    statuses = {v.status for v in deciding}
+    if len(statuses) > 1:
+        return _open(criterion, jury.REVIEWERS_DISAGREE, votes, disagreement=_describe(votes))
+    (status,) = statuses
+    if status is VerdictStatus.UNCERTAIN:
         return _open(criterion, jury.REVIEWER_UNCERTAIN, votes)
-    return decided(criterion, level, status_of, votes)
+    # a person's pass / fail without a level decides the criterion; the score stays unknown
+    return CriterionOutcome(criterion.id, criterion.kind.value, _AS_STATUS[status], votes=votes)

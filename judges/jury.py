@@ -317,4 +317,7 @@ def decide_outcome(
     open_ = [c for c in necessary if c.status == "uncertain"]
     if open_:
         return Outcome("pending", tuple(f"{c.criterion}: {c.review_reason}" for c in open_))
+    if rubric is not None and rubric.threshold_met is None:  # decided by a person without a level
+        missing = ", ".join(rubric.missing)
+        return Outcome("pending", (f"{rubric.name}: no level for {missing}",))
     return Outcome("pass")

@@ -28,6 +28,7 @@ from judges import (
     Verdict,
     VerdictStatus,
     evaluate,
+    human_verdict,
 )
 from judges.rubric_score import RubricScore
 from regua.settings import Settings
@@ -170,3 +171,24 @@ def test_a_task_without_rubric_has_no_score() -> None:
     inp = EvalInput(pelican, CheckSummary("pass", True), RenderSummary(status="ok"))
     panel = JudgePanel("static-test@1", pelican.family, {"*": ("static@1",)})
     assert evaluate(inp, panel, None).rubric is None
+
+
+def test_a_reviewers_pass_without_a_level_never_passes_the_rubric() -> None:
+    reg = JudgeRegistry()
+    reg.register_kind("levels", LevelJudge)
+    answers: dict[str, object] = {"F1": "pass", "X1": "pass", "P": 4, "I": None, "C": 4, "L": 4}
+    answers["H"] = 0
+    reg.register_profile(JudgeProfile(id="grader@1", kind="levels", params={"answers": answers}))
+    panel = JudgePanel("graded-test@1", TASK.family, {"*": ("grader@1",)})
+    trusted = {("grader@1", c.id, TASK.family): True for c in TASK.criteria}
+    inp = EvalInput(TASK, CheckSummary("pass", True), RenderSummary(status="ok"))
+    said_pass = evaluate(
+        inp, panel, trusted, [human_verdict("I", "pass", "looks fine")], judge_registry=reg
+    )
+    assert said_pass.criterion("I").status == "pass" and said_pass.criterion("I").level is None
+    assert said_pass.outcome.status == "pending"  # the score is not known: never a pass
+    assert said_pass.outcome.reasons == ("Q: no level for I",)
+    said_fail = evaluate(
+        inp, panel, trusted, [human_verdict("I", "fail", "no lamp room")], judge_registry=reg
+    )
+    assert said_fail.outcome.status == "fail" and said_fail.outcome.reasons == ("I: fail",)
