@@ -140,3 +140,7 @@ class GenerationError(ReguaError):
 
 class GenerationSetupError(InputError):
     """A generation cannot be sent as asked (unknown API, API key variable not set)."""
+
+
+class ModelReplyError(GenerationError):
+    """A model asked for a workflow's data (proposals) gave no usable reply (HTTP 502)."""

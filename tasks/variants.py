@@ -7,6 +7,7 @@ A template file (YAML or JSON)::
       subject: [pelican, heron]
       vehicle: [bicycle, skateboard]
     variants: all                      # every combination (default), or a list of mappings
+    weights: {vehicle: {bicycle: 0.7, skateboard: 0.3}}  # optional: shares for proposals
     spec:                              # a task spec; "{subject}" etc. are replaced in every text
       id: "{subject}-{vehicle}"
       family: birds-on-vehicles
@@ -111,7 +112,7 @@ def expand_template(text: str, source: str = "<template>") -> list[TaskSpec]:
     data, node = parse_document(text, source)
     if not isinstance(data, dict) or not isinstance(data.get("spec"), dict):
         raise InvalidTaskError(f"{source}: a template needs 'template', 'dimensions' and 'spec'")
-    unknown = set(data) - {"template", "dimensions", "variants", "spec"}
+    unknown = set(data) - {"template", "dimensions", "variants", "spec", "weights"}
     if unknown:
         raise InvalidTaskError(f"{source}: unknown template keys: {', '.join(sorted(unknown))}")
     name = data.get("template")

@@ -192,3 +192,34 @@ def test_every_http_client_of_the_tests_names_its_timeout() -> None:
             ):
                 unnamed.append(f"{path.relative_to(REPO_ROOT)}:{node.lineno}")
     assert unnamed == [], f"httpx clients without a timeout: {unnamed}"
+
+
+def test_every_browser_page_of_the_tests_is_patient() -> None:
+    """Playwright's 30 s defaults are deadlines a page misses on a loaded machine: every page
+    or context a test opens goes through ``tests.helpers.browser.patient``."""
+    impatient: list[str] = []
+    for path in _python_files():
+        if path.relative_to(REPO_ROOT).parts[0] != "tests":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        wrapped = {
+            id(arg)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "patient"
+            for arg in node.args
+        }
+        for node in ast.walk(tree):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("new_page", "new_context")
+            ):
+                continue
+            receiver = node.func.value  # a page of a (patient) context inherits its deadlines
+            name = receiver.id if isinstance(receiver, ast.Name) else ""
+            name = receiver.attr if isinstance(receiver, ast.Attribute) else name
+            if id(node) not in wrapped and "context" not in name:
+                impatient.append(f"{path.relative_to(REPO_ROOT)}:{node.lineno}")
+    assert impatient == [], f"pages or contexts without patient(): {impatient}"

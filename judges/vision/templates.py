@@ -35,6 +35,14 @@ def _with_rule(rule: str) -> str:
     return head + rule + "\n" + sep + tail + TEMPLATE_SEPARATOR + USER_TEMPLATE
 
 
+def template_with_rule(rule: str) -> str:
+    """The balanced template with one more rule line (``- ...``) before the reply format.
+
+    How a candidate judge's wording is made (:mod:`judges.candidates`): everything else equal.
+    """
+    return _with_rule(rule)
+
+
 TEMPLATES: Mapping[str, str] = {
     BALANCED: DEFAULT_TEMPLATE,
     "criterion-json-strict@1": _with_rule(STRICT_RULE),

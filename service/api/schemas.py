@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue
 
 from service.api.text import Text, strict_json
+from service.generation.revision_store import RevisionView
 from service.generation.store import GenerationView
 from service.reports.run_views import RunLine, RunRecord
 
@@ -96,6 +97,11 @@ class RunView(RunRecord):
 
     generation: GenerationView | None = Field(
         default=None, description="The model call behind a run regua generated (else null)"
+    )
+    revision: RevisionView | None = Field(
+        default=None,
+        description="Where the run sits in a render-and-revise chain (round 0: the first "
+        "answer; k: after k rounds of feedback), else null",
     )
 
 

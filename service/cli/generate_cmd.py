@@ -16,6 +16,11 @@ from service.api.client import ReguaClient
 from service.cli.service_cmd import friendly, service_client
 
 NOT_AVAILABLE = "not available"
+REVISE_HELP = (
+    "Render-and-revise rounds: show the model its rendered frames (never a verdict) and ask "
+    "again, N times; each round is a run linked to the previous one"
+)
+FINDINGS_HELP = "Also show the static checks' findings in each revision round"
 
 
 def generate(
@@ -31,6 +36,8 @@ def generate(
     temperature: float | None = typer.Option(None, "--temperature", min=0, max=2),
     max_tokens: int | None = typer.Option(None, "--max-tokens", min=1),
     timeout_s: float = typer.Option(120.0, "--timeout", help="Seconds per call to the model"),
+    revise: int = typer.Option(0, "--revise", min=0, max=5, help=REVISE_HELP),
+    revise_findings: bool = typer.Option(False, "--revise-findings", help=FINDINGS_HELP),
     wait: bool = typer.Option(False, "--wait", help="Also wait for every run's outcome"),
     url: str | None = typer.Option(None, help="Service URL (REGUA_URL)"),
     token: str | None = typer.Option(None, help="Bearer token (REGUA_TOKEN)"),
@@ -54,12 +61,18 @@ def generate(
         "temperature": temperature,
         "max_tokens": max_tokens,
         "timeout_s": timeout_s,
+        "revise": revise,
+        "revise_findings": revise_findings,
     }
     with service_client(url, token, data_dir) as client:
         job = _generate_with_progress(client, request, console)
         ids = [str(i) for i in job["run_ids"]]
+        chains = job.get("chains") or []
         for run_id in ids:
             console.print(f"{run_id}  queued")
+        for chain in chains:
+            ids += [str(i) for i in chain["run_ids"][1:]]
+            console.print(_chain_line(chain))
         if not wait:
             return
         from service.demo.run import wait_with_progress
@@ -77,22 +90,32 @@ def _generate_with_progress(
         console.print("[bold yellow]MOCK provider: bundled replies, not a model's[/]")
     columns = (TextColumn("generating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as progress:
-        bar = progress.add_task("generating", total=job["repeats"])
+        bar = progress.add_task("generating", total=job["repeats"] * (1 + job.get("revise", 0)))
         while job["state"] == "running":
-            progress.update(bar, completed=job["done"])
+            progress.update(bar, completed=job["done"] + job.get("rounds_done", 0))
             time.sleep(0.2)
             job = client.generation(job["job_id"])
-        progress.update(bar, completed=job["done"])
+        progress.update(bar, completed=job["done"] + job.get("rounds_done", 0))
     if job["state"] != "done":
         raise GenerationError(f"generation {job['job_id']} failed: {job.get('error')}")
     return job
 
 
+def _chain_line(chain: dict[str, Any]) -> str:
+    """``R0 -> R1 -> R2  (rounds 0..2)`` plus why a chain stopped early."""
+    runs = [str(r) for r in chain["run_ids"]]
+    line = f"{' -> '.join(runs)}  revised {len(runs) - 1} time(s)"
+    return line + (f"; stopped: {chain['stopped']}" if chain.get("stopped") else "")
+
+
 def _table(views: list[dict[str, Any]]) -> Table:
     """One line per run: repeat, outcome (cause), tokens, latency, attempts, cost."""
-    table = Table("run", "repeat", "outcome", "tokens in/out", "latency ms", "attempts", "cost")
+    table = Table(
+        "run", "repeat", "round", "outcome", "tokens in/out", "latency ms", "attempts", "cost"
+    )
     for view in views:
         gen = view.get("generation") or {}
+        revision = view.get("revision") or {}
         outcome = view.get("outcome") or {}
         cause = f" ({outcome['cause']})" if outcome.get("cause") else ""
         cost = gen.get("cost_usd")
@@ -100,6 +123,7 @@ def _table(views: list[dict[str, Any]]) -> Table:
         table.add_row(
             view["run_id"],
             str(gen.get("repeat", "")),
+            str(revision.get("round", 0)),
             f"{outcome.get('status')}{cause}",
             f"{_n(gen.get('input_tokens'))}/{_n(gen.get('output_tokens'))}",
             f"{latency:.0f}" if isinstance(latency, int | float) else NOT_AVAILABLE,

@@ -78,6 +78,13 @@ def _echo_report(result: dict[str, Any], paths: list[Path]) -> None:
         for g in tv["groups"]:
             typer.echo(f"  {tv['task_ref']}  {g['model']}: pass rate {g['pass_range']['text']}")
     _echo_weighted(result["weighted"])
+    from service.reports.revisions import summary_lines
+
+    revised = summary_lines(result.get("revisions") or {})
+    if revised:
+        typer.echo("render-and-revise (never pooled with first answers, never ranked):")
+        for line in revised:
+            typer.echo(line)
     for path in paths:
         typer.echo(f"wrote {path}")
 

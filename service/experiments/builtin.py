@@ -14,6 +14,7 @@ from service.experiments.generator import CaseOptions, GenerationFacts, register
 from service.experiments.spec import ModelParams
 from service.generation.policy import check_allowed
 from service.generation.request import GenerationParams
+from service.generation.revise import generate_and_revise
 from service.generation.runner import check_generation, generate_runs
 from service.storage import GenerationRow
 
@@ -38,8 +39,39 @@ class RunnerGenerator:
         repeats: int,
         **options: Unpack[CaseOptions],
     ) -> list[str]:
-        """Call the model for the case keys not generated yet (see ``generate_runs``)."""
-        return generate_runs(ctx, task_ref, _params(params), repeats, **options)
+        """Call the model for the case keys not generated yet (see ``generate_runs``).
+
+        With ``revise``, each first answer's revision rounds follow (a chain stored in part
+        continues from its last round); the first answers' run ids are returned.
+        """
+        gen, revise = _params(params), options.get("revise")
+        token_id, prompt, panel = options["token_id"], options["prompt"], options["panel"]
+        keys, progress = options["case_keys"], options.get("on_progress")
+        if revise is None:
+            return generate_runs(
+                ctx,
+                task_ref,
+                gen,
+                repeats,
+                token_id=token_id,
+                prompt=prompt,
+                panel=panel,
+                case_keys=keys,
+                on_progress=progress,
+            )
+        chains = generate_and_revise(
+            ctx,
+            task_ref,
+            gen,
+            repeats,
+            revise,
+            token_id=token_id,
+            prompt=prompt,
+            panel=panel,
+            case_keys=keys,
+            on_progress=progress,
+        )
+        return [c.first_run_id for c in chains]
 
     def check(
         self, ctx: ServiceContext, task_ref: str, params: ModelParams, *, is_admin: bool

@@ -12,6 +12,7 @@ from service.experiments.access import readable_experiment
 from service.experiments.html import render_experiment_html
 from service.experiments.jobs import experiment_progress
 from service.experiments.report_db import experiment_history, experiment_report
+from service.experiments.revision_report import summary_lines as feedback_lines
 from service.experiments.store import windows_of
 from service.reports.html import CSS_NAME, stylesheet
 from service.storage import Database
@@ -72,6 +73,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
             f"cost/pass {per_pass}; p50 {_ms(lat['p50_ms'])}, p95 {_ms(lat['p95_ms'])} "
             f"({lat['timeouts']} timeouts)"
         )
+    lines += feedback_lines(report.get("feedback") or [])
     for cmp in report["comparisons"]:
         t, d = cmp["table"], cmp["difference"]
         ci = "n/a" if d["low"] is None else f"[{d['low'] * 100:+.1f} %, {d['high'] * 100:+.1f} %]"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, NotRequired, Protocol, TypedDict, Unpack
 
 from regua.registry import Registry
 from service.experiments.spec import ModelParams
+from service.generation.revise import ReviseOptions
 
 if TYPE_CHECKING:
     from service.context import ServiceContext
@@ -43,6 +44,9 @@ class CaseOptions(TypedDict):
     """The judge panel the runs ask for (None: the task's default)."""
     case_keys: Sequence[str]
     on_progress: NotRequired[Callable[[int, int], None] | None]
+    revise: NotRequired[ReviseOptions | None]
+    """Render-and-revise rounds after each first answer (the returned ids stay the first
+    answers'; the rounds are linked to them in ``run_revisions``)."""
 
 
 class Generator(Protocol):

@@ -31,6 +31,9 @@ class PlanArm(BaseModel):
     prompt_template: str | None
     refs: dict[str, str]
     """item → ``ID@VERSION``."""
+    revise: int = 0
+    """Render-and-revise rounds after each first answer."""
+    revise_findings: bool = False
 
 
 class Plan(BaseModel):
@@ -126,6 +129,8 @@ def resolve_plan(
                 prompt_variant=arm.prompt,
                 prompt_template=template,
                 refs=refs,
+                revise=arm.revise,
+                revise_findings=arm.revise_findings,
             )
         )
     return Plan(items=items, repeats=spec.repeats, seed=spec.seed, panel=spec.panel, arms=arms)

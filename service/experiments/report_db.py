@@ -13,6 +13,8 @@ import regua
 from regua.errors import NotFoundError
 from service.experiments.history import build_history
 from service.experiments.report import Report, build_experiment_report
+from service.experiments.revision_report import METHOD as FEEDBACK_METHOD
+from service.experiments.revision_report import feedback_section
 from service.experiments.store import CaseView, case_views, get_experiment, plan_of, windows_of
 from service.storage import Database, Evaluation, ExperimentRow, iso
 
@@ -69,8 +71,11 @@ def experiment_report(db: Database, ident: str) -> Report:
     row = get_experiment(db, ident)
     cases = case_views(db, ident)
     judging = _judging(db, cases)
-    report = build_experiment_report(_meta(row), plan_of(row), cases, judging)
+    plan = plan_of(row)
+    report = build_experiment_report(_meta(row), plan, cases, judging)
     report["reproducibility"]["panels_by_arm"] = judging["panels_by_arm"]
+    report["feedback"] = feedback_section(db, plan, cases)
+    report["methods"]["feedback"] = FEEDBACK_METHOD
     return report
 
 

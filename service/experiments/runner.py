@@ -15,12 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 
-from service.experiments.generator import Generator
+from service.experiments.generator import CaseOptions, Generator
 from service.experiments.plan import Case, case_key, prompt_for, prompt_sha256
 from service.experiments.store import add_cases, get_experiment, plan_of, set_status, stored_keys
-from service.storage import ExperimentCaseRow, Run
+from service.generation.revise import ReviseOptions
+from service.storage import ExperimentCaseRow, Run, RunRevisionRow
 
 if TYPE_CHECKING:
     from service.context import ServiceContext
@@ -67,16 +68,15 @@ def generate_cases(
             if all(k in done for k in keys):
                 continue
             task = ctx.registry.get(arm.refs[item])
-            run_ids = generator.generate(
-                ctx,
-                task.ref,
-                arm.model,
-                plan.repeats,
-                token_id=token_id,
-                prompt=prompt_for(arm, task),
-                panel=plan.panel,
-                case_keys=keys,
-            )
+            options: CaseOptions = {
+                "token_id": token_id,
+                "prompt": prompt_for(arm, task),
+                "panel": plan.panel,
+                "case_keys": keys,
+            }
+            if arm.revise:
+                options["revise"] = ReviseOptions(arm.revise, findings=arm.revise_findings)
+            run_ids = generator.generate(ctx, task.ref, arm.model, plan.repeats, **options)
             facts = generator.facts(ctx, run_ids)
             digest = prompt_sha256(arm, task)
             rows = [
@@ -92,13 +92,14 @@ def generate_cases(
 
 
 def runs_left(ctx: ServiceContext, ident: str) -> int:
-    """How many of the experiment's runs are not done yet."""
+    """How many of the experiment's runs (revision rounds included) are not done yet."""
+    cases = select(ExperimentCaseRow.run_id).where(ExperimentCaseRow.experiment_id == ident)
+    revised = select(RunRevisionRow.run_id).where(RunRevisionRow.first_run_id.in_(cases))
     with ctx.db.read() as s:
         left = s.scalar(
             select(func.count())
-            .select_from(ExperimentCaseRow)
-            .join(Run, Run.id == ExperimentCaseRow.run_id)
-            .where(ExperimentCaseRow.experiment_id == ident, Run.status != "done")
+            .select_from(Run)
+            .where(or_(Run.id.in_(cases), Run.id.in_(revised)), Run.status != "done")
         )
     return int(left or 0)
 

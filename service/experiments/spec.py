@@ -18,6 +18,9 @@ Example::
       - name: v2
         model: {api: mock, model: mock-a}
         task_version: 2                                   # a task version
+      - name: revised
+        model: {api: mock, model: mock-a}
+        revise: 2                  # render-and-revise rounds, reported apart from first answers
 
 A bad file is refused with each broken field located (``arms.1.model.api: ...``).
 """
@@ -65,6 +68,10 @@ class Arm(Strict):
     """Every item at this version of its task (default: the item's own or newest version)."""
     prompt: str | None = None
     """A name from the file's ``prompts`` (default: the task's own prompt)."""
+    revise: int = Field(0, ge=0, le=5)
+    """Render-and-revise rounds after each first answer (reported apart, never compared)."""
+    revise_findings: bool = False
+    """Also show the static checks' findings in each round."""
 
 
 class ExperimentFile(Strict):
@@ -100,8 +107,17 @@ class ExperimentFile(Strict):
         return self
 
     def content_hash(self) -> str:
-        """sha256 of the canonical JSON of the file's content (what makes a run the same)."""
-        text = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        """sha256 of the canonical JSON of the file's content (what makes a run the same).
+
+        An arm's ``revise`` options are left out at their defaults, so a file written before
+        they existed keeps its hash (and its stored experiments resume).
+        """
+        doc = self.model_dump(mode="json")
+        for arm in doc["arms"]:
+            for name, default in (("revise", 0), ("revise_findings", False)):
+                if arm.get(name) == default:
+                    del arm[name]
+        text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from service.context import ServiceContext
 from service.generation.request import GenerationParams
+from service.generation.revise import ReviseOptions, generate_and_revise
 from service.generation.runner import generate_runs
 
 log = logging.getLogger("regua.generation")
@@ -40,6 +41,18 @@ class GenerationJobView(BaseModel):
     run_ids: list[str]
     error: str | None = None
     status_url: str
+    revise: int = 0
+    """Revision rounds asked per first answer (0: first answers only)."""
+    rounds_done: int = 0
+    chains: list[ChainView] = []
+    """Per first answer: its run and each revision's, round 0 first (once done)."""
+
+
+class ChainView(BaseModel):
+    """One first answer and its revisions (``stopped``: why it ended before every round)."""
+
+    run_ids: list[str]
+    stopped: str | None = None
 
 
 @dataclass
@@ -50,11 +63,14 @@ class GenerationJob:
     params: GenerationParams
     repeats: int
     token_id: int | None
+    revise: ReviseOptions | None = None
     id: str = field(default_factory=lambda: f"gen_{uuid.uuid4().hex[:16]}")
     state: JobState = "running"
     done: int = 0
     run_ids: list[str] = field(default_factory=list)
     error: str | None = None
+    rounds_done: int = 0
+    chains: list[ChainView] = field(default_factory=list)
 
     def view(self) -> GenerationJobView:
         """Its state as the API answers it."""
@@ -70,6 +86,9 @@ class GenerationJob:
             run_ids=list(self.run_ids),
             error=self.error,
             status_url=JOB_URL.format(self.id),
+            revise=self.revise.rounds if self.revise else 0,
+            rounds_done=self.rounds_done,
+            chains=list(self.chains),
         )
 
     def progress(self, done: int, total: int) -> None:
@@ -77,10 +96,24 @@ class GenerationJob:
         del total
         self.done = done
 
+    def round_done(self) -> None:
+        """The revision rounds' progress callback."""
+        self.rounds_done += 1
+
     def run(self, ctx: ServiceContext) -> None:
         """Generate, then record the runs (or the error: the runs stored so far stay)."""
         try:
-            ids = generate_runs(
+            ids = self._generate(ctx)
+        except Exception as exc:  # recorded on the job, never raised into the server
+            log.exception("generation %s failed", self.id)
+            self.error, self.state = f"{type(exc).__name__}: {exc}"[:2000], "failed"
+            return
+        self.run_ids, self.state = ids, "done"
+
+    def _generate(self, ctx: ServiceContext) -> list[str]:
+        """The first answers' run ids (and, with ``revise``, every chain on the job)."""
+        if self.revise is None:
+            return generate_runs(
                 ctx,
                 self.task,
                 self.params,
@@ -88,11 +121,18 @@ class GenerationJob:
                 token_id=self.token_id,
                 on_progress=self.progress,
             )
-        except Exception as exc:  # recorded on the job, never raised into the server
-            log.exception("generation %s failed", self.id)
-            self.error, self.state = f"{type(exc).__name__}: {exc}"[:2000], "failed"
-            return
-        self.run_ids, self.state = ids, "done"
+        chains = generate_and_revise(
+            ctx,
+            self.task,
+            self.params,
+            self.repeats,
+            self.revise,
+            token_id=self.token_id,
+            on_progress=self.progress,
+            on_round=self.round_done,
+        )
+        self.chains = [ChainView(run_ids=c.run_ids, stopped=c.stopped) for c in chains]
+        return [c.first_run_id for c in chains]
 
 
 _JOBS: OrderedDict[str, GenerationJob] = OrderedDict()

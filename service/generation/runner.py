@@ -40,8 +40,8 @@ Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
-class _Plan:
-    """What every call of one generation shares."""
+class GenerationPlan:
+    """What every call of one generation shares (render-and-revise rounds too)."""
 
     ctx: ServiceContext
     task_ref: str
@@ -83,6 +83,36 @@ def check_generation(ctx: ServiceContext, task_ref: str, params: GenerationParam
     load_prices(ctx.settings.price_table)
 
 
+def plan_generation(
+    ctx: ServiceContext,
+    task_ref: str,
+    params: GenerationParams,
+    *,
+    token_id: int | None,
+    prompt: str | None = None,
+    panel: str | None = None,
+) -> GenerationPlan:
+    """What the calls of one generation share: task, provider, prompt, key, limits, prices."""
+    spec = ctx.registry.get(task_ref)
+    provider = provider_for(params.api)
+    text = spec.prompt if prompt is None else prompt
+    return GenerationPlan(
+        ctx,
+        spec.ref,
+        params,
+        provider,
+        text,
+        hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        api_key(params),
+        load_prices(ctx.settings.price_table),
+        RetryPolicy.from_settings(ctx.settings),
+        limiter_for(ctx.settings),
+        redactor_for(ctx.settings),
+        token_id,
+        panel,
+    )
+
+
 def generate_runs(
     ctx: ServiceContext,
     task_ref: str,
@@ -108,24 +138,7 @@ def generate_runs(
         raise InputError(f"{len(case_keys)} case keys for {repeats} repeats; give one per repeat")
     if case_keys is not None and any(not 0 < len(k) <= MAX_CASE_KEY for k in case_keys):
         raise InputError(f"a case key must have 1 to {MAX_CASE_KEY} characters")
-    spec = ctx.registry.get(task_ref)
-    provider = provider_for(params.api)
-    text = spec.prompt if prompt is None else prompt
-    plan = _Plan(
-        ctx,
-        spec.ref,
-        params,
-        provider,
-        text,
-        hashlib.sha256(text.encode("utf-8")).hexdigest(),
-        api_key(params),
-        load_prices(ctx.settings.price_table),
-        RetryPolicy.from_settings(ctx.settings),
-        limiter_for(ctx.settings),
-        redactor_for(ctx.settings),
-        token_id,
-        panel,
-    )
+    plan = plan_generation(ctx, task_ref, params, token_id=token_id, prompt=prompt, panel=panel)
     keys: list[str | None] = list(case_keys) if case_keys is not None else [None] * repeats
     stored = runs_of_cases(ctx.db, [k for k in keys if k is not None])
     results: list[str | None] = [stored.get(k) if k else None for k in keys]
@@ -159,15 +172,31 @@ class _Counter:
             self.on_progress(self.done, self.total)
 
 
-def _one(plan: _Plan, repeat: int, case_key: str | None) -> str:
+def _one(plan: GenerationPlan, repeat: int, case_key: str | None) -> str:
     """One call within the endpoint's limits, then its run; the run id."""
     call = plan.params.model_call(plan.prompt, repeat, plan.key)
     result = call_model(call, plan.policy, limiter=plan.limiter, redact=plan.redact)
-    return _store(plan, repeat, case_key, result)
+    return store_reply(plan, repeat, case_key, result)
 
 
-def _store(plan: _Plan, repeat: int, case_key: str | None, result: CallResult) -> str:
-    """Submit the reply (an empty one when there is none) with its generation record."""
+StoredHook = Callable[[Session, str], None]
+"""Called in the transaction that stores a run, with the run id (more rows to write with it)."""
+
+
+def store_reply(
+    plan: GenerationPlan,
+    repeat: int,
+    case_key: str | None,
+    result: CallResult,
+    *,
+    prompt_sha256: str | None = None,
+    also: StoredHook | None = None,
+) -> str:
+    """Submit the reply (an empty one when there is none) with its generation record.
+
+    ``prompt_sha256`` replaces the plan's (a revision round records its conversation's);
+    ``also`` writes more rows in the same transaction.
+    """
     params, provider = plan.params, plan.provider
     reply = result.reply
     recorded = run_params(params, provider)
@@ -183,7 +212,7 @@ def _store(plan: _Plan, repeat: int, case_key: str | None, result: CallResult) -
             reply.usage if reply else None,
         ),
         params=recorded,
-        prompt_sha256=plan.prompt_sha256,
+        prompt_sha256=prompt_sha256 or plan.prompt_sha256,
         mock=provider.mock,
         case_key=case_key,
         checker_version=plan.ctx.machinery.checker_version,
@@ -199,12 +228,17 @@ def _store(plan: _Plan, repeat: int, case_key: str | None, result: CallResult) -
 
     def hook(s: Session, ids: Sequence[str]) -> None:
         write_record(s, ids[0], record)
+        if also is not None:
+            also(s, ids[0])
 
     return _submit_waiting(plan, item, hook, case_key)
 
 
 def _submit_waiting(
-    plan: _Plan, item: Submission, hook: Callable[[Session, Sequence[str]], None], key: str | None
+    plan: GenerationPlan,
+    item: Submission,
+    hook: Callable[[Session, Sequence[str]], None],
+    key: str | None,
 ) -> str:
     """Submit, waiting out a full queue or the token's rate (a reply is never dropped)."""
     deadline = time.monotonic() + MAX_BACKPRESSURE_WAIT_S

@@ -21,7 +21,7 @@ from judges.pairwise import PairwiseJudge, both_orders
 from regua.errors import InputError, NotFoundError
 from service.evaluation.inputs import load_eval_inputs
 from service.pairwise.store import PairSide, record_comparison
-from service.storage import Artifact, Database, Run, TaskRow
+from service.storage import Artifact, Database, Run, RunRevisionRow, TaskRow
 from service.storage.blobs import BlobStore
 from tasks import TaskSpec
 
@@ -79,7 +79,10 @@ def _runs(s: Session, req: PairRequest) -> list[Run]:
             raise InputError(f"run(s) {', '.join(busy)} have not finished: compare them once done")
         return sorted(runs, key=lambda r: (r.submitted_at, r.id))
     query = select(Run).where(
-        Run.task_ref == req.task_ref, Run.model_label.in_(req.models), Run.status == "done"
+        Run.task_ref == req.task_ref,
+        Run.model_label.in_(req.models),
+        Run.status == "done",
+        Run.id.not_in(select(RunRevisionRow.run_id)),  # first answers only: never a revision
     )
     runs = list(s.scalars(query.order_by(Run.submitted_at, Run.id)))
     absent = sorted(set(req.models) - {r.model_label for r in runs})

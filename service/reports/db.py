@@ -29,11 +29,13 @@ from regua.errors import NotFoundError
 from service.access.pools import hidden_refs
 from service.reports.build import ReportConfig, build_report
 from service.reports.leaks import leak_report
+from service.reports.revisions import revision_section, split_first_answers
 from service.reports.rows import JudgeVote, ReportRow
 from service.reports.scores import read_scores, score_section
 from service.review.outcome import AuditRecord
 from service.storage.models import CriterionOutcomeRow, Evaluation, Run, TaskRow, VerdictRow
 from service.storage.review_models import ReviewItem
+from service.storage.workflow_models import RunRevisionRow
 
 
 @dataclass
@@ -48,6 +50,10 @@ class ReportInputs:
     """Task ref → the dimensions recorded in its spec (template variants; ``{}`` otherwise)."""
     unfinished_runs: int = 0
     """Runs matching the filters that have no outcome yet (queued or running): not counted."""
+    revised: list[ReportRow] = field(default_factory=list)
+    """Rows of revised runs (render-and-revise rounds): never in ``rows``, reported apart."""
+    rounds: dict[str, tuple[int, str]] = field(default_factory=dict)
+    """Revised run id → (round, the chain's first run id)."""
 
 
 def panel_id(panel: Any) -> str | None:
@@ -117,13 +123,24 @@ def load_report_inputs(
     )
     selected = select(matching.where(scope).subquery().c.id)
     task_info = _task_info(session, out.task_hashes, out.task_dimensions)
-    out.rows = _read_rows(session, selected, task_info, _criterion_statuses(session, selected))
-    refs = {r.run_id: r.task_ref for r in out.rows}
+    rows = _read_rows(session, selected, task_info, _criterion_statuses(session, selected))
+    out.rounds = revision_rounds(session, selected)
+    out.rows = split_first_answers(rows, out.rounds)
+    out.revised = [r for r in rows if r.run_id in out.rounds]
+    refs = {r.run_id: r.task_ref for r in rows}
     if include_votes:
         out.votes = _read_votes(session, selected, refs)
     if include_audits:
         out.audits = _read_audits(session, selected)
     return out
+
+
+def revision_rounds(session: Session, selected: Select[Any]) -> dict[str, tuple[int, str]]:
+    """Revised run id → (round, first run id) among the selected runs."""
+    query = select(RunRevisionRow.run_id, RunRevisionRow.round, RunRevisionRow.first_run_id).where(
+        RunRevisionRow.run_id.in_(selected)
+    )
+    return {str(rid): (int(rnd), str(first)) for rid, rnd, first in session.execute(query)}
 
 
 def _task_info(
@@ -306,6 +323,7 @@ def generate_report(
     graded = score_section(read_scores(session, inputs.rows))
     if graded:  # tasks with a rubric: score distributions beside the pass rates
         report["scores"] = graded
+    report["revisions"] = revision_section([*inputs.rows, *inputs.revised], inputs.rounds)
     if submitted_by is None:  # admins: replies that carried a reserved task
         reported = {row.run_id for row in inputs.rows}
         report["leaks"] = [entry.model_dump() for entry in leak_report(session, reported)]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from regua.errors import InputError
+from service.reports.revisions import CHAIN_HEADER, SERIES_HEADER, chain_rows, series_rows
 from service.reports.rows import ReportRow
 from service.reports.tables import REPORT_TABLES, run_rows
 from service.reports.tables import summary_rows as summary_rows
@@ -44,6 +45,10 @@ def write_csv(
     """Write every table of the report as CSV files in ``out_dir``; returns the paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = [_write(out_dir / name, *table(report)) for name, table in REPORT_TABLES]
+    section = report.get("revisions") or {}
+    if section.get("groups"):  # render-and-revise series, apart from the first answers
+        written.append(_write(out_dir / "revision_series.csv", SERIES_HEADER, series_rows(section)))
+        written.append(_write(out_dir / "revision_chains.csv", CHAIN_HEADER, chain_rows(section)))
     if rows is not None:
         written.append(_write(out_dir / "runs.csv", *run_rows(rows)))
     return written

@@ -22,16 +22,18 @@ from service.api.routes import (
     reports,
     reviews,
     runs,
+    task_proposals,
     tasks,
     tokens,
 )
 from service.context import ServiceContext
-from service.web import docs, experiment_pages, pages, report_pages
+from service.web import docs, experiment_pages, pages, proposal_pages, report_pages
 
 ROUTERS = (
     runs.router,
     artifacts.router,
     tasks.router,
+    task_proposals.router,
     tokens.router,
     health.router,
     reviews.router,
@@ -46,6 +48,7 @@ ROUTERS = (
     pages.router,
     report_pages.router,
     experiment_pages.router,
+    proposal_pages.router,
     docs.router,
 )
 """Every router of the service, in the order the OpenAPI document lists them."""

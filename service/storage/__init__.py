@@ -32,6 +32,11 @@ from service.storage.scoring_models import (
     RescoreItem,
 )
 from service.storage.task_store_models import TaskVersionRow
+from service.storage.workflow_models import (
+    RunRevisionRow,
+    TaskProposalDecisionRow,
+    TaskProposalRow,
+)
 
 __all__ = [
     "AdjudicationRow",
@@ -59,8 +64,11 @@ __all__ = [
     "ReviewScan",
     "RubricScoreRow",
     "Run",
+    "RunRevisionRow",
     "StageAttempt",
     "StageRecord",
+    "TaskProposalDecisionRow",
+    "TaskProposalRow",
     "TaskRetirement",
     "TaskRow",
     "TaskVersionRow",

@@ -39,6 +39,7 @@ from service.access.sessions import close_session, open_session
 from service.access.tokens import Principal, authenticate
 from service.api.deps import Ctx, get_ctx
 from service.api.headers import PAGE_HEADERS, artifact_headers
+from service.generation.revision_store import revision_view
 from service.generation.store import generation_view
 from service.review import store
 from service.review.actions import label_item, next_item_for, reviewer_of
@@ -362,10 +363,11 @@ def run_detail(run_id: str, request: Request, ctx: Ctx, evaluation: int | None =
         with ctx.db.read() as s:
             data = run_page(s, ctx.blobs, who, run_id, evaluation)
             generation = generation_view(s, run_id)
+            revision = revision_view(s, run_id)
     except PermissionDeniedError as exc:
         return _error(request, who, exc, 403)
     except NotFoundError as exc:
         return _error(request, who, exc, 404)
     shown = {f.name: getattr(data, f.name) for f in dataclasses.fields(data)}
-    context = {"who": who, "nav": "runs", "generation": generation, **shown}
+    context = {"who": who, "nav": "runs", "generation": generation, "revision": revision, **shown}
     return page(request, "run.html", context)

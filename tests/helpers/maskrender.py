@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from judges import FrameImage, MaskImage
+from tests.helpers.browser import patient
 
 CHROMIUM = os.environ.get("REGUA_CHROMIUM", "/usr/bin/chromium")
 
@@ -166,7 +167,9 @@ def mask_renderer() -> Iterator[MaskRenderer]:
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=args, headless=True)
         try:
-            page = browser.new_page(viewport={"width": 800, "height": 600}, device_scale_factor=1)
+            page = patient(
+                browser.new_page(viewport={"width": 800, "height": 600}, device_scale_factor=1)
+            )
             yield MaskRenderer(page)
         finally:
             browser.close()

@@ -5,7 +5,8 @@ loopback port (``server.url``); ``server.requests`` records what it was sent. An
 :class:`Scripted`, :class:`FrameTruth` (a vision model answering from a truth table keyed by
 frame hash: statuses, and levels for graded criteria), :class:`ByModel` (several models behind
 one endpoint), :class:`Pairwise`, :class:`FailFirst` with :func:`rate_limited`,
-:func:`server_error`, :func:`slow` and :func:`garbage`.
+:func:`server_error`, :func:`slow` and :func:`garbage`; for the workflows (revise, proposals,
+candidate judges) :class:`FixesAfterFrame`, :class:`Proposer` and :class:`YesManWhen`.
 """
 
 from regua.llm.testing.answerers import (
@@ -35,6 +36,7 @@ from regua.llm.testing.server import (
     envelope,
     serving,
 )
+from regua.llm.testing.workflows import FixesAfterFrame, Proposer, YesManWhen
 
 __all__ = [
     "CRITERION_LINE",
@@ -42,12 +44,15 @@ __all__ = [
     "ByModel",
     "FailFirst",
     "FakeModelServer",
+    "FixesAfterFrame",
     "FrameTruth",
     "Pairwise",
+    "Proposer",
     "Reply",
     "Request",
     "Scripted",
     "ScriptedServer",
+    "YesManWhen",
     "asks_level",
     "criterion_and_frames",
     "envelope",

@@ -13,6 +13,7 @@ from service.generation import jobs
 from service.generation.jobs import GenerationJob, GenerationJobView
 from service.generation.policy import check_allowed
 from service.generation.request import Api, GenerationParams, http_base_url
+from service.generation.revise import MAX_ROUNDS, ReviseOptions
 from service.generation.runner import check_generation
 
 router = APIRouter(prefix="/v1/generations", tags=["generations"])
@@ -37,6 +38,16 @@ class GenerationRequest(BaseModel):
     label: Text | None = Field(default=None, max_length=200, description="Model label of runs")
     timeout_s: float = Field(default=120.0, gt=0, le=3600)
     repeats: int = Field(default=1, ge=1, le=1000)
+    revise: int = Field(
+        default=0,
+        ge=0,
+        le=MAX_ROUNDS,
+        description="Render-and-revise rounds per reply: the model is shown its rendered frames "
+        "(never a verdict) and answers again; each round is a run linked to the one it revises",
+    )
+    revise_findings: bool = Field(
+        default=False, description="Also show the static checks' findings in each round"
+    )
     wait: bool = Field(
         default=False,
         description="Generate inside the request and answer 201 when every run is stored "
@@ -48,9 +59,16 @@ class GenerationRequest(BaseModel):
     def _http_url(cls, value: str | None) -> str | None:
         return http_base_url(value)
 
+    def revise_options(self) -> ReviseOptions | None:
+        """The revision rounds asked for (None: first answers only)."""
+        if self.revise == 0:
+            return None
+        return ReviseOptions(self.revise, findings=self.revise_findings)
+
     def params(self) -> GenerationParams:
         """The model configuration."""
-        return GenerationParams.model_validate(self.model_dump(exclude={"task", "repeats", "wait"}))
+        not_model = {"task", "repeats", "wait", "revise", "revise_findings"}
+        return GenerationParams.model_validate(self.model_dump(exclude=not_model))
 
 
 @router.post("", status_code=202, response_model=GenerationJobView)
@@ -66,13 +84,14 @@ def create_generation(
     which variables the service has. 404 for an unknown task; 422 for an admin's key variable
     that is not set. A provider error is not refused: its run is stored ``incomplete`` with
     the cause.
-    ``wait``: 201 once every run is stored.
+    ``wait``: 201 once every run is stored. ``revise``: N render-and-revise rounds per reply
+    (each a run of its own, linked to the one it revises; the job lists the chains).
     """
     params = body.params()
     check_allowed(ctx.settings, params, is_admin=caller.is_admin)
     check_generation(ctx, body.task, params)
     check_task_access(ctx.db, ctx.registry, caller, [body.task])
-    job = GenerationJob(body.task, params, body.repeats, caller.token_id)
+    job = GenerationJob(body.task, params, body.repeats, caller.token_id, body.revise_options())
     if body.wait:
         job.run(ctx)
         response.status_code = 201

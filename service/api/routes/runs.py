@@ -20,6 +20,7 @@ from service.api.schemas import (
 )
 from service.api.text import displayable
 from service.context import ServiceContext
+from service.generation.revision_store import revision_view
 from service.generation.store import generation_view
 from service.pipeline.submit import Submission
 from service.reports.runs import run_summary, run_view
@@ -115,6 +116,7 @@ def get_run(run_id: str, ctx: Ctx, caller: Submitter) -> RunView:
         run = _readable(caller, s.get(Run, run_id), run_id, s)
         record = run_view(s, run, include_model=True, leaks=caller.is_admin)
         generation = generation_view(s, run_id)
+        revision = revision_view(s, run_id)
     if record.model is not None:  # params stored before unstorable text was refused
         record.model.params = displayable(record.model.params)
-    return RunView(**dict(record), generation=generation)
+    return RunView(**dict(record), generation=generation, revision=revision)

@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.helpers.browser import patient
 from tests.helpers.server import Served, require_real_rendering
 
 SAMPLES = Path(__file__).resolve().parents[3] / "samples" / "outputs"
@@ -82,7 +83,8 @@ def _screenshots(url: str, reviewer: str, admin_header: str, run_id: str, out: P
             (reviewer, "/review", "review-real"),
             (admin, f"/runs/{run_id}", "run-real"),
         ):
-            page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+            context = patient(browser.new_context(viewport={"width": 1280, "height": 800}))
+            page = context.new_page()
             page.goto(f"{url}/login?next={path}")
             page.fill("#token", who)
             with page.expect_navigation():

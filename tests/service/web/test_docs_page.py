@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from service.api.headers import PAGE_CSP
+from tests.helpers.browser import patient
 from tests.helpers.web import Site, web_login
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -74,13 +75,13 @@ def test_docs_page_renders_offline_in_chromium_under_its_csp(site: Site) -> None
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
         try:
-            page = browser.new_page()
+            page = patient(browser.new_page())
             page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
             page.on("pageerror", lambda e: problems.append(str(e)))
             page.route("**/*", only_local)
             page.goto(site.url + "/v1/docs")
             title = page.locator(".swagger-ui .info .title")
-            title.wait_for(timeout=20_000)
+            title.wait_for()
             assert "regua" in (title.text_content() or "")
             assert page.locator(".opblock-tag").count() >= 5  # runs, tokens, reviews, …
             assert page.get_by_text("/v1/tokens/{token_id}").first.is_visible()

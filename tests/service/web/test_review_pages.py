@@ -21,6 +21,7 @@ import pytest
 from PIL import Image, ImageStat
 
 from tests.conftest import REPO_ROOT
+from tests.helpers.browser import patient
 from tests.helpers.server import Served, require_real_rendering
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -112,7 +113,7 @@ class Session:
     """A logged-in browser context that keeps every text response it received."""
 
     def __init__(self, browser: Any, server: Server, who: str, width: int = 1280) -> None:
-        self.context = browser.new_context(viewport={"width": width, "height": 800})
+        self.context = patient(browser.new_context(viewport={"width": width, "height": 800}))
         self.page = self.context.new_page()
         self.bodies: list[tuple[str, bytes]] = []
         self.errors: list[str] = []
