@@ -30,11 +30,14 @@ from judges.inputs import (
     mask_kind,
 )
 from judges.judge_files import (
+    FolderWatch,
     add_judge_file,
     load_configured,
     load_judges_dir,
     require_panel,
     source_of,
+    unwatch,
+    watch_configured,
 )
 from judges.jury import (
     JUDGE_FAILURE,
@@ -63,20 +66,25 @@ from judges.model import (
     Vote,
 )
 from judges.panel import (
+    FAMILY_DEFAULT,
+    STATIC_ONLY,
     JudgePanel,
     get_panel,
     list_panels,
     panel_for_family,
     panel_for_task,
     register_panel,
+    vision_configured,
 )
-from judges.profiles import parse_judge_text
+from judges.profiles import FamilySource, parse_judge_text
 
 __all__ = [
+    "FAMILY_DEFAULT",
     "HUMAN_PROFILE_ID",
     "JUDGE_FAILURE",
     "MEASURE_VERSION",
     "NO_RELIABLE_JUDGE",
+    "STATIC_ONLY",
     "CheckEvidence",
     "CheckFinding",
     "CheckSummary",
@@ -86,6 +94,8 @@ __all__ = [
     "EligibilityFn",
     "EvalInput",
     "Evidence",
+    "FamilySource",
+    "FolderWatch",
     "FrameImage",
     "Judge",
     "JudgeAnswers",
@@ -134,4 +144,7 @@ __all__ = [
     "require_panel",
     "seat_panel",
     "source_of",
+    "unwatch",
+    "vision_configured",
+    "watch_configured",
 ]

@@ -13,20 +13,30 @@ folder (``Settings.judges_dir``).
 from __future__ import annotations
 
 import json
+import logging
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from judges.default_registry import list_profiles, register_profile
 from judges.model import JudgeProfile
-from judges.panel import JudgePanel, get_panel, list_panels, register_panel
-from judges.profiles import JudgeFile, build_panel, parse_judge_text
+from judges.panel import (
+    JudgePanel,
+    add_lookup_hook,
+    get_panel,
+    list_panels,
+    register_panel,
+    remove_lookup_hook,
+)
+from judges.profiles import FamilySource, JudgeFile, build_panel, parse_judge_text
 from regua.errors import ConfigurationError, NotFoundError
 from regua.settings import Settings
 
+log = logging.getLogger(__name__)
 LOCK_NAME = "judges.lock.json"
 SUFFIXES = (".yaml", ".yml")
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()
 
 
 @dataclass(frozen=True)
@@ -106,24 +116,36 @@ def _check_panel_registered(panel: JudgePanel, src: str) -> None:
 
 
 def _panels_of(
-    files: list[JudgeFile], lock: dict[str, dict[str, str]]
+    files: list[JudgeFile],
+    lock: dict[str, dict[str, str]],
+    families: FamilySource | None,
+    lenient: bool,
 ) -> list[tuple[JudgePanel, str]]:
     known = {p.id for p in list_profiles()} | {p.id for f in files for p in f.profiles}
     out: list[tuple[JudgePanel, str]] = []
     for f in files:
         for doc in f.panels:
-            panel = build_panel(doc, f"{f.source}: panel {doc.id}", known)
+            where = f"{f.source}: panel {doc.id}"
+            panel = build_panel(doc, where, known, families, lenient=lenient)
             _check_lock("panel", panel.id, panel.content_hash(), lock["panels"], f.source)
             _check_panel_registered(panel, f.source)
             out.append((panel, f.source))
     return out
 
 
-def register_files(files: list[JudgeFile], lock: dict[str, dict[str, str]] | None = None) -> Loaded:
+def register_files(
+    files: list[JudgeFile],
+    lock: dict[str, dict[str, str]] | None = None,
+    families: FamilySource | None = None,
+    *,
+    lenient: bool = False,
+) -> Loaded:
     """Register parsed judge files: their profiles, then their panels (which may name them).
 
     Everything is checked before anything is registered: a conflict with the lock or with a
-    registered id raises :class:`ConfigurationError` and registers nothing.
+    registered id raises :class:`ConfigurationError` and registers nothing. ``families`` gives
+    the task families beyond the bundled ones (the configured task store); ``lenient`` takes a
+    panel of a family none of them knows as declared (see :func:`judges.profiles.build_panel`).
     """
     lock = lock or {"profiles": {}, "panels": {}}
     with _LOCK:
@@ -132,7 +154,7 @@ def register_files(files: list[JudgeFile], lock: dict[str, dict[str, str]] | Non
             _check_lock("profile", p.id, p.content_hash(), lock["profiles"], src)
         for f in files:
             _check_registered(f.profiles, f.source)
-        panels = _panels_of(files, lock)
+        panels = _panels_of(files, lock, families, lenient)
         for p, src in profiles:
             register_profile(p)
             _SOURCES[p.id] = src
@@ -151,25 +173,31 @@ def parse_file(path: Path) -> JudgeFile:
     return parse_judge_text(text, str(path))
 
 
-def load_judges_dir(folder: Path) -> Loaded:
+def load_judges_dir(
+    folder: Path, families: FamilySource | None = None, *, lenient: bool = False
+) -> Loaded:
     """Register every judge file of ``folder`` (checked against its lock).
 
     A missing folder is a configuration error (``REGUA_JUDGES_DIR`` names one that must exist).
+    ``lenient``: a panel of a family no known task store has is taken as declared (its family
+    was checked when ``regua judges add`` put it there).
     """
     if not folder.is_dir():
         raise ConfigurationError(f"judges folder {folder} does not exist (REGUA_JUDGES_DIR)")
-    return register_files([parse_file(p) for p in judge_files(folder)], read_lock(folder))
+    files = [parse_file(p) for p in judge_files(folder)]
+    return register_files(files, read_lock(folder), families, lenient=lenient)
 
 
-def add_judge_file(path: Path, folder: Path) -> Loaded:
+def add_judge_file(path: Path, folder: Path, families: FamilySource | None = None) -> Loaded:
     """``regua judges add``: check a file against the folder and copy it there, locked.
 
     The folder's files are loaded first (the new file may name their profiles); an id already
     registered or locked with other content, or another file of the same name, is refused and
-    nothing is written. Adding the same file again changes nothing.
+    nothing is written. Adding the same file again changes nothing. A panel's family must have a
+    registered task version: bundled, or in ``families`` (the configured task store).
     """
     folder.mkdir(parents=True, exist_ok=True)
-    load_judges_dir(folder)
+    load_judges_dir(folder, families, lenient=True)
     new = parse_file(path)
     dest = folder / path.name
     text = path.read_text(encoding="utf-8")
@@ -179,7 +207,7 @@ def add_judge_file(path: Path, folder: Path) -> Loaded:
             "with new ids"
         )
     lock = read_lock(folder)
-    loaded = register_files([new], lock)
+    loaded = register_files([new], lock, families)
     dest.write_text(text, encoding="utf-8")
     for p, _src in loaded.profiles:
         lock["profiles"][p.id] = p.content_hash()
@@ -198,8 +226,83 @@ def require_panel(panel_id: str) -> JudgePanel:
         raise NotFoundError(f"unknown judge panel {panel_id!r}; known: {known}") from None
 
 
-def load_configured(settings: Settings | None) -> Loaded:
+def load_configured(settings: Settings | None, families: FamilySource | None = None) -> Loaded:
     """Register the judge files of ``settings.judges_dir`` (``REGUA_JUDGES_DIR``), if any."""
     if settings is None or settings.judges_dir is None:
         return Loaded()
-    return load_judges_dir(settings.judges_dir)
+    return load_judges_dir(settings.judges_dir, families)
+
+
+class FolderWatch:
+    """Registers what is added to a judges folder while a process runs (no restart needed).
+
+    Installed as a panel lookup hook (:func:`judges.panel.add_lookup_hook`): before a panel is
+    looked up, at most every ``interval_s`` seconds, the folder's files are compared (names,
+    sizes, modification times) with the last load and, when they changed, loaded again. A file
+    that no longer loads (edited by hand after ``regua judges add``) is logged and left out;
+    everything registered before stays.
+    """
+
+    def __init__(
+        self, folder: Path, families: FamilySource | None = None, interval_s: float = 1.0
+    ) -> None:
+        """Watch ``folder`` (its current content counts as loaded)."""
+        self.folder = folder
+        self.families = families
+        self.interval_s = interval_s
+        self._lock = threading.RLock()
+        self._busy = False
+        self._checked = time.monotonic()
+        self._seen = self.signature()
+
+    def signature(self) -> tuple[tuple[str, int, int], ...]:
+        """Name, size and modification time of every judge file and the lock."""
+        try:
+            paths = [*judge_files(self.folder), self.folder / LOCK_NAME]
+            stats = [(p.name, p.stat()) for p in paths if p.exists()]
+        except OSError:
+            return ()
+        return tuple((name, st.st_size, st.st_mtime_ns) for name, st in stats)
+
+    def refresh(self, *, force: bool = False) -> Loaded | None:
+        """Load the folder again when it changed; what was loaded (None: nothing to do)."""
+        if not self._lock.acquire(blocking=False):
+            return None  # another thread is loading it now
+        try:
+            if self._busy or (not force and time.monotonic() - self._checked < self.interval_s):
+                return None
+            self._checked = time.monotonic()
+            seen = self.signature()
+            if seen == self._seen:
+                return None
+            self._busy = True
+            try:
+                self._seen = seen
+                return load_judges_dir(self.folder, self.families, lenient=True)
+            except ConfigurationError as exc:
+                log.error("judges folder %s not reloaded: %s", self.folder, exc)
+                return None
+            finally:
+                self._busy = False
+        finally:
+            self._lock.release()
+
+
+def watch_configured(
+    settings: Settings | None, families: FamilySource | None = None
+) -> FolderWatch | None:
+    """Watch ``REGUA_JUDGES_DIR`` (if set) for judge files added while this process runs.
+
+    Stop with :func:`unwatch`.
+    """
+    if settings is None or settings.judges_dir is None:
+        return None
+    watch = FolderWatch(settings.judges_dir, families)
+    add_lookup_hook(watch.refresh)
+    return watch
+
+
+def unwatch(watch: FolderWatch | None) -> None:
+    """Stop a watch of :func:`watch_configured`."""
+    if watch is not None:
+        remove_lookup_hook(watch.refresh)

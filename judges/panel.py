@@ -7,13 +7,14 @@ evaluation so a result can always be traced to the judges that were asked.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from judges.model import canonical_json
 from regua.errors import ConfigurationError
 from regua.registry import Registry
+from regua.settings import Settings
 from tasks import TaskSpec
 
 ALL_CRITERIA = "*"
@@ -129,6 +130,25 @@ PANELS: Registry[JudgePanel] = Registry("judge panel", content=lambda p: p.conte
 """Panels by id; the same id with other content is refused (a changed panel is a new id)."""
 _DEFAULT_FOR_FAMILY: dict[str, str] = {}
 _DEFAULT_FOR_TASK: dict[str, str] = {}
+_LOOKUP_HOOKS: list[Callable[[], object]] = []
+"""Called before a panel is looked up: a watched judges folder registers what was added to it
+since (``regua judges add`` while a service runs), see :class:`judges.judge_files.FolderWatch`."""
+
+
+def add_lookup_hook(hook: Callable[[], object]) -> None:
+    """Call ``hook`` before every panel lookup (until :func:`remove_lookup_hook`)."""
+    _LOOKUP_HOOKS.append(hook)
+
+
+def remove_lookup_hook(hook: Callable[[], object]) -> None:
+    """Stop calling ``hook`` (no-op when it is not installed)."""
+    if hook in _LOOKUP_HOOKS:
+        _LOOKUP_HOOKS.remove(hook)
+
+
+def _before_lookup() -> None:
+    for hook in list(_LOOKUP_HOOKS):
+        hook()
 
 
 def register_panel(
@@ -149,31 +169,44 @@ def register_panel(
 
 def get_panel(panel_id: str) -> JudgePanel:
     """A registered panel by id."""
+    _before_lookup()
     return PANELS.get(panel_id)
 
 
 def list_panels() -> tuple[JudgePanel, ...]:
     """All registered panels, sorted by id."""
+    _before_lookup()
     return tuple(PANELS.get(k) for k in PANELS.names())
 
 
-def panel_for_family(family: str) -> JudgePanel:
-    """The default panel of a task family (:data:`STATIC_ONLY` for a family without one).
+def vision_configured(settings: Settings | None) -> bool:
+    """Whether the settings name a vision model (``REGUA_JUDGE_MODEL``) for the vision judge."""
+    return settings is not None and bool(settings.judge_model)
 
-    For the pelican family this is the panel of its first task versions; a task version may
-    have its own default: pick panels with :func:`panel_for_task`.
+
+def panel_for_family(family: str, settings: Settings | None = None) -> JudgePanel:
+    """The default panel of a task family.
+
+    In order: the panel registered as the family's default (the pelican family's first task
+    versions); else the family's own panel (declared for exactly this family, e.g. by
+    ``regua judges add``; with several, the last by id); else :data:`FAMILY_DEFAULT` when a vision
+    model is configured in ``settings``, :data:`STATIC_ONLY` when not. A task version may have
+    its own default: pick panels with :func:`panel_for_task`.
     """
     panel_id = _DEFAULT_FOR_FAMILY.get(family)
-    if panel_id is None:
-        return STATIC_ONLY
-    return PANELS.get(panel_id)
+    if panel_id is not None:
+        return PANELS.get(panel_id)
+    own = [p for p in list_panels() if p.family == family]
+    if own:
+        return own[-1]
+    return FAMILY_DEFAULT if vision_configured(settings) else STATIC_ONLY
 
 
-def panel_for_task(task: TaskSpec) -> JudgePanel:
+def panel_for_task(task: TaskSpec, settings: Settings | None = None) -> JudgePanel:
     """The default panel of one task version: its own when registered, else its family's."""
     panel_id = _DEFAULT_FOR_TASK.get(task.ref)
     if panel_id is None:
-        return panel_for_family(task.family)
+        return panel_for_family(task.family, settings)
     return PANELS.get(panel_id)
 
 
@@ -182,7 +215,20 @@ STATIC_ONLY = register_panel(
         id="static-only@1",
         family=ANY_FAMILY,
         assignments={ALL_CRITERIA: ("static@1",)},
-        description="The static rules alone, for task families without a panel of their own.",
+        description="The static rules alone, for task families without a panel of their own "
+        "when no vision model is configured.",
+    )
+)
+
+FAMILY_DEFAULT = register_panel(
+    JudgePanel(
+        id="family-default@1",
+        family=ANY_FAMILY,
+        assignments={ALL_CRITERIA: ("static@1", "vision-llm-openai@1"), "F1": ("static@1",)},
+        description="For a task family without a panel of its own, when a vision model is "
+        "configured (REGUA_JUDGE_MODEL): the static rules on the delivery rules (F1), the "
+        "settings' vision judge on every other criterion. It votes where it was calibrated for "
+        "the family (regua calibrate --task REF), so a new family needs only labels.",
     )
 )
 

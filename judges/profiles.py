@@ -29,7 +29,7 @@ value its judge runs with. Registering and freezing files: :mod:`judges.judge_fi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -252,7 +252,14 @@ def build_profile(doc: ProfileDoc, where: str) -> JudgeProfile:
     )
 
 
-def _families() -> dict[str, set[str]]:
+Families = Mapping[str, Collection[str]]
+"""Task family → every criterion id of its registered versions."""
+FamilySource = Callable[[], Families]
+"""Where the families beyond the bundled ones come from (the configured task store), asked only
+when a panel names a family the bundled tasks do not have."""
+
+
+def bundled_families() -> dict[str, set[str]]:
     """Task family → every criterion id of its bundled task versions."""
     out: dict[str, set[str]] = {}
     for spec in bundled_registry().all():
@@ -260,14 +267,46 @@ def _families() -> dict[str, set[str]]:
     return out
 
 
-def build_panel(doc: PanelDoc, where: str, known_profiles: Iterable[str]) -> JudgePanel:
-    """The panel a declaration describes, after checking its family, criteria and profiles."""
-    families = _families()
-    if doc.family != ANY_FAMILY and doc.family not in families:
+def _families_for(family: str, wanted: set[str], source: FamilySource | None) -> Families:
+    """The bundled families, plus the source's when the panel needs one the bundle lacks."""
+    families: Families = bundled_families()
+    if family == ANY_FAMILY:
+        needed = not wanted <= set().union(*families.values())
+    else:
+        needed = family not in families
+    if needed and source is not None:
+        families = {**families, **source()}
+    return families
+
+
+def build_panel(
+    doc: PanelDoc,
+    where: str,
+    known_profiles: Iterable[str],
+    families: FamilySource | None = None,
+    *,
+    lenient: bool = False,
+) -> JudgePanel:
+    """The panel a declaration describes, after checking its family, criteria and profiles.
+
+    The family must have at least one registered task version: bundled, or in ``families``
+    (the configured task store, asked only for a family the bundled tasks lack). ``lenient``
+    takes a family none of them knows as declared (a folder loaded by a command that cannot know
+    which task store the panel was added against); its profiles are still checked.
+    """
+    wanted = set(doc.assignments) - {ALL_CRITERIA}
+    known_families = _families_for(doc.family, wanted, families)
+    unknown = doc.family != ANY_FAMILY and doc.family not in known_families
+    if unknown and lenient:
+        known_families = {doc.family: wanted}
+    elif unknown:
         raise ConfigurationError(
-            f"{where}: family {doc.family!r} has no task; known: {', '.join(sorted(families))}"
+            f"{where}: family {doc.family!r} has no registered task version (bundled, or added "
+            "to the configured task store with `regua tasks add`; give --data-dir or "
+            "REGUA_DATA_DIR / REGUA_DATABASE_URL of that store); known families: "
+            f"{', '.join(sorted(known_families))}"
         )
-    criteria = families.get(doc.family, set().union(*families.values()))
+    criteria = set(known_families.get(doc.family, ())) or set().union(*known_families.values())
     known = set(known_profiles)
     for criterion, ids in doc.assignments.items():
         if criterion != ALL_CRITERIA and criterion not in criteria:

@@ -81,6 +81,14 @@ class CalibrationError(ReguaError):
     """A calibration set or run is invalid."""
 
 
+class GateDemotionError(CalibrationError):
+    """A calibration would demote a trusted judge on a smaller set than the one that earned it.
+
+    Stored only when asked to replace (``--replace``, ``"replace": true``); the message names
+    both sets and their sizes.
+    """
+
+
 class StorageError(ReguaError):
     """The database or artifact store refused an operation."""
 

@@ -44,6 +44,7 @@ from service.storage.blob_registry import open_blob_store
 from service.storage.blobs import BlobStore
 from service.storage.files import private_dir
 from service.tasks_store import StoredTaskRegistry
+from service.tasks_store.configured import families_of
 from service.tasks_store.files import load_tasks_dir
 from tasks import TaskRegistry, bundled_registry
 
@@ -51,16 +52,23 @@ SHUTDOWN_GRACE_S = 3.0
 """How long stopping waits for work in progress before leaving it to the next start."""
 
 
-def service_panel(settings: Settings) -> str | None:
+def service_panel(settings: Settings, registry: TaskRegistry | None = None) -> str | None:
     """Register the judge files of ``REGUA_JUDGES_DIR`` and check ``REGUA_PANEL``.
 
     Returns the service's panel id (None: each task version's default panel). A bad judge file
-    or an unknown panel stops the start with the file, field or known panels named.
+    or an unknown panel stops the start with the file, field or known panels named. A panel may
+    be for any family with a version in ``registry`` (bundled or added).
     """
-    judges.load_configured(settings)
+    judges.load_configured(settings, _families(registry))
     if settings.panel is None:
         return None
     return judges.require_panel(settings.panel).id
+
+
+def _families(registry: TaskRegistry | None) -> judges.FamilySource | None:
+    if registry is None:
+        return None
+    return lambda: families_of(registry)
 
 
 @dataclass
@@ -87,6 +95,8 @@ class ServiceContext:
     """Where runs and recorded stages go next (``REGUA_QUEUE``: embedded or procrastinate)."""
     workers: Workers | None = field(default=None, repr=False)
     """The procrastinate workers this process runs (None: none, or the embedded executor)."""
+    judges_watch: judges.FolderWatch | None = field(default=None, repr=False)
+    """Registers judge files added to ``REGUA_JUDGES_DIR`` while the service runs."""
     model_limiter: Limiter | None = field(default=None, repr=False)
     """The fleet-wide limiter of model calls this context installed (PostgreSQL), if any."""
     _previous_limiter: Limiter | None = field(default=None, repr=False)
@@ -105,19 +115,24 @@ class ServiceContext:
             render_pool: a running pool of render workers to use (it stays the caller's);
                 by default the context starts its own on the first render.
         """
-        panel_id = service_panel(settings)  # a bad judge file or panel stops here, first
         private_dir(settings.data_dir)  # 0700: the database, artifacts and secrets are inside
         secret = installation_secret(settings)
         blobs = open_blob_store(settings)  # a missing or unreachable bucket stops here
         db = Database(settings.resolved_database_url())
         bind_secret(db, secret)
+        registry = StoredTaskRegistry(db, bundled_registry())
+        try:
+            if settings.tasks_dir is not None:
+                load_tasks_dir(registry, settings.tasks_dir)  # a bad task file stops the start
+            panel_id = service_panel(settings, registry)  # a bad judge file or panel stops here
+        except BaseException:
+            db.dispose()
+            raise
         gate = StoredEligibility(db)
         evaluator = Evaluator(gate.current, settings, panel_id=panel_id)
         renderer = RenderClient(settings, render_pool)
-        registry = StoredTaskRegistry(db, bundled_registry())
-        if settings.tasks_dir is not None:
-            load_tasks_dir(registry, settings.tasks_dir)  # a bad task file stops the start
         context = cls(settings, db, blobs, registry, renderer, gate, evaluator)
+        context.judges_watch = judges.watch_configured(settings, _families(registry))
         context.secret = secret
         context._install_model_limiter()
         return context
@@ -254,6 +269,8 @@ class ServiceContext:
             self.executor.join(max(0.1, deadline - time.monotonic()))
         if self.workers is not None:
             self.workers.join(max(0.1, deadline - time.monotonic()))
+        judges.unwatch(self.judges_watch)
+        self.judges_watch = None
         if self.model_limiter is not None:
             uninstall_limiter(self.model_limiter, self._previous_limiter)
             self.model_limiter = None

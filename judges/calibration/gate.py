@@ -122,12 +122,17 @@ class GateDecision:
     """trusted | not_trusted | inconclusive (``None`` given: read from ``passed``)."""
     needs: tuple[Need, ...] = ()
     """For an inconclusive decision: how many more labels of which class would decide it."""
+    set_size: int | None = None
+    """How many labelled items of this criterion the decision was measured on (disputed items
+    left out); ``None`` in records made before it was kept (read from the metrics then)."""
 
     def __post_init__(self) -> None:
         """Fill the status of records made before it existed, and check it matches ``passed``."""
         status = as_gate_status(self.status, self.passed)
         object.__setattr__(self, "status", status)
         object.__setattr__(self, "needs", tuple(self.needs))
+        if self.set_size is None:
+            object.__setattr__(self, "set_size", labelled_items(self.metrics))
         if self.passed != (status == "trusted"):
             raise CalibrationError(f"gate decision: passed={self.passed} but status {status}")
 
@@ -141,6 +146,7 @@ class GateDecision:
             "passed": self.passed,
             "status": self.status,
             "needs": [n.to_dict() for n in self.needs],
+            "set_size": self.set_size,
             "reasons": list(self.reasons),
             "metrics": dict(self.metrics),
             "thresholds": dict(self.thresholds),
@@ -171,7 +177,16 @@ class GateDecision:
             profile_hash=data.get("profile_hash"),
             status=as_gate_status(data.get("status"), bool(data["passed"])),
             needs=tuple(Need.from_dict(n) for n in data.get("needs") or ()),
+            set_size=None if data.get("set_size") is None else int(data["set_size"]),
         )
+
+
+def labelled_items(metrics: Mapping[str, Any]) -> int | None:
+    """Labelled items behind a decision's metrics (items minus disputed), None when unknown."""
+    items, disputed = metrics.get("n_items"), metrics.get("n_disputed")
+    if not isinstance(items, int):
+        return None
+    return items - (disputed if isinstance(disputed, int) else 0)
 
 
 def _fmt(v: float | None) -> str:
@@ -279,6 +294,7 @@ def decide(
         decided_at=decided_at,
         run_id=run_id,
         profile_hash=profile_hash,
+        set_size=metrics.n_items - metrics.n_disputed,
     )
 
 

@@ -18,7 +18,7 @@ import csv
 import hashlib
 import io
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from judges.calibration.sets import CalibrationItem, CalibrationSet, Label, as_role, make_split
@@ -44,6 +44,8 @@ class LabelRow:
     time: str = ""
     evidence: str = ""
     role: str = "annotator"
+    line: int = field(default=0, compare=False)
+    """Its line in ``labels.csv`` (0: not read from a file); named when the row is refused."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ def parse_label_table(text: str) -> tuple[LabelRow, ...]:
                 time=row.get("time", ""),
                 evidence=row.get("evidence", ""),
                 role=row.get("role") or "annotator",
+                line=n,
             )
         )
     if not rows:
@@ -112,13 +115,14 @@ def _items(
     known = {c.id: c for c in task.criteria}
     items: dict[str, CalibrationItem] = {}
     for r in rows:
+        where = f"{LABEL_TABLE} line {r.line}" if r.line else LABEL_TABLE
         if r.criterion not in known:
             raise CalibrationError(
-                f"{LABEL_TABLE}: {task.ref} has no criterion {r.criterion!r} "
+                f"{where}: {task.ref} (family {task.family}) has no criterion {r.criterion!r} "
                 f"(it has {', '.join(sorted(known))})"
             )
         if r.file not in files:
-            raise CalibrationError(f"{LABEL_TABLE} names {r.file!r}, which is not in the folder")
+            raise CalibrationError(f"{where} names {r.file!r}, which is not in the folder")
         key = item_id(r.file, r.criterion)
         if key not in items:
             items[key] = CalibrationItem(

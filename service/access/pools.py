@@ -26,6 +26,8 @@ published) and no longer watched for leaks.
 from __future__ import annotations
 
 from collections.abc import Container, Iterable
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, and_, select, true
@@ -35,8 +37,10 @@ from checks.leaks import Watched
 from regua.errors import PermissionDeniedError, UnknownTaskError
 from service.access.tokens import Principal
 from service.storage import Database, Run, TaskRetirement, TaskRow
+from service.tasks_store.registry import StoredTaskRegistry
 from tasks import TaskRegistry, TaskSpec
 from tasks.model import Pool
+from tasks.retirements import BUNDLED_RETIREMENTS, RETIRED_BY
 
 SEES_HIDDEN = ("admin",)
 """Roles that see hidden (reserved, not retired) tasks in full."""
@@ -48,8 +52,27 @@ def sees_hidden(role: str) -> bool:
 
 
 def retired_refs(session: Session) -> frozenset[str]:
-    """References of every retired task version."""
-    return frozenset(session.scalars(select(TaskRetirement.task_ref)))
+    """References of every retired task version (by this installation, or bundled by regua)."""
+    stored = session.scalars(select(TaskRetirement.task_ref))
+    return frozenset(stored) | frozenset(BUNDLED_RETIREMENTS)
+
+
+@dataclass(frozen=True)
+class Retirement:
+    """Who retired a task version, when (None: retired by regua, in its release) and why."""
+
+    ref: str
+    retired_by: str
+    note: str
+    retired_at: datetime | None = None
+
+
+def retirements(session: Session) -> dict[str, Retirement]:
+    """Every retired task version with who retired it and why (stored ones win over bundled)."""
+    out = {ref: Retirement(ref, RETIRED_BY, note) for ref, note in BUNDLED_RETIREMENTS.items()}
+    for row in session.scalars(select(TaskRetirement)):
+        out[row.task_ref] = Retirement(row.task_ref, row.retired_by, row.note, row.retired_at)
+    return out
 
 
 def is_hidden(spec: TaskSpec, retired: Container[str]) -> bool:
@@ -73,11 +96,19 @@ def hidden_run_ids(session: Session) -> Select[str]:
 
 
 def task_line(
-    spec: TaskSpec, content_hash: str, *, role: str, retired: Container[str]
+    spec: TaskSpec,
+    content_hash: str,
+    *,
+    role: str,
+    retired: Container[str],
+    origin: str = "bundled",
+    retired_note: str | None = None,
 ) -> dict[str, Any]:
     """One task in a listing, as ``role`` may see it (title and family cut when hidden)."""
     hidden = is_hidden(spec, retired) and not sees_hidden(role)
     return {
+        "origin": origin,
+        "retired_note": retired_note if spec.ref in retired else None,
         "ref": spec.ref,
         "title": None if hidden else spec.title,
         "family": None if hidden else spec.family,
@@ -199,3 +230,11 @@ def retire_task(session: Session, ref: str, by: str, note: str = "") -> TaskReti
         session.add(row)
         session.flush()
     return row
+
+
+def registry_retirements(registry: TaskRegistry) -> dict[str, Retirement]:
+    """The retirements a command sees: its task store's, else regua's own (no database)."""
+    if isinstance(registry, StoredTaskRegistry):
+        with registry.db.read() as s:
+            return retirements(s)
+    return {ref: Retirement(ref, RETIRED_BY, note) for ref, note in BUNDLED_RETIREMENTS.items()}

@@ -22,7 +22,7 @@ from service.calibration.verdicts import PipelineVerdicts, StoredRenders
 from service.pipeline.render_client import RenderClient
 from service.storage import Database
 from service.storage.blobs import BlobStore
-from tasks import bundled_registry
+from tasks import TaskRegistry, bundled_registry
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,8 @@ class CalibrationRequest:
     """The task a label folder is labelled against (default: the structured pelican task)."""
     uploaded: LoadedSet | None = None
     """A set given in the request (HTTP upload) instead of by name."""
+    replace: bool = False
+    """Store the decisions even where a smaller set demotes a trusted judge."""
 
 
 def calibrate(
@@ -51,6 +53,7 @@ def calibrate(
     *,
     db: Database | None = None,
     blobs: BlobStore | None = None,
+    registry: TaskRegistry | None = None,
 ) -> CalibrationRun:
     """Calibrate a judge on a labelled set through the real pipeline.
 
@@ -60,6 +63,8 @@ def calibrate(
         renderer: the render client to render the set's drawings with.
         db: where kept renders are read from and stored (with ``blobs``).
         blobs: the artifact store of ``db``.
+        registry: the task versions the set may be labelled against (default: the bundled
+            ones); its decisions are stored for that task's family.
 
     Returns:
         The run, with the judge's effective id and hash and one gate decision per criterion.
@@ -67,8 +72,9 @@ def calibrate(
     split = SPLIT_NAMES.get(request.split)
     if split is None:
         raise InputError(f"split must be one of {sorted(SPLIT_NAMES)}, got {request.split!r}")
-    cal_set, artifact = request.uploaded or load_set(request.set_name, request.task)
-    task = bundled_registry().get(cal_set.task_ref)
+    tasks = registry or bundled_registry()
+    cal_set, artifact = request.uploaded or load_set(request.set_name, request.task, tasks)
+    task = tasks.get(cal_set.task_ref)
     judge = judges.create_judge(judges.get_profile(request.judge), settings)
     renders = StoredRenders(db, blobs, task) if db is not None and blobs is not None else None
     verdicts = PipelineVerdicts(
@@ -84,11 +90,18 @@ def calibrate(
         seed=request.seed,
         n_boot=request.n_boot,
         gate=request.gate or DEFAULT_GATE,
+        task_family=task.family,
     )
 
 
-def store_run(run: CalibrationRun, db: Database, *, requested_by: int | None = None) -> str:
-    """Store a run and its gate decisions; returns the run id."""
+def store_run(
+    run: CalibrationRun, db: Database, *, requested_by: int | None = None, replace: bool = False
+) -> str:
+    """Store a run and its gate decisions; returns the run id.
+
+    A run that would demote a trusted judge on a smaller set is refused unless ``replace``
+    (:class:`~regua.errors.GateDemotionError`; nothing is stored).
+    """
     with db.write() as s:
-        store_calibration_run(s, run, requested_by=requested_by)
+        store_calibration_run(s, run, requested_by=requested_by, replace=replace)
     return run.run_id

@@ -31,7 +31,7 @@ from service.calibration.sets import LoadedSet, load_set
 from service.pipeline.render_client import RenderClient
 from service.storage import Database
 from service.storage.blobs import BlobStore
-from tasks import TaskSpec, bundled_registry
+from tasks import TaskRegistry, TaskSpec, bundled_registry
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ def _base_panel(request: ProposeJudges, settings: Settings, task: TaskSpec) -> J
         panel = judges.require_panel(settings.panel)
         if panel.fits(task.family):
             return panel
-    return judges.panel_for_task(task)
+    return judges.panel_for_task(task, settings)
 
 
 def propose_judges(
@@ -161,13 +161,16 @@ def propose_judges(
     *,
     db: Database | None = None,
     blobs: BlobStore | None = None,
+    registry: TaskRegistry | None = None,
 ) -> Proposed:
     """Write, calibrate and seat candidate judges for one criterion (see the module's steps).
 
-    Checked before anything is written: the task (bundled), the criterion, ``n``, the base
-    profile (a vision judge), the base panel and the label set (items of the criterion).
+    Checked before anything is written: the task (in ``registry``, default the bundled ones), the
+    criterion, ``n``, the base profile (a vision judge), the base panel and the label set (items
+    of the criterion).
     """
-    task = bundled_registry().get(request.task_ref)
+    tasks = registry or bundled_registry()
+    task = tasks.get(request.task_ref)
     base_panel = _base_panel(request, settings, task)
     prefix = request.prefix or f"{task.id}-v{task.version}-{request.criterion.lower()}"
     found = candidates(
@@ -178,31 +181,13 @@ def propose_judges(
         prefix=prefix,
         taken=judges.list_profiles(),
     )
-    labels = only_criterion(load_set(request.labels, task.ref), request.criterion)
+    labels = only_criterion(load_set(request.labels, task.ref, tasks), request.criterion)
     text = judge_file_text(found, f"# candidate judges for {task.ref} {request.criterion}\n")
     digest = hashlib.sha256(text.encode()).hexdigest()[:10]
     out = Proposed([], base_panel, [_add_file(folder, f"candidates-{prefix}-{digest}.yaml", text)])
-    for c in found:
-        run = calibrate(
-            CalibrationRequest(
-                c.doc.id,
-                request.labels,
-                request.split,
-                request.repeats,
-                request.seed,
-                request.n_boot,
-                request.gate,
-                task.ref,
-                uploaded=labels,
-            ),
-            settings,
-            renderer,
-            db=db,
-            blobs=blobs,
-        )
-        decision = next((d for d in run.decisions if d.criterion == request.criterion), None)
-        stored = store_run(run, db) if db is not None else None
-        out.calibrated.append(Calibrated(c, run, decision, stored))
+    out.calibrated = [
+        _calibrated(c, request, labels, settings, renderer, db, blobs, tasks) for c in found
+    ]
     trusted = [c.candidate.doc.id for c in out.calibrated if c.trusted]
     if trusted:
         new_id = next_panel_id(base_panel.id.partition("@")[0])
@@ -211,3 +196,37 @@ def propose_judges(
         out.files.append(_add_file(folder, name, body))
         out.panel = judges.require_panel(new_id)
     return out
+
+
+def _calibrated(
+    c: Candidate,
+    request: ProposeJudges,
+    labels: LoadedSet,
+    settings: Settings,
+    renderer: RenderClient,
+    db: Database | None,
+    blobs: BlobStore | None,
+    tasks: TaskRegistry,
+) -> Calibrated:
+    """One candidate calibrated on the criterion's items (stored when ``db`` is given)."""
+    run = calibrate(
+        CalibrationRequest(
+            c.doc.id,
+            request.labels,
+            request.split,
+            request.repeats,
+            request.seed,
+            request.n_boot,
+            request.gate,
+            request.task_ref,
+            uploaded=labels,
+        ),
+        settings,
+        renderer,
+        db=db,
+        blobs=blobs,
+        registry=tasks,
+    )
+    decision = next((d for d in run.decisions if d.criterion == request.criterion), None)
+    stored = store_run(run, db) if db is not None else None
+    return Calibrated(c, run, decision, stored)

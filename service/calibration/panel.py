@@ -28,7 +28,7 @@ from service.evaluation.gate import gate_table
 from service.pipeline.render_client import RenderClient
 from service.storage import Database
 from service.storage.blobs import BlobStore
-from tasks import TaskSpec, bundled_registry
+from tasks import TaskRegistry, TaskSpec, bundled_registry
 
 
 @dataclass(frozen=True)
@@ -101,17 +101,20 @@ def calibrate_panel(
     *,
     db: Database | None = None,
     blobs: BlobStore | None = None,
+    registry: TaskRegistry | None = None,
 ) -> PanelAgreement:
     """Judge the set's split with the panel and measure it (see the module text).
 
     The gate's eligibility is read from ``db`` (without one no judge is trusted: every
-    criterion goes to people, as a service without calibrations would do).
+    criterion goes to people, as a service without calibrations would do); ``registry`` holds the
+    task versions a label folder may name (default: the bundled ones).
     """
     split = SPLIT_NAMES.get(request.split)
     if split is None:
         raise InputError(f"split must be one of {sorted(SPLIT_NAMES)}, got {request.split!r}")
-    cal_set, artifact = load_set(request.set_name, request.task)
-    task = bundled_registry().get(cal_set.task_ref)
+    tasks = registry or bundled_registry()
+    cal_set, artifact = load_set(request.set_name, request.task, tasks)
+    task = tasks.get(cal_set.task_ref)
     panel = check_panel(request.panel, task)
     seated = judges.seat_panel(panel, settings)
     eligibility: judges.Eligibility = None

@@ -15,7 +15,13 @@ from sqlalchemy.orm import Session
 
 from judges.calibration import CalibrationRun, GateDecision
 from regua.errors import NotFoundError
-from service.evaluation.gate import decision_of, latest_decisions, store_decisions
+from service.calibration.guard import guarded
+from service.evaluation.gate import (
+    decision_of,
+    latest_decisions,
+    store_decisions,
+    stored_decisions,
+)
 from service.storage import CalibrationRunRow, GateDecisionRow
 
 
@@ -37,6 +43,8 @@ class GateDecisionView(BaseModel):
     reasons: list[str]
     gate_id: str
     set_id: str
+    set_size: int | None = None
+    """How many labelled items of this criterion the decision was measured on."""
     decided_at: str
     run_id: str | None = None
 
@@ -67,12 +75,18 @@ class CalibrationView(CalibrationSummary):
 
 
 def store_calibration_run(
-    s: Session, run: CalibrationRun, *, requested_by: int | None = None
+    s: Session, run: CalibrationRun, *, requested_by: int | None = None, replace: bool = False
 ) -> CalibrationRunRow:
-    """Insert a calibration run and its gate decisions (idempotent per ``run.run_id``)."""
+    """Insert a calibration run and its gate decisions (idempotent per ``run.run_id``).
+
+    A run that would demote a trusted judge on a smaller set is refused
+    (:class:`~regua.errors.GateDemotionError`, nothing stored) unless ``replace``
+    (:mod:`service.calibration.guard`).
+    """
     row = s.get(CalibrationRunRow, run.run_id)
     if row is not None:
         return row
+    run = guarded(s, run, replace=replace)
     row = CalibrationRunRow(
         id=run.run_id,
         profile_id=run.profile_id,
@@ -96,6 +110,35 @@ def gate_view(s: Session) -> list[GateDecisionView]:
     """The latest decision per (profile, criterion, family) (``GET /v1/gate``)."""
     latest = latest_decisions(s)
     return [GateDecisionView.of(latest[k]) for k in sorted(latest)]
+
+
+def judge_matches(profile_id: str, judge: str) -> bool:
+    """Whether a decision's judge id is ``judge``, or ``judge`` completed from settings.
+
+    ``vision-llm-openai@1`` matches ``vision-llm-openai+MODEL@1``.
+    """
+    if profile_id == judge:
+        return True
+    name, _, version = judge.partition("@")
+    mine, _, my_version = profile_id.partition("@")
+    return "+" not in name and my_version == version and mine.startswith(name + "+")
+
+
+def gate_history(
+    s: Session, judge: str | None = None, family: str | None = None
+) -> list[GateDecisionView]:
+    """Every stored decision, oldest first within each judge, family and criterion.
+
+    What ``GET /v1/gate?history=true`` and ``regua gate history`` show.
+    """
+    found = [
+        d
+        for d in stored_decisions(s)
+        if (judge is None or judge_matches(d.profile_id, judge))
+        and (family is None or d.task_family == family)
+    ]
+    found.sort(key=lambda d: (d.profile_id, d.task_family, d.criterion, d.decided_at))
+    return [GateDecisionView.of(d) for d in found]
 
 
 def _summary(row: CalibrationRunRow) -> dict[str, object]:

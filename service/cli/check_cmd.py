@@ -18,7 +18,8 @@ from rich.table import Table
 
 from checks import CheckReport, check_reply
 from regua.errors import UnknownTaskError
-from tasks import TaskSpec, bundled_registry
+from service.cli.task_ref import TaskDataDir, resolve_task
+from tasks import TaskSpec
 
 MAX_INPUT_BYTES = 20_000_000
 _TEXT_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
@@ -103,9 +104,9 @@ def _print_table(console: Console, file: str, report: CheckReport) -> None:
     console.print(table)
 
 
-def _resolve_task(ref: str) -> TaskSpec:
+def _resolve_task(ref: str, data_dir: Path | None) -> TaskSpec:
     try:
-        return bundled_registry().get(ref)
+        return resolve_task(ref, data_dir)
     except (UnknownTaskError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
@@ -117,9 +118,10 @@ def check_command(
     ),
     task: str = typer.Option(..., "--task", help="Task reference ID@VERSION"),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON line per file"),
+    data_dir: Path | None = TaskDataDir,
 ) -> None:
     """Extract the SVG from each file and run the static checks of the task on it."""
-    spec = _resolve_task(task)
+    spec = _resolve_task(task, data_dir)
     console = Console(highlight=False, soft_wrap=False, width=160)
     any_fail = False
     usage_error = False

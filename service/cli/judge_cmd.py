@@ -17,9 +17,10 @@ import judges
 from regua.errors import NotFoundError, UnknownTaskError
 from regua.settings import Settings, load_settings
 from sandbox import WorkerPool
+from service.cli.task_ref import TaskDataDir, resolve_task
 from service.pipeline.local import evidence_of
 from service.pipeline.render_client import RenderClient
-from tasks import TaskSpec, bundled_registry
+from tasks import TaskSpec
 
 
 def _list_profiles() -> None:
@@ -72,6 +73,7 @@ def judge_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON {verdicts, failures}"),
     list_: bool = typer.Option(False, "--list", help="List judge kinds, profiles and panels"),
     render: bool = typer.Option(True, "--render/--no-render", help="Render in the sandbox"),
+    data_dir: Path | None = TaskDataDir,
 ) -> None:
     """Run one judge profile on FILE (no service, no gate) and print its raw verdicts."""
     if list_:
@@ -83,7 +85,7 @@ def judge_command(
     from service.cli.check_cmd import InputProblem, read_input
 
     try:
-        task = bundled_registry().get(task_ref)
+        task = resolve_task(task_ref, data_dir)
     except UnknownTaskError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc

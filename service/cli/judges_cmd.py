@@ -19,6 +19,7 @@ import judges
 from judges.listing import describe_panel, describe_profile
 from regua.errors import ReguaError
 from regua.settings import load_settings
+from service.tasks_store.configured import configured_tasks, families_of, with_data_dir
 
 judges_app = typer.Typer(help="Judge profiles and panels declared in YAML.", no_args_is_help=True)
 
@@ -31,19 +32,37 @@ def _folder(folder: Path | None) -> Path:
     return chosen
 
 
+def configured_families(data_dir: Path | None = None) -> judges.FamilySource:
+    """The task families of the configured task store, read when first asked for."""
+
+    def read() -> dict[str, set[str]]:
+        with configured_tasks(with_data_dir(load_settings(), data_dir)) as registry:
+            return families_of(registry)
+
+    return read
+
+
 @judges_app.command("add")
 def add_command(
     file: Path = typer.Argument(..., help="A YAML judge file (profiles and/or panels)"),
     folder: Path | None = typer.Option(None, "--dir", help="Judges folder (REGUA_JUDGES_DIR)"),
+    data_dir: Path | None = typer.Option(
+        None, "--data-dir", help="Data folder whose task store holds the panel's family"
+    ),
 ) -> None:
-    """Check FILE, copy it into the judges folder and freeze every id it declares."""
+    """Check FILE, copy it into the judges folder and freeze every id it declares.
+
+    A panel may be for any task family with a registered version: bundled, or added to the
+    configured task store (``--data-dir``, ``REGUA_DATA_DIR`` / ``REGUA_DATABASE_URL``). A
+    running service on that folder picks the file up on its next panel lookup (no restart).
+    """
     target = _folder(folder)
-    loaded = judges.add_judge_file(file, target)
+    loaded = judges.add_judge_file(file, target, configured_families(data_dir))
     for profile, _src in loaded.profiles:
         typer.echo(f"profile {profile.id}  kind {profile.kind}  hash {profile.content_hash()}")
     for panel, _src in loaded.panels:
         typer.echo(f"panel {panel.id}  family {panel.family}  hash {panel.content_hash()}")
-    typer.echo(f"added {file.name} to {target}")
+    typer.echo(f"added {file.name} to {target}; a service reading it picks it up without restart")
 
 
 @judges_app.command("list")
@@ -74,7 +93,9 @@ def load_judges_folder() -> None:
     if not folder:
         return
     try:
-        judges.load_judges_dir(Path(folder))
+        # lenient: a panel's family was checked when it was added, against the task store
+        # named then; this command may name another (its own --data-dir)
+        judges.load_judges_dir(Path(folder), configured_families(), lenient=True)
     except ReguaError as exc:
         typer.echo(f"error: REGUA_JUDGES_DIR: {exc}", err=True)
         raise typer.Exit(2) from exc

@@ -16,14 +16,17 @@ from typing import Any
 import typer
 
 from judges.calibration.gate import GateConfig
-from regua.settings import load_settings
+from regua.settings import Settings, load_settings
 from service.calibration.candidates import Calibrated, Proposed, ProposeJudges, propose_judges
-from service.cli.calibrate_cmd import should_store
+from service.cli.calibrate_cmd import StoreOption, where_stored
 from service.cli.calibrate_summary import STATUS_WORDS, est
 from service.cli.judges_cmd import _folder, judges_app
 from service.pipeline.render_client import RenderClient
 from service.storage import Database
 from service.storage.blob_registry import open_blob_store
+from service.tasks_store import StoredTaskRegistry
+from service.tasks_store.configured import configured_tasks
+from tasks import bundled_registry
 
 N_HELP = "How many wordings, in this order: strict, balanced, lenient, rubric"
 PANEL_HELP = "The panel to extend (default: REGUA_PANEL when it fits the task, else the task's)"
@@ -81,7 +84,7 @@ def _as_json(out: Proposed) -> str:
 
 @judges_app.command("propose")
 def propose_command(
-    task: str = typer.Option(..., "--task", help="Task ID@VERSION (a bundled task)"),
+    task: str = typer.Option(..., "--task", help="Task ID@VERSION (bundled or added)"),
     criterion: str = typer.Option(..., "--criterion", help="The criterion id, e.g. R2"),
     n: int = typer.Option(
         3, "--n", min=1, max=4, help="Wordings: strict, balanced, lenient, rubric"
@@ -99,9 +102,14 @@ def propose_command(
     gate_file: Path | None = typer.Option(None, "--gate", help="Gate rule as JSON (GateConfig)"),
     folder: Path | None = typer.Option(None, "--dir", help="Judges folder (REGUA_JUDGES_DIR)"),
     data_dir: Path | None = typer.Option(None, "--data-dir", help="Data folder (REGUA_DATA_DIR)"),
+    store: bool = StoreOption,
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),
 ) -> None:
-    """Write candidate judges for a criterion, calibrate them, seat the trusted in a new panel."""
+    """Write candidate judges for a criterion, calibrate them, seat the trusted in a new panel.
+
+    The calibrations are stored in the data folder ``regua serve`` uses (``--data-dir``,
+    ``REGUA_DATA_DIR``, default ``data``) unless ``--no-store``, as ``regua calibrate`` does.
+    """
     target = _folder(folder)
     settings = load_settings()
     if data_dir is not None:
@@ -114,21 +122,40 @@ def propose_command(
     request = ProposeJudges(
         task, criterion, n, labels, base, prefix, panel, split, repeats, seed, n_boot, gate
     )
-    db = Database(settings.resolved_database_url()) if should_store(None, data_dir) else None
-    renderer = RenderClient(settings)
-    try:
-        blobs = open_blob_store(settings) if db is not None else None
-        out = propose_judges(request, settings, renderer, target, db=db, blobs=blobs)
-    finally:
-        renderer.close()
-        if db is not None:
-            db.dispose()
+    out = _propose(request, settings, target, store=store)
     if as_json:
         typer.echo(_as_json(out))
     else:
         _echo(out, criterion)
+    typer.echo(_stored_line(out, settings, store), err=as_json)
     if out.panel is None:
         raise typer.Exit(1)
+
+
+def _propose(request: ProposeJudges, settings: Settings, target: Path, *, store: bool) -> Proposed:
+    """Propose, calibrate and (with ``store``) keep the runs in the settings' data folder."""
+    db = Database(settings.resolved_database_url()) if store else None
+    renderer = RenderClient(settings)
+    try:
+        blobs = open_blob_store(settings) if db is not None else None
+        with configured_tasks(settings) as tasks:
+            registry = StoredTaskRegistry(db, bundled_registry()) if db is not None else tasks
+            return propose_judges(
+                request, settings, renderer, target, db=db, blobs=blobs, registry=registry
+            )
+    finally:
+        renderer.close()
+        if db is not None:
+            db.dispose()
+
+
+def _stored_line(out: Proposed, settings: Settings, store: bool) -> str:
+    if not store:
+        return "measured only (--no-store): no calibration was stored, no candidate gains a vote"
+    return (
+        f"stored {len(out.calibrated)} calibration run(s) and their gate decisions in "
+        f"{where_stored(settings)}"
+    )
 
 
 def register(app: typer.Typer) -> None:

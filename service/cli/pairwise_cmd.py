@@ -25,6 +25,7 @@ from service.pairwise.store import ranking_keys
 from service.pipeline.render_client import RenderClient
 from service.storage import Database
 from service.storage.blobs import LocalBlobStore
+from service.tasks_store import StoredTaskRegistry
 from tasks import bundled_registry
 
 pairwise_app = typer.Typer(
@@ -142,7 +143,7 @@ def calibrate_command(
     db = Database(settings.resolved_database_url())
     renderer = RenderClient(settings)
     try:
-        spec = bundled_registry().get(task)
+        spec = StoredTaskRegistry(db, bundled_registry()).get(task)  # bundled or added
         pair_judge = pairwise_registry().create(judge, settings)
         blobs = LocalBlobStore(settings.resolved_artifact_dir())
         with Progress(transient=True) as bar:

@@ -1,7 +1,8 @@
 """``regua tasks retire ID@VERSION`` (rotation) and ``regua tasks bank FILE`` (bank versions).
 
 Retiring writes straight to the service's database (``--data-dir`` or ``REGUA_DATABASE_URL``),
-as ``regua token`` does; the running service reads it on the next request.
+as ``regua token`` does; the running service reads it on the next request. Any registered
+version can be retired: bundled, or added to that database's task store.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from regua.settings import load_settings
 from service.access.pools import retire_task
 from service.access.secret import open_database
 from service.storage import iso
+from service.tasks_store import StoredTaskRegistry
 from tasks import bundled_registry
 from tasks.bank import Bank, check_banks, load_bank_text, shared_anchors
 
@@ -29,9 +31,9 @@ def retire(
     settings = load_settings()
     if data_dir is not None:
         settings = settings.model_copy(update={"data_dir": data_dir})
-    spec = bundled_registry().get(ref)
     db = open_database(settings)
     try:
+        spec = StoredTaskRegistry(db, bundled_registry()).get(ref)  # bundled or added
         with db.write() as s:
             row = retire_task(s, spec.ref, "cli", note)
             when = iso(row.retired_at)

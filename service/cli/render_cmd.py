@@ -9,7 +9,7 @@ import typer
 
 from regua.errors import ReguaError, UnknownTaskError
 from regua.settings import load_settings
-from tasks import bundled_registry
+from service.cli.task_ref import TaskDataDir, resolve_task
 
 
 def render_command(
@@ -19,6 +19,7 @@ def render_command(
     as_json: bool = typer.Option(False, "--json", help="Print render.json to stdout"),
     masks: bool = typer.Option(True, "--masks/--no-masks", help="Part masks (tasks with ids)"),
     timeout: float | None = typer.Option(None, "--timeout", help="Wall-clock limit in seconds"),
+    data_dir: Path | None = TaskDataDir,
 ) -> None:
     """Render FILE in the sandbox at the task's timestamps.
 
@@ -28,7 +29,7 @@ def render_command(
     from service.pipeline.render_client import create_pool, render_artifact
 
     try:
-        task = bundled_registry().get(task_ref)
+        task = resolve_task(task_ref, data_dir)
     except UnknownTaskError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc

@@ -75,6 +75,8 @@ def _echo_report(result: dict[str, Any], paths: list[Path]) -> None:
         f"({', '.join(prov['task_versions'])}); seed {prov['seed']}"
     )
     for tv in result["task_versions"]:
+        if tv.get("retired"):
+            typer.echo(f"  {tv['task_ref']} is retired ({tv['retired']}); its runs stay readable")
         for g in tv["groups"]:
             typer.echo(f"  {tv['task_ref']}  {g['model']}: pass rate {g['pass_range']['text']}")
     _echo_weighted(result["weighted"])

@@ -81,7 +81,9 @@ class Evaluator:
         The panel a submission asked for (``requested``) wins; then the evaluator's own
         (``REGUA_PANEL``) when it fits the task's family; else the task version's default
         (:func:`judges.panel_for_task`: ``pelican-bicycle-default@2`` for the task versions whose
-        prompts state every scored condition, whose geometry never confirms recognition).
+        prompts state every scored condition, whose geometry never confirms recognition; for a
+        family without a panel of its own, ``family-default@1`` when a vision model is
+        configured, else ``static-only@1``).
         """
         if requested is not None:
             return check_panel(requested, task)
@@ -89,7 +91,7 @@ class Evaluator:
             panel = judges.require_panel(self.panel_id)
             if panel.fits(task.family):
                 return panel
-        return judges.panel_for_task(task)
+        return judges.panel_for_task(task, self.settings)
 
     def version_for(self, task: TaskSpec, requested: str | None = None) -> str:
         """``panel-id#hash`` of the panel used for the task (the evaluate stage's version)."""

@@ -44,6 +44,7 @@ def store_decisions(
             gate_id=d.gate_id,
             set_id=d.set_id,
             split_seed=d.split_seed,
+            set_size=d.set_size,
             decided_at=d.decided_at,
             calibration_run_id=calibration_run_id or d.run_id,
         )
@@ -72,6 +73,7 @@ def decision_of(row: GateDecisionRow) -> GateDecision:
         decided_at=row.decided_at,
         run_id=row.calibration_run_id,
         profile_hash=row.profile_hash,
+        set_size=row.set_size,
     )
 
 

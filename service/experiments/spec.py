@@ -6,7 +6,7 @@ Example::
     seed: 7
     repeats: 3
     panel: static-only@1
-    items: [pelican-bicycle-static, pelican-bicycle-open]   # or: family: pelican-bicycle
+    items: [pelican-bicycle-restricted, pelican-bicycle-open]   # or: family: pelican-bicycle
     prompts:
       terse: "{prompt}\\nReply with the SVG only."
     arms:

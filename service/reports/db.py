@@ -26,7 +26,7 @@ from sqlalchemy import Select, and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from regua.errors import NotFoundError
-from service.access.pools import hidden_refs
+from service.access.pools import hidden_refs, retirements
 from service.reports.build import ReportConfig, build_report
 from service.reports.leaks import leak_report
 from service.reports.revisions import revision_section, split_first_answers
@@ -320,6 +320,7 @@ def generate_report(
         task_hashes={r: h for r, h in inputs.task_hashes.items() if r in used},
         task_dimensions={r: d for r, d in inputs.task_dimensions.items() if r in used},
     )
+    mark_retired(session, report)
     graded = score_section(read_scores(session, inputs.rows))
     if graded:  # tasks with a rubric: score distributions beside the pass rates
         report["scores"] = graded
@@ -328,3 +329,15 @@ def generate_report(
         reported = {row.run_id for row in inputs.rows}
         report["leaks"] = [entry.model_dump() for entry in leak_report(session, reported)]
     return report, inputs
+
+
+def mark_retired(session: Session, report: dict[str, Any]) -> None:
+    """Say on each retired task version of the report that it is retired, and why.
+
+    Its runs stay in the report (a retired version stays readable); ``retired`` is None for an
+    active one.
+    """
+    notes = retirements(session)
+    for tv in report.get("task_versions", ()):
+        found = notes.get(tv["task_ref"])
+        tv["retired"] = None if found is None else f"retired by {found.retired_by}: {found.note}"

@@ -53,6 +53,7 @@ class GateDecisionRow(Base):
     gate_id: Mapped[str] = mapped_column(String(200))
     set_id: Mapped[str] = mapped_column(String(200))
     split_seed: Mapped[int | None] = mapped_column(Integer)
+    set_size: Mapped[int | None] = mapped_column(Integer)  # labelled items it was measured on
     decided_at: Mapped[str] = mapped_column(String(64))  # ISO time of the decision
     calibration_run_id: Mapped[str | None] = mapped_column(
         ForeignKey("calibration_runs.id"), index=True

@@ -140,7 +140,10 @@ def test_a_bad_file_is_refused_naming_the_file_and_the_field(text: str, message:
 BAD_PANELS = [
     ('{id: P@1, family: pelican-bicycle, assignments: {"*": [nobody@1]}}', "unknown judge profile"),
     ("{id: P@1, family: pelican-bicycle, assignments: {Z9: [static@1]}}", "Z9: no task"),
-    ("{id: P@1, family: unicorns, assignments: {P1: [static@1]}}", "family 'unicorns' has no task"),
+    (
+        "{id: P@1, family: unicorns, assignments: {P1: [static@1]}}",
+        "'unicorns' has no registered task",
+    ),
     ("{id: P@1, family: pelican-bicycle, assignments: {}}", "panels[0].assignments: Dictionary"),
     ("{id: P@1, family: pelican-bicycle, assignments: {P1: []}}", "P1: names no judge profile"),
 ]

@@ -24,7 +24,7 @@ from regua.errors import CalibrationError, InputError, NotFoundError
 from service.access.pools import check_task_access
 from service.api.deps import Admin, Ctx
 from service.calibration.calibrate import CalibrationRequest, calibrate, store_run
-from service.calibration.sets import LoadedSet, files_artifact, set_exists
+from service.calibration.sets import LoadedSet, check_drawings, files_artifact, set_exists
 from service.calibration.store import (
     CalibrationSummary,
     CalibrationView,
@@ -33,7 +33,7 @@ from service.calibration.store import (
 )
 from service.context import ServiceContext
 from service.pipeline.jobs import JobFields, JobView
-from tasks import bundled_registry
+from tasks import TaskRegistry
 
 router = APIRouter(prefix="/v1/calibrations", tags=["calibration"])
 
@@ -70,9 +70,13 @@ class CalibrationBody(BaseModel):
     n_boot: int = Field(1000, ge=100, le=100_000)
     gate: dict[str, Any] | None = None
     task: str | None = None
-    """The task of a label set (default ``pelican-bicycle-structured@1``)."""
+    """The task of a label set (default ``pelican-bicycle-structured@1``): any registered version,
+    bundled or added; the decisions are stored for its family."""
     upload: UploadedSet | None = None
     """A label set sent in the request (instead of ``set``)."""
+    replace: bool = False
+    """Store the decisions even where they demote a trusted judge on a smaller set (otherwise
+    such a calibration is refused with 409 ``would_demote``, naming both sets)."""
     run: dict[str, Any] | None = None
     wait: bool = Field(False, description=WAIT_DOC)
 
@@ -89,12 +93,14 @@ class JobList(BaseModel):
     jobs: list[JobView]
 
 
-def _request(body: CalibrationBody) -> CalibrationRequest:
-    """The judge profile and the set exist (404 otherwise); the gate reads."""
+def _request(body: CalibrationBody, registry: TaskRegistry) -> CalibrationRequest:
+    """The judge profile, the task and the set exist (404 otherwise); the gate reads."""
     if not body.judge:
         raise InputError("give 'judge' (a profile id) or a computed 'run'")
     judges.get_profile(body.judge)
-    uploaded = _uploaded(body.upload, body.task) if body.upload is not None else None
+    if body.task is not None:
+        registry.get(body.task)  # 404 unknown_task, naming the registered ones
+    uploaded = _uploaded(body.upload, body.task, registry) if body.upload is not None else None
     if uploaded is None and not set_exists(body.set):
         raise NotFoundError(f"no calibration set {body.set!r} (bundled, a .jsonl set or a folder)")
     gate = GateConfig.from_dict(body.gate) if body.gate else None
@@ -109,24 +115,32 @@ def _request(body: CalibrationBody) -> CalibrationRequest:
         gate,
         body.task,
         uploaded,
+        body.replace,
     )
 
 
-def _uploaded(upload: UploadedSet, task_ref: str | None) -> LoadedSet:
-    """The uploaded label set, checked now (a bad table or a missing file is a 4xx at once)."""
-    task = bundled_registry().get(task_ref or DEFAULT_TASK)
+def _uploaded(upload: UploadedSet, task_ref: str | None, registry: TaskRegistry) -> LoadedSet:
+    """The uploaded label set, checked now (all or nothing).
+
+    A bad table, a missing file or a file that is not a drawing is a 422 at once; nothing is
+    stored.
+    """
+    task = registry.get(task_ref or DEFAULT_TASK)
     files = {k: v.encode("utf-8") for k, v in upload.files.items()}
     try:
         folder = set_from_label_table(upload.labels_csv, files, task, set_id=upload.name)
     except CalibrationError as exc:
         raise InputError(str(exc)) from exc
+    check_drawings(folder.files)
     return folder.calibration_set, files_artifact(folder.files)
 
 
 def _calibrate(ctx: ServiceContext, request: CalibrationRequest, requested_by: int) -> str:
     """Run one calibration on the service's render pool and store it; the gate is re-read."""
-    run = calibrate(request, ctx.settings, ctx.renderer, db=ctx.db, blobs=ctx.blobs)
-    run_id = store_run(run, ctx.db, requested_by=requested_by)
+    run = calibrate(
+        request, ctx.settings, ctx.renderer, db=ctx.db, blobs=ctx.blobs, registry=ctx.registry
+    )
+    run_id = store_run(run, ctx.db, requested_by=requested_by, replace=request.replace)
     ctx.gate.refresh()
     return run_id
 
@@ -148,12 +162,13 @@ def create_calibration(
     """
     check_task_access(ctx.db, ctx.registry, caller, [body.task] if body.task else [])
     if body.run is not None:
-        run_id = store_run(CalibrationRun.from_dict(body.run), ctx.db, requested_by=caller.token_id)
+        imported = CalibrationRun.from_dict(body.run)
+        run_id = store_run(imported, ctx.db, requested_by=caller.token_id, replace=body.replace)
         ctx.gate.refresh()
         response.status_code = 201
         with ctx.db.read() as s:
             return calibration_view(s, run_id)
-    request = _request(body)
+    request = _request(body, ctx.registry)
     if body.wait:
         run_id = _calibrate(ctx, request, caller.token_id)
         response.status_code = 201

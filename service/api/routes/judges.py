@@ -87,7 +87,7 @@ def list_panels(ctx: Ctx, caller: Caller) -> PanelList:
     del caller
     defaults: dict[str, list[str]] = {}
     for task in ctx.registry.all():
-        defaults.setdefault(judges.panel_for_task(task).id, []).append(task.ref)
+        defaults.setdefault(judges.panel_for_task(task, ctx.settings).id, []).append(task.ref)
     lines: list[dict[str, Any]] = [
         {
             **describe_panel(p),

@@ -8,10 +8,16 @@ from fastapi import APIRouter, Body, Response
 from pydantic import BaseModel
 
 from regua.errors import ConfigurationError
-from service.access.pools import retire_task, retired_refs, task_detail, task_line
+from service.access.pools import (
+    retire_task,
+    retirements,
+    task_detail,
+    task_line,
+)
 from service.api.deps import Admin, Caller, Ctx
 from service.storage import iso
 from service.tasks_store import StoredTaskRegistry, register_task
+from service.tasks_store.configured import origin_of
 from tasks.authoring import spec_from_data
 
 router = APIRouter(prefix="/v1/tasks", tags=["tasks"])
@@ -21,6 +27,8 @@ class TaskLine(BaseModel):
     """One registered task version (title and family are null when ``redacted``)."""
 
     ref: str
+    origin: str = "bundled"
+    """``bundled`` (shipped with regua) or ``added`` (registered into this task store)."""
     title: str | None
     family: str | None
     pool: str
@@ -30,6 +38,8 @@ class TaskLine(BaseModel):
     template: str | None = None
     dimensions: dict[str, str] = {}
     retired: bool = False
+    retired_note: str | None = None
+    """Why it was retired (a retired version stays readable; its runs keep their results)."""
     redacted: bool = False
 
 
@@ -45,7 +55,9 @@ class TaskDetail(BaseModel):
     ref: str
     content_hash: str
     spec: dict[str, Any]
+    origin: str = "bundled"
     retired: bool = False
+    retired_note: str | None = None
     redacted: bool = False
     """True when the spec is cut to ref, pool, mode and criterion ids (a reserved task)."""
     canary: str | None = None
@@ -71,9 +83,16 @@ class RetireBody(BaseModel):
 def list_tasks(ctx: Ctx, caller: Caller) -> TaskList:
     """Every registered task version with its content hash (any role; reserved ones redacted)."""
     with ctx.db.read() as s:
-        retired = retired_refs(s)
+        notes = retirements(s)
     lines = [
-        task_line(t, ctx.registry.content_hash(t.ref), role=caller.role, retired=retired)
+        task_line(
+            t,
+            ctx.registry.content_hash(t.ref),
+            role=caller.role,
+            retired=notes,
+            origin=origin_of(ctx.registry, t.ref),
+            retired_note=notes[t.ref].note if t.ref in notes else None,
+        )
         for t in ctx.registry.all()
     ]
     return TaskList.model_validate({"tasks": lines})
@@ -88,9 +107,11 @@ def get_task(ref: str, ctx: Ctx, caller: Caller) -> TaskDetail:
     """
     spec = ctx.registry.get(ref)
     with ctx.db.read() as s:
-        retired = retired_refs(s)
-    view = task_detail(spec, spec.content_hash(), role=caller.role, retired=retired)
-    return TaskDetail.model_validate(view)
+        notes = retirements(s)
+    view = task_detail(spec, spec.content_hash(), role=caller.role, retired=notes)
+    note = notes[spec.ref].note if spec.ref in notes else None
+    origin = origin_of(ctx.registry, spec.ref)
+    return TaskDetail.model_validate({**view, "origin": origin, "retired_note": note})
 
 
 class Registered(BaseModel):

@@ -73,3 +73,44 @@ def test_a_bad_upload_is_refused_at_once(api: Api, tmp_path: Path) -> None:
     assert res.status_code == 422 and "lacks columns" in res.text
     res = api.client.post("/v1/calibrations", json=body, headers=api.h("reviewer"))
     assert res.status_code == 403
+
+
+def test_a_one_item_upload_whose_file_is_not_svg_is_refused_and_stores_nothing(api: Api) -> None:
+    """The issue's own example: one label on R2 of a file that is not an SVG was accepted (201)
+    and replaced the trusted decisions the bundled set earned."""
+    body = {
+        "judge": "geometry@1",
+        "upload": {
+            "labels_csv": "file,criterion,status,annotator\na.svg,R2,pass,al\n",
+            "files": {"a.svg": "not svg"},
+        },
+        "split": "all",
+        "wait": True,
+    }
+    res = api.client.post("/v1/calibrations", json=body, headers=api.h("admin"))
+    assert res.status_code == 422, res.text
+    assert res.json()["detail"] == (
+        "1 of 1 labelled file(s) refused, nothing was stored: a.svg: not an SVG document "
+        "(no <svg> element found)"
+    )
+    listed = api.client.get("/v1/calibrations", headers=api.h("admin")).json()
+    assert listed["calibrations"] == []
+    assert api.client.get("/v1/gate", headers=api.h("admin")).json()["decisions"] == []
+    two = {
+        "a.svg": "<svg xmlns='http://www.w3.org/2000/svg'/>",
+        "b.txt": "One: <svg><rect/></svg> and another: <svg><circle/></svg>.",
+    }
+    csv_text = "file,criterion,status,annotator\na.svg,R2,pass,al\nb.txt,R2,fail,al\n"
+    body["upload"] = {"labels_csv": csv_text, "files": two}
+    res = api.client.post("/v1/calibrations", json=body, headers=api.h("admin"))
+    assert res.status_code == 422, res.text
+    assert "1 of 2 labelled file(s) refused" in res.json()["detail"]
+    assert "b.txt: 2 candidate SVG documents in one file" in res.json()["detail"]
+    csv_text = "file,criterion,status,annotator\na.svg,R2,pass,al\na.svg,Z9,fail,al\n"
+    body["upload"] = {"labels_csv": csv_text, "files": {"a.svg": two["a.svg"]}}
+    res = api.client.post("/v1/calibrations", json=body, headers=api.h("admin"))
+    assert res.status_code == 422, res.text
+    assert (
+        "labels.csv line 3: pelican-bicycle-structured@1 (family pelican-bicycle) has no "
+        in (res.json()["detail"])
+    )

@@ -6,7 +6,6 @@ import dataclasses
 import json
 from pathlib import Path
 
-import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
 
@@ -14,7 +13,6 @@ from judges.calibration.runner import CalibrationRun
 from judges.perturbation.generate import sha256_hex
 from regua.settings import Settings
 from service.cli import app
-from service.cli.calibrate_cmd import should_store
 from tests.service.conftest import Calibrated
 
 runner = CliRunner()
@@ -59,6 +57,16 @@ def test_calibrate_stores_the_run_and_its_decisions(geometry_calibrated: Calibra
     assert "stored calibration run" in out and "macro-F1" in out and "missed critical" in out
     assert "gate R2:" in out and "accuracy" in out
     run = CalibrationRun.from_dict(json.loads(geometry_calibrated.run_file.read_text()))
+    last = out.strip().splitlines()[-1]  # where it was stored, and since when it votes
+    db_file = (geometry_calibrated.data_dir / "regua.sqlite3").resolve()
+    assert last.startswith(f"stored calibration run {run.run_id} ") and f" in {db_file}: " in last
+    trusted = [d.criterion for d in run.decisions if d.status == "trusted"]
+    votes = (
+        f"votes on {', '.join(trusted)} of family pelican-bicycle since "
+        if trusted
+        else ("votes on no criterion of family pelican-bicycle")
+    )
+    assert f"geometry@1 {votes}" in last
     profile = judges.get_profile("geometry@1")
     assert run.profile_id == "geometry@1" and run.profile_hash == profile.content_hash()
     db = Database(f"sqlite:///{geometry_calibrated.data_dir / 'regua.sqlite3'}")
@@ -126,11 +134,22 @@ def test_stored_renders_are_judged_again_without_rendering(
     assert verdicts(dataclasses.replace(items[0], criterion="P1"), 0) is None  # not answered
 
 
-def test_should_store_rule(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv("REGUA_DATA_DIR", raising=False)
-    monkeypatch.delenv("REGUA_DATABASE_URL", raising=False)
-    assert should_store(None, None) is False
-    assert should_store(None, tmp_path) is True
-    assert should_store(False, tmp_path) is False
-    monkeypatch.setenv("REGUA_DATA_DIR", str(tmp_path))
-    assert should_store(None, None) is True
+def test_no_store_only_measures_and_says_so(tmp_path: Path) -> None:
+    """``--no-store`` is the only way to measure without storing: nothing is written to the
+    data folder (not even a database), and the last line says the judge gains no vote."""
+    from tests.helpers import otter
+
+    good = otter.drawings()["good-0.svg"][0]
+    labels = otter.write_label_folder(tmp_path / "labels", {"a.svg": (good, {"F1": "pass"})})
+    data = tmp_path / "data"
+    args = ["calibrate", "--judge", "static@1", "--set", str(labels), "--split", "all"]
+    args += ["--task", "pelican-bicycle-restricted@1", "--repeats", "1", "--n-boot", "100"]
+    env = {"REGUA_DATA_DIR": str(data), "REGUA_RENDER_WORKERS": "1", "COLUMNS": "200"}
+    result = runner.invoke(app, [*args, "--no-store"], env=env)
+    assert result.exit_code == 0, result.output
+    assert result.output.strip().splitlines()[-1] == (
+        "measured only (--no-store): nothing was stored, so static@1 gains no vote; run it "
+        "without --no-store to store the decisions"
+    )
+    assert "gate F1:" in result.output
+    assert not data.exists()

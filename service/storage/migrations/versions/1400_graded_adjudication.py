@@ -6,7 +6,7 @@ was shown, its prompt and reply, trust and result); ``rubric_scores`` keeps a gr
 score, levels, bounds, threshold and verdict per evaluation.
 
 Revision ID: 1400_graded_adjudication
-Revises: 1510_task_proposals
+Revises: 1000_gate_set_size
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "1400_graded_adjudication"
-down_revision = "1510_task_proposals"
+down_revision = "1000_gate_set_size"
 branch_labels = None
 depends_on = None
 
