@@ -11,8 +11,11 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 
+from judges.adjudication import adjudicate_all
+from judges.adjudication_record import Adjudication
 from judges.base import Judge, JudgeRegistry
 from judges.default_registry import registry
+from judges.graded_jury import LevelStatus
 from judges.inputs import EvalInput
 from judges.jury import (
     Eligibility,
@@ -28,14 +31,16 @@ from judges.model import (
     JudgeAnswers,
     JudgeFailure,
     JudgeProfile,
+    Outcome,
     PanelRecord,
     PanelResult,
     SeatedJudge,
     Verdict,
 )
 from judges.panel import JudgePanel
+from judges.rubric_score import RubricScore, score_rubric
 from regua.settings import Settings
-from tasks import Criterion
+from tasks import Criterion, TaskSpec
 
 
 def seat_panel(
@@ -63,6 +68,7 @@ def panel_record(panel: JudgePanel, seated: Mapping[str, Judge]) -> PanelRecord:
             SeatedJudge(pid, j.profile.id, j.profile.content_hash(), j.profile.kind)
             for pid, j in sorted(seated.items())
         ),
+        adjudicator=panel.adjudicator,
     )
 
 
@@ -149,6 +155,7 @@ def evaluate(
         The verdicts (humans' included), judge failures, criterion outcomes and the outcome.
     """
     judges = seated if seated is not None else seat_panel(panel, settings, judge_registry)
+    reusing = answers is not None
     if answers is None:
         answers = ask_judges(inp, panel, judges)
     else:
@@ -157,14 +164,14 @@ def evaluate(
         )
     profiles = _voting_profiles(judges, answers, human_verdicts)
     outcomes = [
-        _decide(inp, criterion, answers, human_verdicts, profiles, eligibility)
+        _decide(inp, criterion, answers, human_verdicts, profiles, eligibility, panel)
         for criterion in inp.task.criteria
     ]
-    outcome = decide_outcome(
-        outcomes,
-        broken_rules=broken_rules(inp.checks, inp.render),
-        machinery_failure=inp.machinery_failure(),
+    outcomes, adjudications = _adjudicate(
+        inp, panel, judges, answers, outcomes, eligibility, reuse=reusing
     )
+    rubric = score_rubric(inp.task, {c.criterion: c.level for c in outcomes})
+    outcome = _outcome(inp, outcomes, rubric)
     return PanelResult(
         task_ref=inp.task.ref,
         panel=panel_record(panel, judges),
@@ -172,7 +179,61 @@ def evaluate(
         failures=answers.failures,
         criteria=tuple(outcomes),
         outcome=outcome,
+        adjudications=tuple(adjudications),
+        rubric=rubric,
     )
+
+
+def _outcome(
+    inp: EvalInput, outcomes: Sequence[CriterionOutcome], rubric: RubricScore | None
+) -> Outcome:
+    return decide_outcome(
+        outcomes,
+        broken_rules=broken_rules(inp.checks, inp.render),
+        machinery_failure=inp.machinery_failure(),
+        rubric=rubric,
+    )
+
+
+def _adjudicate(
+    inp: EvalInput,
+    panel: JudgePanel,
+    seated: Mapping[str, Judge],
+    answers: JudgeAnswers,
+    outcomes: list[CriterionOutcome],
+    eligibility: Eligibility,
+    *,
+    reuse: bool,
+) -> tuple[list[CriterionOutcome], list[Adjudication]]:
+    """Disputed criteria settled by the panel's adjudicator (:mod:`judges.adjudication`)."""
+    if panel.adjudicator is None:
+        return outcomes, []
+    judge = seated.get(panel.adjudicator)
+    if judge is None or panel.adjudicator in excluded_judges(inp, panel, seated):
+        return outcomes, []
+    profile = judge.profile
+
+    def trusted(criterion_id: str) -> bool:
+        return is_eligible(eligibility, profile, criterion_id, inp.task.family)
+
+    return adjudicate_all(
+        inp.for_criterion,
+        inp.task.criteria,
+        outcomes,
+        answers.verdicts,
+        judge=None if reuse else judge,
+        trusted=trusted,
+        rule=panel.disagreement,
+        level_status=lambda cid: _level_status(inp.task, cid),
+        reused={a.criterion: a for a in answers.adjudications} if reuse else None,
+    )
+
+
+def _level_status(task: TaskSpec, criterion_id: str) -> LevelStatus:
+    def status_of(level: int) -> str:
+        return task.level_status(criterion_id, level)
+
+    return status_of
 
 
 def _without(answers: JudgeAnswers, judge_ids: set[str]) -> JudgeAnswers:
@@ -182,6 +243,7 @@ def _without(answers: JudgeAnswers, judge_ids: set[str]) -> JudgeAnswers:
     return JudgeAnswers(
         tuple(v for v in answers.verdicts if v.judge_profile_id not in judge_ids),
         tuple(f for f in answers.failures if f.judge_profile_id not in judge_ids),
+        tuple(a for a in answers.adjudications if a.adjudicator_id not in judge_ids),
     )
 
 
@@ -210,6 +272,7 @@ def _decide(
     humans: Sequence[Verdict],
     profiles: Mapping[str, JudgeProfile],
     eligibility: Eligibility,
+    panel: JudgePanel,
 ) -> CriterionOutcome:
     def eligible(pid: str) -> bool:
         return is_eligible(eligibility, profiles[pid], criterion.id, inp.task.family)
@@ -224,4 +287,7 @@ def _decide(
         eligible,
         humans=[h for h in humans if h.criterion == criterion.id],
         recognising=recognising if needs_recognition(criterion) else None,
+        rule=panel.disagreement,
+        level_status=_level_status(inp.task, criterion.id),
+        max_level_spread=panel.max_level_spread,
     )

@@ -37,6 +37,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias, cast
 
+from judges.graded_jury import LevelStatus, decide_graded
 from judges.inputs import CheckSummary, RenderSummary
 from judges.model import (
     CriterionOutcome,
@@ -48,6 +49,18 @@ from judges.model import (
     VerdictStatus,
     Vote,
 )
+from judges.panel import DEFAULT_MAX_LEVEL_SPREAD
+from judges.reasons import (
+    ADJUDICATION,
+    JUDGE_FAILURE,
+    JUDGE_UNCERTAIN,
+    JUDGES_DISAGREE,
+    NO_RECOGNISING_JUDGE,
+    NO_RELIABLE_JUDGE,
+    REVIEWER_UNCERTAIN,
+    REVIEWERS_DISAGREE,
+)
+from judges.rubric_score import RubricScore
 from tasks import Criterion, CriterionKind
 
 EligibilityFn = Callable[[JudgeProfile, str, str], bool]
@@ -66,13 +79,22 @@ mapping keyed ``(profile_id, criterion_id, family)`` or ``(profile_id, criterion
 ALWAYS_ELIGIBLE_KINDS = frozenset({"static", "human"})
 """Deterministic rules need no calibration; people decide by review."""
 
-NO_RELIABLE_JUDGE = "no_reliable_judge"
-JUDGE_FAILURE = "judge_failure"
-JUDGES_DISAGREE = "judges_disagree"
-JUDGE_UNCERTAIN = "judge_uncertain"
-REVIEWERS_DISAGREE = "reviewers_disagree"
-REVIEWER_UNCERTAIN = "reviewer_uncertain"
-NO_RECOGNISING_JUDGE = "no_recognising_judge"
+__all__ = [
+    "ADJUDICATION",
+    "JUDGES_DISAGREE",
+    "JUDGE_FAILURE",
+    "JUDGE_UNCERTAIN",
+    "NO_RECOGNISING_JUDGE",
+    "NO_RELIABLE_JUDGE",
+    "REVIEWERS_DISAGREE",
+    "REVIEWER_UNCERTAIN",
+    "broken_rules",
+    "decide_criterion",
+    "decide_outcome",
+    "is_eligible",
+    "needs_recognition",
+    "recognises",
+]
 
 RECOGNITION = re.compile(r"\b(?:a|an) recogni[sz]able\b", re.IGNORECASE)
 """A question that asks whether there *is* a recognisable thing ("Is there a recognisable
@@ -157,10 +179,6 @@ def _open(
     )
 
 
-ADJUDICATION = "adjudication"
-"""A human verdict whose ``details`` set this key true settles a dispute: it decides alone."""
-
-
 def _human_decision(criterion: Criterion, humans: Sequence[Verdict]) -> CriterionOutcome:
     votes = tuple(Vote(v.judge_profile_id, v.status, True) for v in humans)
     adjudications = [v for v in humans if v.details.get(ADJUDICATION) is True]
@@ -181,15 +199,30 @@ def decide_criterion(
     *,
     humans: Sequence[Verdict] = (),
     recognising: Callable[[str], bool] | None = None,
+    rule: str = "split",
+    level_status: LevelStatus | None = None,
+    max_level_spread: float = DEFAULT_MAX_LEVEL_SPREAD,
 ) -> CriterionOutcome:
     """Decide one criterion. ``eligible(profile_id)`` says who votes (for this criterion).
 
     ``recognising(profile_id)``, given for a criterion that asks for something recognisable,
-    says whose ``pass`` may count there.
+    says whose ``pass`` may count there. ``rule`` is the panel's disagreement rule (``split``
+    or ``any_fail_vs_pass``). A graded criterion is decided on levels
+    (:func:`judges.graded_jury.decide_graded`, with ``level_status``: the rubric's bounds).
     """
     kind = criterion.kind.value
     if not criterion.applicable:
         return CriterionOutcome(criterion.id, kind, "not_applicable")
+    if criterion.graded:
+        return decide_graded(
+            criterion,
+            verdicts,
+            failures,
+            eligible,
+            status_of=level_status or (lambda _level: "pass"),
+            max_level_spread=max_level_spread,
+            humans=humans,
+        )
     if humans:
         return _human_decision(criterion, humans)
     votes = tuple(_vote(v, eligible, recognising) for v in verdicts)
@@ -204,6 +237,8 @@ def decide_criterion(
     if broken and tally[VerdictStatus.FAIL] == 0:
         cause = "; ".join(f"{f.judge_profile_id}: {f.cause}" for f in broken)
         return _open(criterion, JUDGE_FAILURE, votes, cause=cause)
+    if rule == "any_fail_vs_pass" and tally[VerdictStatus.FAIL] and tally[VerdictStatus.PASS]:
+        return _open(criterion, JUDGES_DISAGREE, votes, disagreement=_describe(votes))
     return _majority(criterion, votes, tally)
 
 
@@ -239,22 +274,38 @@ def _majority(
     )
 
 
+def _fail_reason(c: CriterionOutcome, rubric: RubricScore | None) -> str:
+    """``R2: fail``; a graded criterion names its level and the bound it missed."""
+    if c.level is None or rubric is None:
+        return f"{c.criterion}: fail"
+    missed = [b.text for b in rubric.failed_bounds() if b.criterion == c.criterion]
+    if not missed:
+        return f"{c.criterion}: fail (level {c.level})"
+    return f"{c.criterion}: level {c.level} fails the minimum {', '.join(missed)}"
+
+
 def decide_outcome(
     criteria: Sequence[CriterionOutcome],
     *,
     broken_rules: Sequence[str] = (),
     machinery_failure: str | None = None,
+    rubric: RubricScore | None = None,
 ) -> Outcome:
     """Combine criterion outcomes into the run's outcome. Necessary criteria decide.
 
     ``broken_rules`` names declared rules the work broke (:func:`broken_rules`): the work fails
     by them whatever the judges said. ``machinery_failure`` is the cause when the checks or the
     render did not finish: the outcome is then ``incomplete``, unless the work already failed.
+    ``rubric`` is the task's rubric on the decided levels: a score below its threshold is one
+    more necessary condition failed (its bounds fail through their graded criteria).
     """
     necessary = [c for c in criteria if c.kind == CriterionKind.NECESSARY.value]
     failed = [c for c in necessary if c.status == "fail"]
-    if failed or broken_rules:
-        reasons = [f"{c.criterion}: fail" for c in failed]
+    under = rubric is not None and rubric.threshold_met is False
+    if failed or broken_rules or under:
+        reasons = [_fail_reason(c, rubric) for c in failed]
+        if rubric is not None and under:
+            reasons.append(f"{rubric.name} = {rubric.score_text} < {rubric.threshold:g}")
         static = [r for r in broken_rules if r != RENDER_BUDGET_RULE]
         if static and not failed:
             reasons.append("static checks failed: " + ", ".join(static))
@@ -266,4 +317,7 @@ def decide_outcome(
     open_ = [c for c in necessary if c.status == "uncertain"]
     if open_:
         return Outcome("pending", tuple(f"{c.criterion}: {c.review_reason}" for c in open_))
+    if rubric is not None and rubric.threshold_met is None:  # decided by a person without a level
+        missing = ", ".join(rubric.missing)
+        return Outcome("pending", (f"{rubric.name}: no level for {missing}",))
     return Outcome("pass")

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from judges.adjudication_record import Adjudication
+from judges.rubric_score import RubricScore
 from judges.verdicts import JudgeFailure, Verdict, VerdictStatus
 
 CriterionStatus = Literal["pass", "fail", "uncertain", "not_applicable"]
@@ -41,9 +43,11 @@ class Vote:
     status: VerdictStatus
     eligible: bool
     note: str | None = None
+    level: int | None = None
+    """The level of a graded verdict (None: a pass/fail verdict, or no level given)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able form (``note`` only when set)."""
+        """JSON-able form (``note`` and ``level`` only when set)."""
         out: dict[str, Any] = {
             "judge_profile_id": self.judge_profile_id,
             "status": self.status.value,
@@ -51,17 +55,21 @@ class Vote:
         }
         if self.note is not None:
             out["note"] = self.note
+        if self.level is not None:
+            out["level"] = self.level
         return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Vote:
         """Inverse of :meth:`to_dict`."""
         note = data.get("note")
+        level = data.get("level")
         return cls(
             str(data["judge_profile_id"]),
             VerdictStatus(data["status"]),
             bool(data["eligible"]),
             str(note) if note is not None else None,
+            None if level is None else int(level),
         )
 
 
@@ -77,10 +85,12 @@ class CriterionOutcome:
     votes: tuple[Vote, ...] = ()
     disagreement: str | None = None
     cause: str | None = None
+    level: int | None = None
+    """The decided level of a graded criterion (None: pass/fail, or no level decided)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able form."""
-        return {
+        """JSON-able form (``level`` only on a graded criterion with a decided level)."""
+        out: dict[str, Any] = {
             "criterion": self.criterion,
             "kind": self.kind,
             "status": self.status,
@@ -90,6 +100,9 @@ class CriterionOutcome:
             "disagreement": self.disagreement,
             "cause": self.cause,
         }
+        if self.level is not None:
+            out["level"] = self.level
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CriterionOutcome:
@@ -106,6 +119,7 @@ class CriterionOutcome:
             votes=tuple(Vote.from_dict(v) for v in data.get("votes") or ()),
             disagreement=data.get("disagreement"),
             cause=data.get("cause"),
+            level=None if data.get("level") is None else int(data["level"]),
         )
 
 
@@ -128,6 +142,8 @@ class JudgeAnswers:
 
     verdicts: tuple[Verdict, ...] = ()
     failures: tuple[JudgeFailure, ...] = ()
+    adjudications: tuple[Adjudication, ...] = ()
+    """Adjudications already made on this run (reused, never asked again, when answers are)."""
 
 
 @dataclass(frozen=True)
@@ -172,16 +188,21 @@ class PanelRecord:
     assignments: Mapping[str, tuple[str, ...]]
     content_hash: str
     judges: tuple[SeatedJudge, ...] = ()
+    adjudicator: str | None = None
+    """The profile id the panel names as its adjudicator (its seat is among ``judges``)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able form (stored as ``evaluations.judge_panel``)."""
-        return {
+        """JSON-able form (stored as ``evaluations.judge_panel``; ``adjudicator`` when set)."""
+        out: dict[str, Any] = {
             "id": self.id,
             "family": self.family,
             "assignments": {k: list(v) for k, v in sorted(self.assignments.items())},
             "content_hash": self.content_hash,
             "judges": [j.to_dict() for j in self.judges],
         }
+        if self.adjudicator is not None:
+            out["adjudicator"] = self.adjudicator
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PanelRecord:
@@ -193,6 +214,7 @@ class PanelRecord:
             assignments={str(k): tuple(str(p) for p in v) for k, v in assignments.items()},
             content_hash=str(data.get("content_hash") or ""),
             judges=tuple(SeatedJudge.from_dict(j) for j in data.get("judges") or ()),
+            adjudicator=None if data.get("adjudicator") is None else str(data["adjudicator"]),
         )
 
 
@@ -206,6 +228,14 @@ class PanelResult:
     failures: tuple[JudgeFailure, ...]
     criteria: tuple[CriterionOutcome, ...]
     outcome: Outcome
+    adjudications: tuple[Adjudication, ...] = ()
+    """Every adjudication asked on this run (decided or left to a person)."""
+    rubric: RubricScore | None = None
+    """The task's rubric on the decided levels (None: the task declares none)."""
+
+    def adjudication(self, criterion_id: str) -> Adjudication | None:
+        """The adjudication of one criterion, if one was asked."""
+        return next((a for a in self.adjudications if a.criterion == criterion_id), None)
 
     def criterion(self, criterion_id: str) -> CriterionOutcome:
         """The outcome of one criterion (KeyError when absent)."""
@@ -223,4 +253,6 @@ class PanelResult:
             "failures": [f.to_dict() for f in self.failures],
             "criteria": [c.to_dict() for c in self.criteria],
             "outcome": self.outcome.to_dict(),
+            "adjudications": [a.to_dict() for a in self.adjudications],
+            "rubric": None if self.rubric is None else self.rubric.to_dict(),
         }

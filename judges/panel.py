@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from judges.model import canonical_json
 from regua.errors import ConfigurationError
@@ -21,6 +21,18 @@ ALL_CRITERIA = "*"
 ANY_FAMILY = "*"
 """The family of a panel that fits every task family."""
 
+DisagreementRule = Literal["split", "any_fail_vs_pass"]
+DISAGREEMENT_RULES: dict[str, DisagreementRule] = {
+    "split": "split",
+    "any_fail_vs_pass": "any_fail_vs_pass",
+}
+"""When the eligible judges of a pass/fail criterion disagree.
+
+``split``: no majority, or a ``pass`` majority over a ``fail`` (the jury's rule, the default);
+``any_fail_vs_pass``: also any eligible ``fail`` beside any eligible ``pass``."""
+DEFAULT_MAX_LEVEL_SPREAD = 1.5
+"""Graded criteria: judges disagree when their levels spread by more than this (2 levels)."""
+
 
 @dataclass(frozen=True)
 class JudgePanel:
@@ -31,6 +43,11 @@ class JudgePanel:
     ``exclude_own_provider``, a judge whose profile names a ``provider`` (``params.provider``)
     never judges work produced by a model of that provider (:func:`judges.evaluate` leaves it
     out of that run).
+
+    ``adjudicator`` names a judge profile asked when the eligible judges of a criterion disagree
+    (``disagreement``: the rule for pass/fail criteria; ``max_level_spread``: the largest spread
+    of levels on a graded criterion that is still agreement). Its verdict decides when the gate
+    trusts it on that criterion (:mod:`judges.adjudication`); otherwise a person does.
     """
 
     id: str
@@ -38,6 +55,9 @@ class JudgePanel:
     assignments: Mapping[str, tuple[str, ...]]
     description: str = ""
     exclude_own_provider: bool = False
+    adjudicator: str | None = None
+    disagreement: DisagreementRule = "split"
+    max_level_spread: float = DEFAULT_MAX_LEVEL_SPREAD
     _frozen: Mapping[str, tuple[str, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -48,6 +68,11 @@ class JudgePanel:
         frozen = {str(k): tuple(v) for k, v in self.assignments.items()}
         object.__setattr__(self, "assignments", frozen)
         object.__setattr__(self, "_frozen", frozen)
+        if self.disagreement not in DISAGREEMENT_RULES:
+            known = ", ".join(DISAGREEMENT_RULES)
+            raise ConfigurationError(f"panel {self.id}: disagreement must be one of {known}")
+        if self.max_level_spread < 0:
+            raise ConfigurationError(f"panel {self.id}: max_level_spread must be >= 0")
 
     def profiles_for(self, criterion_id: str) -> tuple[str, ...]:
         """Profile ids asked about this criterion."""
@@ -56,8 +81,11 @@ class JudgePanel:
         return self._frozen.get(ALL_CRITERIA, ())
 
     def profile_ids(self) -> tuple[str, ...]:
-        """Every profile id the panel mentions, sorted."""
-        return tuple(sorted({p for ids in self._frozen.values() for p in ids}))
+        """Every profile id the panel mentions (its adjudicator included), sorted."""
+        ids = {p for ids in self._frozen.values() for p in ids}
+        if self.adjudicator is not None:
+            ids.add(self.adjudicator)
+        return tuple(sorted(ids))
 
     def fits(self, family: str) -> bool:
         """Whether the panel may judge tasks of ``family``."""
@@ -71,7 +99,19 @@ class JudgePanel:
         }
         if self.exclude_own_provider:  # absent when off: panels older than the rule keep their hash
             body["exclude_own_provider"] = True
+        body.update(self._adjudication_content())
         return hashlib.sha256(canonical_json(body).encode()).hexdigest()
+
+    def _adjudication_content(self) -> dict[str, Any]:
+        """Adjudicator and disagreement rules, each only when not at its default (hash-neutral)."""
+        out: dict[str, Any] = {}
+        if self.adjudicator is not None:
+            out["adjudicator"] = self.adjudicator
+        if self.disagreement != "split":
+            out["disagreement"] = self.disagreement
+        if self.max_level_spread != DEFAULT_MAX_LEVEL_SPREAD:
+            out["max_level_spread"] = self.max_level_spread
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form, as recorded on each evaluation (and listed by ``GET /v1/panels``)."""
@@ -82,6 +122,7 @@ class JudgePanel:
             "exclude_own_provider": self.exclude_own_provider,
             "description": self.description,
             "content_hash": self.content_hash(),
+            **self._adjudication_content(),
         }
 
 
@@ -231,6 +272,16 @@ PELICAN_DEFAULT_2 = register_panel(
         "recognition (P1, B1) waits for a recognising judge or a person.",
     ),
     default_for_tasks=NEW_PELICAN_TASKS,
+)
+
+LIGHTHOUSE_VISION = register_panel(
+    JudgePanel(
+        id="lighthouse-night-vision@1",
+        family="lighthouse-night",
+        assignments={ALL_CRITERIA: ("static@1", "vision-llm-openai@1"), "F1": ("static@1",)},
+        description="The graded example family: the static rules on F1, the vision judge (model "
+        "and endpoint from settings) on the critical failure and on every graded level.",
+    )
 )
 
 PELICAN_VISION = register_panel(

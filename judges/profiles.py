@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from judges.builtin import GEOMETRY_THRESHOLDS, VISION_PARAMS
 from judges.default_registry import get_profile, registry
 from judges.model import JudgeProfile
-from judges.panel import ALL_CRITERIA, ANY_FAMILY, JudgePanel
+from judges.panel import ALL_CRITERIA, ANY_FAMILY, DEFAULT_MAX_LEVEL_SPREAD, JudgePanel
 from judges.vision.templates import BALANCED, TEMPLATES, template_text
 from regua.errors import ConfigurationError
 from tasks import bundled_registry
@@ -77,6 +77,9 @@ class PanelDoc(BaseModel):
     assignments: dict[str, list[str]] = Field(min_length=1)
     description: str = ""
     exclude_own_provider: bool = False
+    adjudicator: str | None = None
+    disagreement: Literal["split", "any_fail_vs_pass"] = "split"
+    max_level_spread: float = Field(default=DEFAULT_MAX_LEVEL_SPREAD, ge=0)
 
 
 class JudgeFileDoc(BaseModel):
@@ -319,10 +322,18 @@ def build_panel(
                     f"{where}: assignments.{criterion}: unknown judge profile {pid!r} "
                     "(declare it in a judge file or use a built-in one)"
                 )
+    if doc.adjudicator is not None and doc.adjudicator not in known:
+        raise ConfigurationError(
+            f"{where}: adjudicator: unknown judge profile {doc.adjudicator!r} "
+            "(declare it in a judge file or use a built-in one)"
+        )
     return JudgePanel(
         id=doc.id,
         family=doc.family,
         assignments={k: tuple(v) for k, v in doc.assignments.items()},
         description=doc.description,
         exclude_own_provider=doc.exclude_own_provider,
+        adjudicator=doc.adjudicator,
+        disagreement=doc.disagreement,
+        max_level_spread=doc.max_level_spread,
     )

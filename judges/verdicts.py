@@ -62,6 +62,9 @@ class Verdict:
     cost_usd: float | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
     raw_reply: str | None = None
+    level: int | None = None
+    """The level given on a graded criterion (``scale: 0..5``); None on pass/fail criteria and
+    when the judge could not tell (its status is then ``uncertain``)."""
 
     def __post_init__(self) -> None:
         """Coerce the status to :class:`VerdictStatus` and deep-freeze details and usage."""
@@ -71,8 +74,8 @@ class Verdict:
             object.__setattr__(self, "usage", freeze(self.usage))
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able form."""
-        return {
+        """JSON-able form (``level`` only on a graded verdict)."""
+        out = {
             "criterion": self.criterion,
             "status": self.status.value,
             "evidence": self.evidence.to_dict(),
@@ -83,6 +86,9 @@ class Verdict:
             "details": plain(self.details),
             "raw_reply": self.raw_reply,
         }
+        if self.level is not None:
+            out["level"] = self.level
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Verdict:
@@ -97,7 +103,13 @@ class Verdict:
             cost_usd=data.get("cost_usd"),
             details=data.get("details") or {},
             raw_reply=data.get("raw_reply"),
+            level=_level(data.get("level")),
         )
+
+
+def _level(value: Any) -> int | None:
+    """A stored level back as an int (None stays None)."""
+    return None if value is None else int(value)
 
 
 @dataclass(frozen=True)

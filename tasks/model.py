@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tasks.geometry import GeometrySpec
+from tasks.grading import Rubric, check_rubric, parse_scale
 
 
 class Pool(StrEnum):
@@ -76,8 +77,8 @@ TOP_LEVEL_OMITS_DEFAULT: dict[str, object] = {"canary": None}
 
 CANARY_NAMESPACE = uuid.UUID("5b0c6f8e-8e3a-4d55-9a43-0f1d2c3b4a59")
 """Namespace of derived canaries (``uuid5`` of ``REF:CONTENT_HASH``), fixed for good."""
-HASH_OMITS_NONE: tuple[str, ...] = ("geometry",)
-CRITERION_OMITS_DEFAULT: dict[str, object] = {"states": []}
+HASH_OMITS_NONE: tuple[str, ...] = ("geometry", "rubric")
+CRITERION_OMITS_DEFAULT: dict[str, object] = {"states": [], "scale": None, "anchors": {}}
 """Optional top-level blocks added after specs were frozen: omitted from the canonical JSON while
 unset, so every spec written before them keeps its content hash."""
 
@@ -163,6 +164,38 @@ class Criterion(Frozen):
 
     Added after the first released specs: left empty it takes no part in the content hash.
     """
+    scale: str | None = None
+    """``0..5``: a graded criterion, answered with a level of this ordinal scale (see
+    :mod:`tasks.grading`); None: a pass/fail criterion. Left unset it takes no part in the hash."""
+    anchors: dict[int, str] = Field(default_factory=dict)
+    """The written meaning of every level of the scale (level → anchor text)."""
+
+    @model_validator(mode="after")
+    def _graded(self) -> Criterion:
+        if self.scale is None:
+            if self.anchors:
+                raise ValueError(f"criterion {self.id}: anchors need a scale (e.g. scale: 0..5)")
+            return self
+        low, high = parse_scale(self.scale)
+        missing = [lv for lv in range(low, high + 1) if not str(self.anchors.get(lv, "")).strip()]
+        extra = sorted(lv for lv in self.anchors if not low <= lv <= high)
+        if missing or extra:
+            raise ValueError(
+                f"criterion {self.id}: scale {self.scale} needs a written anchor for every level; "
+                + (f"missing {missing}" if missing else f"levels {extra} are off the scale")
+            )
+        return self
+
+    @property
+    def graded(self) -> bool:
+        """Whether the criterion is answered with a level rather than pass/fail."""
+        return self.scale is not None
+
+    def levels(self) -> tuple[int, int]:
+        """``(bottom, top)`` of a graded criterion's scale (ValueError when it has none)."""
+        if self.scale is None:
+            raise ValueError(f"criterion {self.id} is not graded")
+        return parse_scale(self.scale)
 
 
 class TaskSpec(Frozen):
@@ -189,6 +222,8 @@ class TaskSpec(Frozen):
     """A reserved task's canary (BIG-bench style); derived when absent (:meth:`canary_text`)."""
     # Task-declared geometry: parts, relations, reference length; see tasks.geometry.
     geometry: GeometrySpec | None = None
+    rubric: Rubric | None = None
+    """A weighted score over graded criteria with a threshold and bounds (tasks.grading)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskSpec:
@@ -201,7 +236,25 @@ class TaskSpec(Frozen):
             raise ValueError(f"{self.ref}: a static task has no animation plan")
         if self.geometry is not None:
             self._geometry_consistent(self.geometry, set(ids))
+        if self.rubric is not None:
+            problems = check_rubric(
+                self.rubric,
+                {c.id: c.levels() if c.graded else None for c in self.criteria},
+                {c.id: c.kind is CriterionKind.NECESSARY for c in self.criteria},
+            )
+            if problems:
+                raise ValueError(f"{self.ref}: " + "; ".join(problems))
         return self
+
+    def level_status(self, criterion_id: str, level: int) -> str:
+        """``pass`` when a graded criterion's level meets the rubric's bounds on it, else ``fail``.
+
+        No bound: any level passes (the rubric's score decides the rest).
+        """
+        if self.rubric is None:
+            return "pass"
+        held = all(b.holds(level) for b in self.rubric.bounds_of(criterion_id))
+        return "pass" if held else "fail"
 
     def _geometry_consistent(self, geo: GeometrySpec, criteria: set[str]) -> None:
         missing = [p for p in geo.required_ids() if p not in self.output.required_ids]

@@ -99,6 +99,9 @@ def bundled_spec_texts() -> list[tuple[str, str]]:
 
 
 BUNDLED_HASHES = {
+    "lighthouse-night-graded@1": (
+        "9b5a4beba4fcde70d8631bd90de8093127a4bf2efd551a71b2eecbdfe3368f08"
+    ),
     "pelican-bicycle-animated@1": (
         "f3e938c19cf89152ec0f01bacfcfa8e8e47b584d93bbb989d485e010712bb7bf"
     ),

@@ -137,6 +137,35 @@ def _items(
     return [items[k] for k in sorted(items)]
 
 
+def _label(row: LabelRow, task: TaskSpec, line: int) -> Label:
+    """One row as a label: on a graded criterion the ``status`` column may hold a level."""
+    criterion = task.criterion(row.criterion)
+    status, level = row.status, None
+    if status.isdigit():
+        if not criterion.graded:
+            raise CalibrationError(
+                f"{LABEL_TABLE} line {line}: {row.criterion} is not graded; a status is one of "
+                "pass, fail, uncertain, not_applicable"
+            )
+        low, high = criterion.levels()
+        level = int(status)
+        if not low <= level <= high:
+            raise CalibrationError(
+                f"{LABEL_TABLE} line {line}: level {level} is off {row.criterion}'s scale "
+                f"{criterion.scale}"
+            )
+        status = task.level_status(row.criterion, level)
+    return Label(
+        item_id=item_id(row.file, row.criterion),
+        annotator=row.annotator,
+        status=status,
+        time=row.time,
+        evidence=row.evidence,
+        role=as_role(row.role),
+        level=level,
+    )
+
+
 def set_from_label_table(
     text: str,
     files: Mapping[str, bytes],
@@ -153,17 +182,7 @@ def set_from_label_table(
     """
     rows = parse_label_table(text)
     items = _items(rows, files, task)
-    labels = tuple(
-        Label(
-            item_id=item_id(r.file, r.criterion),
-            annotator=r.annotator,
-            status=r.status,
-            time=r.time,
-            evidence=r.evidence,
-            role=as_role(r.role),
-        )
-        for r in rows
-    )
+    labels = tuple(_label(r, task, n) for n, r in enumerate(rows, start=2))
     groups = {i.group for i in items}
     split = make_split(items, seed, held_out_fraction) if len(groups) >= 2 else None
     cal_set = CalibrationSet(

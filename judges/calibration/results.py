@@ -22,15 +22,20 @@ class ItemResult:
     criterion: str
     statuses: tuple[str | None, ...]
     errors: tuple[str, ...] = ()
+    levels: tuple[int | None, ...] = ()
+    """The levels given on a graded criterion, per repeat (empty: a pass/fail criterion)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able form."""
-        return {
+        """JSON-able form (``levels`` only on a graded criterion)."""
+        out: dict[str, Any] = {
             "item_id": self.item_id,
             "criterion": self.criterion,
             "statuses": list(self.statuses),
             "errors": list(self.errors),
         }
+        if self.levels:
+            out["levels"] = list(self.levels)
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ItemResult:
@@ -40,6 +45,7 @@ class ItemResult:
             criterion=str(data["criterion"]),
             statuses=tuple(None if s is None else str(s) for s in data["statuses"]),
             errors=tuple(str(e) for e in data.get("errors") or ()),
+            levels=tuple(None if v is None else int(v) for v in data.get("levels") or ()),
         )
 
 

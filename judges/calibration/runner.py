@@ -19,10 +19,17 @@ from typing import Literal
 from judges.calibration.agreement import HumanAgreement, human_agreement
 from judges.calibration.gate import DEFAULT_GATE, GateConfig, GateDecision, decide
 from judges.calibration.metrics import Metrics, ScoredItem, compute_metrics
+from judges.calibration.ordinal import (
+    DEFAULT_ORDINAL,
+    OrdinalThresholds,
+    decide_graded,
+    ordinal_metrics,
+)
 from judges.calibration.results import CalibrationRun, ItemResult
 from judges.calibration.sets import STATUSES, CalibrationItem, CalibrationSet
 from judges.model import JudgeFailure, JudgeProfile, Verdict
 from regua.errors import CalibrationError
+from tasks import TaskSpec
 
 __all__ = [
     "SPLIT_NAMES",
@@ -78,6 +85,25 @@ def _family(task_ref: str) -> str:
         return task_ref.partition("@")[0]
 
 
+def _task(task_ref: str) -> TaskSpec | None:
+    """The bundled task of a ref, or None (a set of an unregistered task)."""
+    from tasks import bundled_registry
+
+    try:
+        return bundled_registry().get(task_ref)
+    except Exception:  # an unregistered task has no graded criteria known here
+        return None
+
+
+def _same_side(task: TaskSpec | None) -> Callable[[str, int, int], bool]:
+    def same(criterion: str, a: int, b: int) -> bool:
+        if task is None:
+            return True
+        return task.level_status(criterion, a) == task.level_status(criterion, b)
+
+    return same
+
+
 def _judge_all(
     items: Sequence[CalibrationItem], verdict_fn: VerdictFn, repeats: int
 ) -> dict[str, ItemResult]:
@@ -87,14 +113,18 @@ def _judge_all(
     results: dict[str, ItemResult] = {}
     for item in items:
         statuses: list[str | None] = []
+        levels: list[int | None] = []
         errors: list[str] = []
         for r in range(repeats):
-            status, error = _status(verdict_fn(item, r))
+            answer = verdict_fn(item, r)
+            status, error = _status(answer)
             statuses.append(status)
+            levels.append(answer.level if isinstance(answer, Verdict) else None)
             if error:
                 errors.append(error)
+        graded = tuple(levels) if any(lv is not None for lv in levels) else ()
         results[item.item_id] = ItemResult(
-            item.item_id, item.criterion, tuple(statuses), tuple(errors)
+            item.item_id, item.criterion, tuple(statuses), tuple(errors), graded
         )
     return results
 
@@ -127,6 +157,11 @@ class _Calibration:
     seed: int
     n_boot: int
     gate: GateConfig
+    scales: Mapping[str, tuple[int, int]]
+    """Graded criteria of the set's task → their scale (decided by the ordinal gate)."""
+    same_side: Callable[[str, int, int], bool]
+    """``(criterion, a, b)``: whether two levels meet the rubric's bounds alike."""
+    ordinal: OrdinalThresholds
 
     @property
     def split_seed(self) -> int | None:
@@ -182,6 +217,7 @@ class _Calibration:
         base_verdicts: Mapping[str, str | None],
         run_id: str,
         decided_at: str,
+        results: Mapping[str, ItemResult],
     ) -> tuple[dict[str, Metrics], list[GateDecision]]:
         """The metrics and the gate decision of every scored criterion, in criterion order."""
         per_criterion: dict[str, Metrics] = {}
@@ -191,25 +227,57 @@ class _Calibration:
             metrics = compute_metrics(subset, base_verdicts, seed=self.seed, n_boot=self.n_boot)
             per_criterion[criterion] = metrics
             decisions.append(
-                decide(
-                    profile_id=self.profile_id,
-                    criterion=criterion,
-                    task_family=self.family,
-                    metrics=metrics,
-                    config=self.gate,
-                    set_id=self.calibration_set.set_id,
-                    split_seed=self.split_seed,
-                    decided_at=decided_at,
-                    necessary=all(s.necessary for s in subset),
-                    run_id=run_id,
-                    context={
-                        "human_agreement": self.human(wanted, criterion).to_dict(),
-                        "label_provenance": self.calibration_set.label_provenance,
-                    },
-                    profile_hash=self.profile_hash,
+                self._graded(
+                    criterion,
+                    wanted,
+                    results,
+                    decide(
+                        profile_id=self.profile_id,
+                        criterion=criterion,
+                        task_family=self.family,
+                        metrics=metrics,
+                        config=self.gate,
+                        set_id=self.calibration_set.set_id,
+                        split_seed=self.split_seed,
+                        decided_at=decided_at,
+                        necessary=all(s.necessary for s in subset),
+                        run_id=run_id,
+                        context={
+                            "human_agreement": self.human(wanted, criterion).to_dict(),
+                            "label_provenance": self.calibration_set.label_provenance,
+                        },
+                        profile_hash=self.profile_hash,
+                    ),
                 )
             )
         return per_criterion, decisions
+
+    def _graded(
+        self,
+        criterion: str,
+        wanted: Sequence[CalibrationItem],
+        results: Mapping[str, ItemResult],
+        base: GateDecision,
+    ) -> GateDecision:
+        """``base`` re-decided by the ordinal gate when the criterion is graded."""
+        scale = self.scales.get(criterion)
+        if scale is None:
+            return base
+        pairs: list[tuple[int, int | None]] = []
+        for item in wanted:
+            ref = self.calibration_set.reference_level(item.item_id)
+            if item.criterion != criterion or ref is None:
+                continue
+            given = [lv for lv in results[item.item_id].levels if lv is not None]
+            pairs.append((ref, given[0] if given else None))
+        metrics = ordinal_metrics(
+            pairs,
+            scale,
+            lambda a, b: self.same_side(criterion, a, b),
+            seed=self.seed,
+            n_boot=self.n_boot,
+        )
+        return decide_graded(base=base, metrics=metrics, thresholds=self.ordinal)
 
     def record(
         self,
@@ -225,7 +293,7 @@ class _Calibration:
         overall = compute_metrics(scored, base_verdicts, seed=self.seed, n_boot=self.n_boot)
         run_id = self.run_id(started)
         per_criterion, decisions = self.decide_criteria(
-            wanted, scored, base_verdicts, run_id, clock()
+            wanted, scored, base_verdicts, run_id, clock(), results
         )
         human = self.human(wanted, None)
         return CalibrationRun(
@@ -283,10 +351,17 @@ def run_calibration(
     gate: GateConfig = DEFAULT_GATE,
     task_family: str | None = None,
     clock: Callable[[], str] = _now,
+    task: TaskSpec | None = None,
+    ordinal: OrdinalThresholds = DEFAULT_ORDINAL,
 ) -> CalibrationRun:
-    """Judge every item of one split ``repeats`` times, compute the metrics, decide the gate."""
+    """Judge every item of one split ``repeats`` times, compute the metrics, decide the gate.
+
+    Graded criteria of ``task`` (default: the set's task when it is bundled) are decided by the
+    ordinal gate (:mod:`judges.calibration.ordinal`) on the levels given and labelled.
+    """
     if repeats < 1:
         raise CalibrationError("repeats must be >= 1")
+    spec = task or _task(calibration_set.task_ref)
     calibration = _Calibration(
         judge=judge,
         calibration_set=calibration_set,
@@ -298,6 +373,9 @@ def run_calibration(
         seed=seed,
         n_boot=n_boot,
         gate=gate,
+        scales={} if spec is None else {c.id: c.levels() for c in spec.criteria if c.graded},
+        same_side=_same_side(spec),
+        ordinal=ordinal,
     )
     started = clock()
     wanted, to_run = _items_to_run(calibration_set, split, criteria)

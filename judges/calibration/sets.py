@@ -78,6 +78,8 @@ class Label:
     time: str
     evidence: str = ""
     role: LabelRole = "annotator"
+    level: int | None = None
+    """The level on a graded criterion (its status: what the bounds make of it)."""
 
     def __post_init__(self) -> None:
         """Validate the status, the role and that an annotator is named."""
@@ -96,12 +98,14 @@ class Label:
             "status": self.status,
             "time": self.time,
             "evidence": self.evidence,
+            **({} if self.level is None else {"level": self.level}),
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Label:
         """Inverse of :meth:`to_dict`."""
         role = str(data.get("role") or "annotator")
+        level = data.get("level")
         return cls(
             item_id=str(data["item_id"]),
             annotator=str(data["annotator"]),
@@ -109,6 +113,7 @@ class Label:
             time=str(data.get("time") or ""),
             evidence=str(data.get("evidence") or ""),
             role="adjudicator" if role == "adjudicator" else "annotator",
+            level=None if level is None else int(level),
         )
 
 
@@ -319,6 +324,15 @@ class CalibrationSet:
         if len(statuses) > 1:
             return Reference(None, "disputed", names)
         return Reference(statuses.pop(), "single" if len(names) == 1 else "consensus", names)
+
+    def reference_level(self, item_id: str) -> int | None:
+        """A graded item's reference level: the latest adjudication's, else every annotator's."""
+        labels = sorted(self.labels_for(item_id), key=lambda lb: lb.time)
+        adjudicated = [lb.level for lb in labels if lb.role == "adjudicator"]
+        if adjudicated:
+            return adjudicated[-1]
+        levels = set({lb.annotator: lb.level for lb in labels if lb.role == "annotator"}.values())
+        return levels.pop() if len(levels) == 1 else None
 
     def annotator_labels(self, item_id: str) -> dict[str, str]:
         """Latest status per annotator (adjudicators excluded) for one item."""

@@ -17,10 +17,18 @@ import logging
 import os
 import re
 import time
+from collections.abc import Sequence
 
+from judges.adjudication_record import AdjudicatorReply, PeerAnswer
 from judges.inputs import FrameImage, JudgeInput
-from judges.model import Evidence, JudgeFailure, JudgeProfile, Verdict
+from judges.model import Evidence, JudgeFailure, JudgeProfile, Verdict, VerdictStatus
+from judges.vision.adjudicate import (
+    ADJUDICATION_PROMPT_VERSION,
+    adjudication_messages,
+    prompt_record,
+)
 from judges.vision.calls import ask, failed_call
+from judges.vision.levels import level_messages, level_version, parse_level_answer
 from judges.vision.prompt import (
     ReplyError,
     judge_messages,
@@ -28,7 +36,7 @@ from judges.vision.prompt import (
     pick_frames,
     split_template,
 )
-from regua.llm.call import ModelCall, Usage
+from regua.llm.call import Message, ModelCall, Usage
 from regua.llm.client import RetryPolicy
 from regua.llm.endpoint import api_base
 from regua.settings import Settings
@@ -96,9 +104,22 @@ class VisionJudge:
         del task  # Judge protocol; which criteria are skipped does not depend on the task
         return criterion.id not in self.skip
 
-    def _call(self, inp: JudgeInput, frames: list[FrameImage]) -> ModelCall:
+    def _messages(
+        self,
+        inp: JudgeInput,
+        frames: list[FrameImage],
+        answers: Sequence[PeerAnswer] | None = None,
+    ) -> tuple[Message, ...]:
+        """The judge's own question, a level question on a graded criterion, or adjudication."""
+        template = self.profile.prompt_template
+        if answers is not None:
+            return adjudication_messages(inp.task, inp.criterion, frames, template, answers)
+        if inp.criterion.graded:
+            return level_messages(inp.task, inp.criterion, frames, template)
+        return judge_messages(inp.task, inp.criterion, frames, template)
+
+    def _call(self, messages: tuple[Message, ...]) -> ModelCall:
         params = self.profile.params
-        messages = judge_messages(inp.task, inp.criterion, frames, self.profile.prompt_template)
         return ModelCall(
             api=self.api,
             model=self.profile.model or "",
@@ -118,40 +139,70 @@ class VisionJudge:
         return JudgeFailure(inp.criterion.id, self.profile.id, cause, detail, ms, raw)
 
     def judge(self, inp: JudgeInput) -> Verdict | JudgeFailure:
-        """Ask the model about one criterion and validate its answer."""
+        """Ask the model about one criterion (a level on a graded one) and validate its answer."""
+        return self._ask(inp, None)[0]
+
+    def adjudicate(self, inp: JudgeInput, answers: Sequence[PeerAnswer]) -> AdjudicatorReply:
+        """Decide a disputed criterion having seen the other judges' anonymous answers."""
+        result, prompt = self._ask(inp, answers)
+        return AdjudicatorReply(result, prompt, ADJUDICATION_PROMPT_VERSION)
+
+    def _ask(
+        self, inp: JudgeInput, answers: Sequence[PeerAnswer] | None
+    ) -> tuple[Verdict | JudgeFailure, str | None]:
+        """One call: the verdict (or failure) and the prompt as sent (None: nothing sent)."""
         started = time.perf_counter()
         if not self.profile.model:
             return self._fail(
                 inp, "not_configured", "no model (profile or REGUA_JUDGE_MODEL)", started
-            )
+            ), None
         if not inp.frames:
-            return self._fail(inp, "no_frames", "no rendered frame to show the model", started)
+            return self._fail(
+                inp, "no_frames", "no rendered frame to show the model", started
+            ), None
         shown = pick_frames(inp.frames, self.max_frames)
-        result = ask(self._call(inp, shown), self.policy, self._settings)
+        messages = self._messages(inp, shown, answers)
+        prompt = prompt_record(messages, shown)
+        result = ask(self._call(messages), self.policy, self._settings)
         if result.reply is None:
             assert result.failure is not None
             failed = failed_call(result.failure, self.base_url, self.timeout_s)
-            return self._fail(inp, failed.cause, failed.detail, started, failed.raw)
+            return self._fail(inp, failed.cause, failed.detail, started, failed.raw), prompt
         reply = result.reply
+        times = [f.time_s for f in shown]
         try:
-            answer = parse_answer(reply.text, [f.time_s for f in shown])
+            if inp.criterion.graded:
+                graded = parse_level_answer(reply.text, times, inp.criterion.levels())
+                level, text, time_s = graded.level, graded.evidence, graded.time_s
+                status = (
+                    VerdictStatus.UNCERTAIN
+                    if level is None
+                    else VerdictStatus(inp.task.level_status(inp.criterion.id, level))
+                )
+            else:
+                answer = parse_answer(reply.text, times)
+                level, text, time_s, status = None, answer.evidence, answer.time_s, answer.status
         except ReplyError as exc:
-            return self._fail(inp, exc.cause, str(exc), started, reply.body[:20000])
-        ref = next((f.artifact_ref for f in shown if f.time_s == answer.time_s), None)
+            return self._fail(inp, exc.cause, str(exc), started, reply.body[:20000]), prompt
+        ref = next((f.artifact_ref for f in shown if f.time_s == time_s), None)
         if ref is None and len(shown) == 1:
             ref = shown[0].artifact_ref
-        ms = (time.perf_counter() - started) * 1000.0
-        return Verdict(
+        details: dict[str, str] = {"api": self.api, "model": self.profile.model or ""}
+        if inp.criterion.graded:
+            details["prompt"] = level_version(self.profile.prompt_template)
+        verdict = Verdict(
             criterion=inp.criterion.id,
-            status=answer.status,
-            evidence=Evidence(ref, answer.time_s, answer.evidence),
+            status=status,
+            evidence=Evidence(ref, time_s, text),
             judge_profile_id=self.profile.id,
-            latency_ms=ms,
+            latency_ms=(time.perf_counter() - started) * 1000.0,
             usage=dict(reply.usage.raw) or None,
             cost_usd=self._cost(reply.usage),
-            details={"api": self.api, "model": self.profile.model},
+            details=details,
             raw_reply=reply.text,
+            level=level,
         )
+        return verdict, prompt
 
     def _cost(self, usage: Usage) -> float | None:
         """Cost of one call in USD, or None when it cannot be known.

@@ -22,6 +22,7 @@ from sqlalchemy.engine import make_url
 
 from judges.calibration import CalibrationRun
 from judges.calibration.gate import GateConfig
+from judges.calibration.panel_agreement import PanelAgreement
 from judges.calibration.runner import SPLIT_NAMES
 from judges.perturbation.generate import (
     Recipe,
@@ -33,8 +34,10 @@ from judges.perturbation.generate import (
 from regua.errors import GateDemotionError, InputError
 from regua.settings import Settings, load_settings
 from service.calibration.calibrate import CalibrationRequest, calibrate, store_run
+from service.calibration.panel import PanelCalibrationRequest, calibrate_panel
 from service.calibration.store import CalibrationView, calibration_view
 from service.cli.calibrate_summary import summary_lines
+from service.cli.panel_summary import panel_lines
 from service.cli.task_ref import TaskDataDir, resolve_task
 from service.pipeline.render_client import RenderClient
 from service.storage import Database
@@ -103,7 +106,13 @@ CalibrationDataDir = typer.Option(
 
 
 def calibrate_command(
-    judge: str = typer.Option(..., "--judge", help="Judge profile id (NAME@VERSION)"),
+    judge: str = typer.Option(None, "--judge", help="Judge profile id (NAME@VERSION)"),
+    panel: str = typer.Option(
+        None,
+        "--panel",
+        help="Calibrate a whole panel instead (its adjudicator included): the panel's verdicts, "
+        "each judge alone and how often the adjudicator agreed with the majority and the label",
+    ),
     set_name: str = typer.Option(
         "bundled",
         "--set",
@@ -134,7 +143,13 @@ def calibrate_command(
     """
     if split not in SPLIT_NAMES:
         raise InputError("--split must be held_out, tuning or all")
+    if (judge is None) == (panel is None):
+        raise InputError("give --judge PROFILE or --panel PANEL (one of them)")
     settings = with_data_dir(load_settings(), data_dir)
+    if panel is not None:
+        request_panel = PanelCalibrationRequest(panel, set_name, task, split, seed, n_boot)
+        _panel(request_panel, settings, store, out, as_json)
+        return
     gate = GateConfig.from_dict(_json(gate_file.read_text(encoding="utf-8"))) if gate_file else None
     request = CalibrationRequest(
         judge, set_name, split, repeats, seed, n_boot, gate, task, replace=replace
@@ -228,6 +243,45 @@ def where_stored(settings: Settings) -> str:
     if settings.database_url:
         return make_url(settings.database_url).render_as_string(hide_password=True)
     return str((settings.data_dir / "regua.sqlite3").resolve())
+
+
+def _panel(
+    request: PanelCalibrationRequest,
+    settings: Settings,
+    with_db: bool,
+    out: Path | None,
+    as_json: bool,
+) -> None:
+    """``--panel``: measure the panel and print (and write) its report; nothing is stored."""
+    report = panel_report(request, settings, with_db)
+    data = report.to_dict()
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    if as_json:
+        typer.echo(json.dumps(data, sort_keys=True))
+    else:
+        for line in panel_lines(report):
+            typer.echo(line)
+
+
+def panel_report(
+    request: PanelCalibrationRequest, settings: Settings, with_db: bool
+) -> PanelAgreement:
+    """Run the panel calibration with the database's gate (when there is one)."""
+    db = Database(settings.resolved_database_url()) if with_db else None
+    renderer = RenderClient(settings)
+    try:
+        if db is None:
+            with configured_tasks(settings) as registry:
+                return calibrate_panel(request, settings, renderer, registry=registry)
+        tasks = StoredTaskRegistry(db, bundled_registry())
+        blobs = open_blob_store(settings)
+        return calibrate_panel(request, settings, renderer, db=db, blobs=blobs, registry=tasks)
+    finally:
+        renderer.close()
+        if db is not None:
+            db.dispose()
 
 
 def register(app: typer.Typer) -> None:

@@ -19,6 +19,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 import judges
+from service.evaluation.record_grading import read_adjudications, store_grading
 from service.storage import (
     Artifact,
     CriterionOutcomeRow,
@@ -79,6 +80,7 @@ class VerdictValues(TypedDict):
     usage: JsonValue
     cost_usd: float | None
     details: JsonValue
+    level: int | None
 
 
 class FailureValues(TypedDict):
@@ -103,6 +105,7 @@ class OutcomeValues(TypedDict):
     votes: list[dict[str, JsonValue]]
     disagreement: str | None
     cause: str | None
+    level: int | None
 
 
 def _evidence(verdict: judges.Verdict, names: Mapping[str, str]) -> list[dict[str, JsonValue]]:
@@ -206,6 +209,7 @@ def append_evaluations(
             verdicts.append(_verdict_row(s, blobs, new, ev.id, v))
         failures += [_failure_row(ev.id, f) for f in new.result.failures]
         outcomes += [_outcome_row(ev.id, c) for c in new.result.criteria]
+        store_grading(s, blobs, new.run_id, ev.id, new.result)
         _store_measurements(s, blobs, new)
         run = runs[new.run_id]
         run.outcome, run.outcome_cause = ev.outcome, ev.cause
@@ -240,6 +244,7 @@ def _verdict_row(
         "usage": v.to_dict()["usage"],
         "cost_usd": v.cost_usd,
         "details": v.to_dict()["details"],
+        "level": v.level,
     }
 
 
@@ -264,6 +269,7 @@ def _outcome_row(evaluation_id: int, c: judges.CriterionOutcome) -> OutcomeValue
         "votes": [v.to_dict() for v in c.votes],
         "disagreement": c.disagreement,
         "cause": c.cause,
+        "level": c.level,
     }
 
 
@@ -310,6 +316,7 @@ def read_evaluation(s: Session, blobs: BlobStore, evaluation_id: int) -> StoredE
                 "votes": c.votes or [],
                 "disagreement": c.disagreement,
                 "cause": c.cause,
+                "level": c.level,
             }
         )
         for c in s.scalars(
@@ -319,7 +326,9 @@ def read_evaluation(s: Session, blobs: BlobStore, evaluation_id: int) -> StoredE
         )
     )
     panel = judges.PanelRecord.from_dict(ev.judge_panel or {})
-    return StoredEvaluation(ev, panel, judges.JudgeAnswers(tuple(verdicts), failures), criteria)
+    adjudications = read_adjudications(s, blobs, ev.id)
+    answers = judges.JudgeAnswers(tuple(verdicts), failures, adjudications)
+    return StoredEvaluation(ev, panel, answers, criteria)
 
 
 def _stored_verdict(
@@ -346,4 +355,5 @@ def _stored_verdict(
         cost_usd=row.cost_usd,
         details=row.details or {},
         raw_reply=reply,
+        level=row.level,
     )

@@ -31,6 +31,7 @@ from service.reports.build import ReportConfig, build_report
 from service.reports.leaks import leak_report
 from service.reports.revisions import revision_section, split_first_answers
 from service.reports.rows import JudgeVote, ReportRow
+from service.reports.scores import read_scores, score_section
 from service.review.outcome import AuditRecord
 from service.storage.models import CriterionOutcomeRow, Evaluation, Run, TaskRow, VerdictRow
 from service.storage.review_models import ReviewItem
@@ -320,6 +321,9 @@ def generate_report(
         task_dimensions={r: d for r, d in inputs.task_dimensions.items() if r in used},
     )
     mark_retired(session, report)
+    graded = score_section(read_scores(session, inputs.rows))
+    if graded:  # tasks with a rubric: score distributions beside the pass rates
+        report["scores"] = graded
     report["revisions"] = revision_section([*inputs.rows, *inputs.revised], inputs.rounds)
     if submitted_by is None:  # admins: replies that carried a reserved task
         reported = {row.run_id for row in inputs.rows}

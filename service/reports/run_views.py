@@ -62,6 +62,65 @@ class VerdictView(View):
     latency_ms: float | None = None
     cost_usd: float | None = None
     raw_artifact: str | None = Field(default=None, description="sha256 of the judge's raw reply")
+    level: int | None = Field(
+        default=None, exclude_if=_is_none, description="The level given on a graded criterion"
+    )
+
+
+class AnswerView(View):
+    """One judge's answer as the adjudicator was shown it: what, never who."""
+
+    status: str
+    level: int | None = Field(default=None, exclude_if=_is_none)
+    evidence: str
+    time_s: float | None = None
+
+
+class AdjudicationView(View):
+    """Why the panel's adjudicator was asked on a criterion, what it saw and what came of it."""
+
+    adjudicator_id: str
+    adjudicator_hash: str
+    reason: str = Field(description="Why it was asked (the judges' disagreement)")
+    answers: list[AnswerView] = Field(description="The anonymous answers it was shown")
+    trusted: bool = Field(description="Whether the gate trusts it on this criterion")
+    result: Literal[
+        "decided", "adjudicator_uncertain", "adjudicator_failed", "adjudicator_not_trusted"
+    ]
+    decided: bool = Field(description="Its verdict decided the criterion: no person needed")
+    status: CriterionStatus | None = None
+    level: int | None = Field(default=None, exclude_if=_is_none)
+    evidence: list[EvidenceView]
+    failure: str | None = Field(default=None, description="cause: detail, when it failed")
+    prompt_version: str | None = None
+    prompt_artifact: str | None = Field(default=None, description="sha256 of the prompt sent")
+    raw_artifact: str | None = Field(default=None, description="sha256 of its raw reply")
+
+
+class BoundView(View):
+    """One bound of a rubric on a run: ``I >= 4``, the level found, whether it held."""
+
+    criterion: str
+    text: str
+    level: int | None
+    held: bool | None = Field(description="None when the level is not decided")
+
+
+class RubricView(View):
+    """A graded task's rubric on this evaluation: score, levels, bounds and verdict apart."""
+
+    name: str
+    formula: str
+    score: float | None = Field(description="None until every level is decided")
+    score_text: str | None
+    arithmetic: str | None
+    threshold: float
+    threshold_met: bool | None
+    max_score: float
+    levels: dict[str, int | None]
+    bounds: list[BoundView]
+    missing: list[str]
+    verdict: OutcomeStatus = Field(description="The evaluation's outcome, beside the score")
 
 
 class GateView(View):
@@ -90,6 +149,7 @@ class VoteView(View):
     profile_hash: str | None
     basis: str
     gate: GateView | None
+    level: int | None = Field(default=None, exclude_if=_is_none, description="A graded vote")
 
 
 class CriterionView(View):
@@ -104,6 +164,12 @@ class CriterionView(View):
     cause: str | None = None
     votes: list[VoteView]
     verdicts: list[VerdictView]
+    level: int | None = Field(
+        default=None, exclude_if=_is_none, description="The decided level (graded criteria)"
+    )
+    adjudication: AdjudicationView | None = Field(
+        default=None, exclude_if=_is_none, description="The adjudication, when one was asked"
+    )
 
 
 class JudgeFailureView(View):
@@ -136,6 +202,9 @@ class EvaluationView(View):
     versions: VersionsView
     criteria: list[CriterionView]
     judge_failures: list[JudgeFailureView]
+    rubric: RubricView | None = Field(
+        default=None, exclude_if=_is_none, description="The rubric score of a graded task"
+    )
 
 
 class EvaluationLine(View):

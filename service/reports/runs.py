@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from service.reports.grading_views import adjudication_views, rubric_view
 from service.reports.leaks import leak_views
 from service.reports.run_views import (
     ArtifactView,
@@ -80,6 +81,7 @@ def evaluation_view(s: Session, ev: Evaluation, raw_sha: dict[int, str]) -> Eval
         select(JudgeFailureRow).where(JudgeFailureRow.evaluation_id == ev.id)
     ).all()
     votes = vote_views(s, ev, {c.criterion: c.votes or [] for c in outcomes})
+    adjudications = adjudication_views(s, ev.id, raw_sha)
     return EvaluationView(
         id=ev.id,
         kind=ev.kind,
@@ -93,7 +95,12 @@ def evaluation_view(s: Session, ev: Evaluation, raw_sha: dict[int, str]) -> Eval
             render_profile=ev.render_profile_id,
             judge_panel=ev.judge_panel,
         ),
-        criteria=[_criterion_view(c, verdicts, raw_sha, votes[c.criterion]) for c in outcomes],
+        criteria=[
+            _criterion_view(c, verdicts, raw_sha, votes[c.criterion]).model_copy(
+                update={"adjudication": adjudications.get(c.criterion)}
+            )
+            for c in outcomes
+        ],
         judge_failures=[
             JudgeFailureView(
                 criterion=f.criterion,
@@ -103,6 +110,7 @@ def evaluation_view(s: Session, ev: Evaluation, raw_sha: dict[int, str]) -> Eval
             )
             for f in failures
         ],
+        rubric=rubric_view(s, ev.id),
     )
 
 
@@ -140,6 +148,7 @@ def _criterion_view(
         disagreement=c.disagreement,
         cause=c.cause,
         votes=votes,
+        level=c.level,
         verdicts=[
             VerdictView(
                 judge_profile_id=v.judge_profile_id,
@@ -148,6 +157,7 @@ def _criterion_view(
                 latency_ms=v.latency_ms,
                 cost_usd=v.cost_usd,
                 raw_artifact=raw_sha.get(v.raw_artifact_id or -1),
+                level=v.level,
             )
             for v in verdicts
             if v.criterion == c.criterion

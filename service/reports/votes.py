@@ -121,6 +121,7 @@ def vote_views(
                     profile_hash=seat.content_hash if seat else None,
                     basis=basis,
                     gate=gate,
+                    level=vote.get("level"),
                 )
             )
         out[criterion] = lines

@@ -44,6 +44,9 @@ REASONS = {
     "judge_uncertain": "the judge could not decide from the frames",
     "reviewers_disagree": "earlier reviewers disagreed",
     "reviewer_uncertain": "an earlier reviewer could not decide",
+    "adjudicator_uncertain": "the judges disagree and the adjudicator could not decide",
+    "adjudicator_failed": "the judges disagree and the adjudicator gave no usable answer",
+    "adjudicator_not_trusted": "the judges disagree and the adjudicator is not trusted here",
 }
 
 

@@ -4,6 +4,7 @@ from service.storage.access_models import WebSession
 from service.storage.engine import Database, upgrade
 from service.storage.experiment_models import ExperimentCaseRow, ExperimentRow
 from service.storage.generation_models import GenerationRow
+from service.storage.grading_models import AdjudicationRow, RubricScoreRow
 from service.storage.models import (
     ApiToken,
     Artifact,
@@ -38,6 +39,7 @@ from service.storage.workflow_models import (
 )
 
 __all__ = [
+    "AdjudicationRow",
     "ApiToken",
     "Artifact",
     "Base",
@@ -60,6 +62,7 @@ __all__ = [
     "ReviewItem",
     "ReviewRow",
     "ReviewScan",
+    "RubricScoreRow",
     "Run",
     "RunRevisionRow",
     "StageAttempt",

@@ -240,6 +240,7 @@ class VerdictRow(Base):
     usage: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     cost_usd: Mapped[float | None] = mapped_column(Float)
     details: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    level: Mapped[int | None] = mapped_column(Integer)  # graded criteria (1400)
 
 
 class JudgeFailureRow(Base):
@@ -268,3 +269,4 @@ class CriterionOutcomeRow(Base):
     votes: Mapped[list[Any] | None] = mapped_column(JSON)
     disagreement: Mapped[str | None] = mapped_column(Text)
     cause: Mapped[str | None] = mapped_column(Text)
+    level: Mapped[int | None] = mapped_column(Integer)  # graded criteria (1400)

@@ -42,6 +42,7 @@ STRUCTURED_IDS = {
 def test_bundled_tasks_with_their_acceptance_tables() -> None:
     registry = bundled_registry()
     assert registry.refs() == [
+        "lighthouse-night-graded@1",
         "pelican-bicycle-animated@1",
         "pelican-bicycle-animated@2",
         "pelican-bicycle-open@1",

@@ -3,20 +3,24 @@
 ``with serving(Scripted([Reply("…")])) as server:`` runs a real threaded HTTP server on a
 loopback port (``server.url``); ``server.requests`` records what it was sent. Answerers:
 :class:`Scripted`, :class:`FrameTruth` (a vision model answering from a truth table keyed by
-frame hash), :class:`Pairwise`, :class:`FailFirst` with :func:`rate_limited`,
+frame hash: statuses, and levels for graded criteria), :class:`ByModel` (several models behind
+one endpoint), :class:`Pairwise`, :class:`FailFirst` with :func:`rate_limited`,
 :func:`server_error`, :func:`slow` and :func:`garbage`; for the workflows (revise, proposals,
 candidate judges) :class:`FixesAfterFrame`, :class:`Proposer` and :class:`YesManWhen`.
 """
 
 from regua.llm.testing.answerers import (
     CRITERION_LINE,
+    ByModel,
     FailFirst,
     FrameTruth,
     Pairwise,
     Scripted,
     ScriptedServer,
+    asks_level,
     criterion_and_frames,
     garbage,
+    is_adjudication,
     rate_limited,
     scripted_server,
     server_error,
@@ -37,6 +41,7 @@ from regua.llm.testing.workflows import FixesAfterFrame, Proposer, YesManWhen
 __all__ = [
     "CRITERION_LINE",
     "Answerer",
+    "ByModel",
     "FailFirst",
     "FakeModelServer",
     "FixesAfterFrame",
@@ -48,9 +53,11 @@ __all__ = [
     "Scripted",
     "ScriptedServer",
     "YesManWhen",
+    "asks_level",
     "criterion_and_frames",
     "envelope",
     "garbage",
+    "is_adjudication",
     "rate_limited",
     "scripted_server",
     "server_error",

@@ -19,6 +19,20 @@ from regua.llm.testing.server import Answerer, FakeModelServer, Reply, Request
 
 CRITERION_LINE = re.compile(r"Criterion (\w+) \(")
 """How regua's judge prompts name the criterion asked about (``Criterion R2 (relation): …``)."""
+LEVEL_LINE = re.compile(r"Criterion \w+ \(\w+, graded \d+\.\.\d+\)")
+"""How regua asks for a level on a graded criterion (``Criterion P (necessary, graded 0..5)``)."""
+ADJUDICATION_LINE = "Answers of the other judges"
+"""What an adjudication prompt carries after its question (the other judges' answers)."""
+
+
+def asks_level(request: Request) -> bool:
+    """Whether a judge request asks for a level (a graded criterion) rather than a status."""
+    return LEVEL_LINE.search("\n".join(request.texts())) is not None
+
+
+def is_adjudication(request: Request) -> bool:
+    """Whether a judge request is an adjudication (it lists other judges' answers)."""
+    return any(ADJUDICATION_LINE in t for t in request.texts())
 
 
 def sha256(data: bytes) -> str:
@@ -68,6 +82,12 @@ class FrameTruth:
     """(criterion, status, known) → the evidence sentence of the answer."""
     time_s: float | None = None
     """The frame time every answer names (None: no particular frame)."""
+    levels: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Frame sha256 → graded criterion → level, for level requests (graded criteria)."""
+    criterion_levels: dict[str, int] = field(default_factory=dict)
+    """Criterion → the level given whatever the frames, when ``levels`` knows none of them."""
+    default_level: int | None = None
+    """The level given when neither table knows (None: ``"level": null``)."""
     usage: tuple[int, int] = (1000, 20)
     asked: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
     """(criterion, frame shas) of every request."""
@@ -86,11 +106,28 @@ class FrameTruth:
             known = [self.truth[s][criterion] for s in shas if criterion in self.truth.get(s, {})]
         return (known[0], True) if known else (self.default, False)
 
+    def level(self, criterion: str, shas: list[str]) -> tuple[int | None, bool]:
+        """The level for these frames (and whether the table knew it)."""
+        with self.lock:
+            self.asked.append((criterion, tuple(shas)))
+            known = [self.levels[s][criterion] for s in shas if criterion in self.levels.get(s, {})]
+        if known:
+            return known[0], True
+        if criterion in self.criterion_levels:
+            return self.criterion_levels[criterion], True
+        return self.default_level, False
+
     def __call__(self, request: Request) -> Reply:
-        """The judge's JSON answer for one request."""
+        """The judge's JSON answer for one request (a level when a level is asked)."""
         criterion, shas = criterion_and_frames(request)
-        status, known = self.status(criterion, shas)
-        answer = {"status": status, "evidence": self.evidence(criterion, status, known)}
+        answer: dict[str, object]
+        if asks_level(request):
+            level, known = self.level(criterion, shas)
+            said = "no level" if level is None else f"level {level}"
+            answer = {"level": level, "evidence": self.evidence(criterion, said, known)}
+        else:
+            status, known = self.status(criterion, shas)
+            answer = {"status": status, "evidence": self.evidence(criterion, status, known)}
         return Reply(
             json.dumps({**answer, "time_s": self.time_s}),
             input_tokens=self.usage[0],
@@ -180,6 +217,37 @@ class FailFirst:
         with self.lock:
             n = self.seen[request.path] = self.seen.get(request.path, 0) + 1
         return self.failure if n <= self.times else self.then(request)
+
+
+@dataclass
+class ByModel:
+    """Several fake models behind one endpoint: each request goes to its ``model``'s answerer.
+
+    A strict / balanced / lenient trio and an adjudicator can share one server this way;
+    ``asked`` keeps (model, every text part) of each request, so a test can check what each
+    model was shown (and that an adjudicator never saw a judge's name).
+    """
+
+    models: dict[str, Answerer]
+    default: Answerer | None = None
+    asked: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __call__(self, request: Request) -> Reply:
+        """The answer of the model the request names (a 404 for a model nobody serves)."""
+        body = request.json if isinstance(request.json, dict) else {}
+        model = str(body.get("model") or "")
+        with self.lock:
+            self.asked.append((model, tuple(request.texts())))
+        answerer = self.models.get(model, self.default)
+        if answerer is None:
+            return Reply(status=404, body=f'{{"error": {{"message": "no model {model}"}}}}')
+        return answerer(request)
+
+    def prompts(self, model: str) -> list[str]:
+        """Every request's joined text sent to one model, in order."""
+        with self.lock:
+            return ["\n".join(texts) for m, texts in self.asked if m == model]
 
 
 class ScriptedServer(FakeModelServer[Scripted]):

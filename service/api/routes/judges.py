@@ -61,6 +61,10 @@ class PanelLine(BaseModel):
     """Whether the service judges with it by default (``REGUA_PANEL``)."""
     default_for_tasks: list[str]
     """Task versions it judges when neither the submission nor the service names a panel."""
+    adjudicator: str | None = None
+    """The profile asked when the judges of a criterion disagree (docs/grading.md)."""
+    disagreement: str = "split"
+    max_level_spread: float = 1.5
 
 
 class PanelList(BaseModel):

@@ -20,6 +20,8 @@ def test_tasks_list_prints_every_ref_whole(columns: str) -> None:
     assert lines[notes].startswith("retired pelican-bicycle-static@1: its criteria score")
     lines = lines[:notes]  # the table; the retirement notes follow it
     refs = [spec.ref for spec in bundled_registry().all()]
-    first_words = [line.split()[0] for line in lines if line.strip().startswith("pelican")]
+    first_words = [
+        line.split()[0] for line in lines if line.strip().startswith(("pelican", "lighthouse"))
+    ]
     assert first_words == refs  # one whole ref per task, in registry order
     assert not any(line.split()[0].endswith("…") for line in lines if line.strip())
