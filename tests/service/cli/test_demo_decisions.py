@@ -11,7 +11,10 @@ the report page. Real rendering, real HTTP.
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -31,60 +34,121 @@ ROW = re.compile(
 )
 
 
-def test_demo_shows_pass_fail_and_pending_all_marked_mock(tmp_path: Path) -> None:
+@dataclass
+class Kept:
+    """A CLI process that ran the whole demo and keeps serving, with what it printed."""
+
+    lines: Lines
+    printed: str
+    data: Path
+
+
+@pytest.fixture(scope="module")
+def kept_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kept]:
+    """One ``regua demo --keep`` over every bundled sample, shared by this module's tests (the
+    whole demo renders every sample: once is enough); Ctrl-C must end it with exit code 0."""
     require_real_rendering()
-    demo = Lines("demo", "--keep", "--data-dir", str(tmp_path), env={"COLUMNS": "220"})
+    data = tmp_path_factory.mktemp("demo")
+    demo = Lines("demo", "--keep", "--data-dir", str(data), env={"COLUMNS": "220"})
     try:
         printed = demo.until("press Ctrl-C", timeout_s=400)
-        assert f"MOCK judge: {MOCK}" in printed, printed
-        rows = {
-            m.group(6): (m.group(1), m.group(3), m.group(5).strip()) for m in ROW.finditer(printed)
-        }
-        outcomes = [o for _f, o, _w in rows.values()]
-        assert {"pass", "fail", "pending"} <= set(outcomes), printed
-        assert "incomplete" not in outcomes, printed
-        for sample, outcome, why in rows.values():  # every decision that is not a pass says why
-            assert outcome == "pass" or why, (sample, outcome)
-        by_sample = {f: o for f, o, _w in rows.values()}
-        assert by_sample["structured-good.svg"] == "pass"
-        assert by_sample["animated-pedalling.svg"] == "pass"  # its feet now follow the pedals
-        assert by_sample["fail-R2-foot-off-pedal.svg"] == "fail"
-        assert by_sample["uncertain-R2-foot-hovering.svg"] == "pending"
-        url = re.search(r"stays up at (http://\S+) ", printed)
-        assert url, printed
-        token = (tmp_path / "admin-token").read_text().strip()
-        with httpx.Client(
-            base_url=url.group(1), headers={"Authorization": f"Bearer {token}"}, timeout=60
-        ) as http:
-            _every_run_is_marked_mock(http, rows)
-        with httpx.Client(base_url=url.group(1), timeout=60, follow_redirects=True) as page:
-            web_login(page, token)  # the pages take a session made by the login form
-            _pages_show_mock(page, next(iter(rows)))
+        yield Kept(demo, printed, data)
     finally:
         assert demo.interrupt() == 0
 
 
-def test_make_run_serves_pass_fail_and_pending_all_marked_mock(tmp_path: Path) -> None:
-    """``regua run`` (what ``make run`` calls): the loaded demo runs end as the mock decides."""
+@pytest.fixture(scope="module")
+def made_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kept]:
+    """One ``regua run`` (what ``make run`` calls), shared by this module's tests."""
     require_real_rendering()
     port = free_port()
-    data = tmp_path / "data"
+    data = tmp_path_factory.mktemp("run") / "data"
     served = Lines("run", "--port", str(port), "--data-dir", str(data), env={"COLUMNS": "200"})
     try:
         printed = served.until("press Ctrl-C", timeout_s=400)
-        assert f"MOCK judge: {MOCK}" in printed, printed
-        ids = (data / MARKER).read_text().split()
-        url = f"http://127.0.0.1:{port}"
-        with ReguaClient(url, read_token(data)) as client:
-            views = client.wait(ids, timeout_s=300)
-            rows = {
-                rid: (str(v["model"]["params"]["sample"]), str(v["outcome"]["status"]), "")
-                for rid, v in views.items()
-            }
-            assert {"pass", "fail", "pending"} <= {o for _s, o, _w in rows.values()}, rows
-            _every_run_is_marked_mock(client.http, rows)
+        yield Kept(served, printed, data)
     finally:
         served.interrupt()
+
+
+def test_demo_shows_pass_fail_and_pending_all_marked_mock(kept_demo: Kept) -> None:
+    printed = kept_demo.printed
+    assert f"MOCK judge: {MOCK}" in printed, printed
+    rows = {m.group(6): (m.group(1), m.group(3), m.group(5).strip()) for m in ROW.finditer(printed)}
+    outcomes = [o for _f, o, _w in rows.values()]
+    assert {"pass", "fail", "pending"} <= set(outcomes), printed
+    assert "incomplete" not in outcomes, printed
+    for sample, outcome, why in rows.values():  # every decision that is not a pass says why
+        assert outcome == "pass" or why, (sample, outcome)
+    by_sample = {f: o for f, o, _w in rows.values()}
+    assert by_sample["structured-good.svg"] == "pass"
+    assert by_sample["animated-pedalling.svg"] == "pass"  # its feet now follow the pedals
+    assert by_sample["fail-R2-foot-off-pedal.svg"] == "fail"
+    assert by_sample["uncertain-R2-foot-hovering.svg"] == "pending"
+    url = re.search(r"stays up at (http://\S+) ", printed)
+    assert url, printed
+    token = (kept_demo.data / "admin-token").read_text().strip()
+    with httpx.Client(
+        base_url=url.group(1), headers={"Authorization": f"Bearer {token}"}, timeout=60
+    ) as http:
+        _every_run_is_marked_mock(http, rows)
+    with httpx.Client(base_url=url.group(1), timeout=60, follow_redirects=True) as page:
+        web_login(page, token)  # the pages take a session made by the login form
+        _pages_show_mock(page, next(iter(rows)))
+
+
+def test_demo_runs_every_sample_and_writes_its_report(kept_demo: Kept) -> None:
+    """The summary names every sample, the outcomes and the artifacts; the report is written."""
+    printed = kept_demo.printed
+    for name in (
+        "structured-good.svg",
+        "script-carrying.svg",
+        "no-svg-refusal.txt",
+        "animated-pedalling.svg",
+    ):
+        assert name in printed
+    assert "outcomes:" in printed and "artifacts:" in printed
+    assert (kept_demo.data / "artifacts").is_dir()
+    report_dir = kept_demo.data / "report"
+    html = (report_dir / "report.html").read_text(encoding="utf-8")
+    assert "<svg" in html and "not a confidence interval" in html
+    exported = json.loads((report_dir / "report.json").read_text(encoding="utf-8"))
+    assert exported["provenance"]["runs"] >= 10
+    assert list(report_dir.glob("*.csv"))
+
+
+def test_make_run_serves_pass_fail_and_pending_all_marked_mock(made_run: Kept) -> None:
+    """``regua run`` (what ``make run`` calls): the loaded demo runs end as the mock decides."""
+    printed = made_run.printed
+    assert f"MOCK judge: {MOCK}" in printed, printed
+    ids = (made_run.data / MARKER).read_text().split()
+    url = _base(printed)
+    with ReguaClient(url, read_token(made_run.data)) as client:
+        views = client.wait(ids, timeout_s=300)
+        rows = {
+            rid: (str(v["model"]["params"]["sample"]), str(v["outcome"]["status"]), "")
+            for rid, v in views.items()
+        }
+        assert {"pass", "fail", "pending"} <= {o for _s, o, _w in rows.values()}, rows
+        _every_run_is_marked_mock(client.http, rows)
+
+
+def test_make_run_prints_the_web_pages(made_run: Kept) -> None:
+    """``regua run`` (``make run``) lists /login, /runs, /runs/<id>, /review and /report."""
+    printed = made_run.printed
+    base = _base(printed)
+    for path in ("/login", "/runs", "/review", "/report"):
+        assert f"{base}{path}" in printed, printed
+    one = re.search(rf"{base}/runs/([0-9a-f]{{32}})", printed)
+    assert one, printed
+    got = httpx.get(f"{base}/runs/{one.group(1)}", follow_redirects=False, timeout=30)
+    assert got.status_code == 303  # the page exists and asks for a login
+
+
+def _base(printed: str) -> str:
+    found = re.search(r"(http://127\.0\.0\.1:\d+)/login", printed)
+    assert found, printed
+    return found.group(1)
 
 
 def _every_run_is_marked_mock(http: httpx.Client, rows: dict[str, tuple[str, str, str]]) -> None:

@@ -24,7 +24,6 @@ import httpx
 from typer.testing import CliRunner
 
 from service.cli import app
-from tests.helpers.ports import free_port
 from tests.helpers.server import REPO, Served
 
 SAMPLES = REPO / "samples" / "outputs"
@@ -157,27 +156,3 @@ def test_demo_keep_serves_its_pages_until_ctrl_c(tmp_path: Path) -> None:
             assert http.get(run_json).json()["status"] == "done"
     finally:
         assert demo.interrupt() == 0
-
-
-def test_make_run_prints_the_web_pages(tmp_path: Path) -> None:
-    """``regua run`` (``make run``) lists /login, /runs, /runs/<id>, /review and /report."""
-    port = free_port()
-    served = Lines(
-        "run",
-        "--port",
-        str(port),
-        "--data-dir",
-        str(tmp_path / "data"),
-        env={"REGUA_RENDER_WORKERS": "1"},
-    )
-    try:
-        printed = served.until("press Ctrl-C", timeout_s=120)
-        base = f"http://127.0.0.1:{port}"
-        for path in ("/login", "/runs", "/review", "/report"):
-            assert f"{base}{path}" in printed, printed
-        one = re.search(rf"{base}/runs/([0-9a-f]{{32}})", printed)
-        assert one, printed
-        got = httpx.get(f"{base}/runs/{one.group(1)}", follow_redirects=False, timeout=30)
-        assert got.status_code == 303  # the page exists and asks for a login
-    finally:
-        served.interrupt()

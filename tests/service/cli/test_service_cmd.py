@@ -1,9 +1,8 @@
 """The CLI against a served instance: token create, submit (with and without waiting), status,
-and ``regua demo`` end to end."""
+(``regua demo`` end to end: ``test_demo_decisions.py``)."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -64,25 +63,3 @@ def test_token_submit_status(tmp_path: Path) -> None:
         assert denied.exit_code == 1 and "HTTP 403" in denied.output
     finally:
         server.stop()
-
-
-def test_demo_runs_every_sample_and_exits_zero(tmp_path: Path) -> None:
-    require_real_rendering()
-    args = ["demo", "--data-dir", str(tmp_path / "demo")]
-    done = _regua(*args, timeout=420)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    for name in (
-        "structured-good.svg",
-        "script-carrying.svg",
-        "no-svg-refusal.txt",
-        "animated-pedalling.svg",
-    ):
-        assert name in done.stdout
-    assert "outcomes:" in done.stdout and "artifacts:" in done.stdout
-    assert (tmp_path / "demo" / "artifacts").is_dir()
-    report_dir = tmp_path / "demo" / "report"
-    html = (report_dir / "report.html").read_text(encoding="utf-8")
-    assert "<svg" in html and "not a confidence interval" in html
-    exported = json.loads((report_dir / "report.json").read_text(encoding="utf-8"))
-    assert exported["provenance"]["runs"] >= 10
-    assert list(report_dir.glob("*.csv"))
