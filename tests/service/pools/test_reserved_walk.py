@@ -97,6 +97,7 @@ def fillers(world: PoolWorld) -> dict[str, list[str]]:
         "token_id": [str(world.token_ids["admin"])],
         "job_id": ["job-of-nobody"],
         "batch_id": ["1"],
+        "proposal_id": ["1"],  # admin-only routes: the walk checks the others get nothing
         "experiment_id": ["experiment-of-nobody"],
         "name": STATIC,
     }
