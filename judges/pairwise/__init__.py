@@ -11,7 +11,9 @@ from judges.pairwise.agreement import (
     HumanWinner,
     JudgedPair,
     PairwiseCalibration,
+    RankingAgreement,
     calibrate_pairwise,
+    ranking_agreement,
 )
 from judges.pairwise.bradley_terry import (
     Comparison,
@@ -67,6 +69,7 @@ __all__ = [
     "PairwiseRegistry",
     "RankedModel",
     "Ranking",
+    "RankingAgreement",
     "Result",
     "both_orders",
     "calibrate_pairwise",
@@ -75,6 +78,7 @@ __all__ = [
     "fit_scores",
     "pairwise_registry",
     "rank",
+    "ranking_agreement",
     "register_pairwise_judge",
     "technical_ties",
     "win_matrix",

@@ -8,7 +8,7 @@ say tie. A position-biased outcome is a tie. Judge failures are counted, never a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -28,6 +28,8 @@ class HumanPreference:
     right: str
     winner: HumanWinner
     annotator: str
+    models: tuple[str | None, str | None] = (None, None)
+    """The models that made the left and right drawings, when known."""
 
 
 @dataclass(frozen=True)
@@ -118,3 +120,65 @@ def calibrate_pairwise(
     return PairwiseCalibration(
         len(humans), judged_n, failures, missing, agree, biased, len(decided)
     )
+
+
+@dataclass(frozen=True)
+class RankingAgreement:
+    """How two rankings of the same models agree (over the models both rank)."""
+
+    models: int
+    spearman: float | None
+    """Spearman's rho of the two orders (None below two common models)."""
+    kendall: float | None
+    """Kendall's tau-a over the pairs of common models (None below two)."""
+    pairs_same_order: int
+    pairs: int
+
+    def to_dict(self) -> dict[str, float | int | None]:
+        """JSON-able form."""
+        return {
+            "models": self.models,
+            "spearman": self.spearman,
+            "kendall": self.kendall,
+            "pairs_same_order": self.pairs_same_order,
+            "pairs": self.pairs,
+        }
+
+
+def ranking_agreement(first: Mapping[str, float], second: Mapping[str, float]) -> RankingAgreement:
+    """Agreement of two rankings given as model → score (higher is better).
+
+    Over the models both rank: Spearman's rho of their places, Kendall's tau-a, and how many
+    pairs of models the two put in the same order (a pair tied in either counts as not the same).
+    """
+    common = sorted(set(first) & set(second))
+    n = len(common)
+    same = discordant = 0
+    for i, a in enumerate(common):
+        for b in common[i + 1 :]:
+            product = (first[a] - first[b]) * (second[a] - second[b])
+            same += product > 0
+            discordant += product < 0
+    pairs = n * (n - 1) // 2
+    if n < 2:
+        return RankingAgreement(n, None, None, same, pairs)
+    place_1 = _places(common, first)
+    place_2 = _places(common, second)
+    d2 = sum((place_1[m] - place_2[m]) ** 2 for m in common)
+    rho = 1.0 - 6.0 * d2 / (n * (n * n - 1))
+    return RankingAgreement(n, rho, (same - discordant) / pairs, same, pairs)
+
+
+def _places(models: Sequence[str], scores: Mapping[str, float]) -> dict[str, float]:
+    """Place of each model (1 = best), ties sharing their mean place."""
+    ordered = sorted(models, key=lambda m: -scores[m])
+    places: dict[str, float] = {}
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and scores[ordered[j + 1]] == scores[ordered[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            places[ordered[k]] = (i + j) / 2.0 + 1.0
+        i = j + 1
+    return places

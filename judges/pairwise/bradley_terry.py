@@ -4,11 +4,15 @@ Pure numpy. Each comparison is (a, b, result) with result ``a``, ``b`` or ``tie`
 as half a win for each side. Strengths are the maximum-likelihood fit (Newton's method on the
 concave log-likelihood), with ``prior`` virtual ties between every pair of models so that a model
 that never won keeps a finite score and every model is connected. The score is
-``log p`` centred on 0 (geometric mean 1); the Elo readout is ``1000 + 400 · log10 p``.
+``log p`` centred on 0 (geometric mean 1); the Elo readout is ``1500 + 400 · log10 p``.
 Intervals are percentile intervals of a seeded bootstrap over comparisons.
 
 Two models are a *technical tie* when their scores differ by less than the mean half-width of
 their two intervals; a model with fewer than ``min_comparisons`` comparisons is *preliminary*.
+
+This module holds the one ranking convention of regua (:data:`CONVENTION`): the main report's
+Bradley-Terry (``service.reports.ranking``) and every pairwise ranking read Elo and technical ties
+from here, and state :data:`CONVENTION` wherever they show them.
 """
 
 from __future__ import annotations
@@ -23,8 +27,16 @@ import numpy.typing as npt
 from judges.pairwise.model import Result
 
 FloatArray = npt.NDArray[np.float64]
-ELO_ANCHOR = 1000.0
+ELO_ANCHOR = 1500.0
 ELO_SCALE = 400.0
+PRIOR = 0.1
+"""Virtual ties per pair of models in a pairwise fit."""
+CONVENTION = (
+    "Elo = 1500 + 400 · log10(strength / geometric mean of the strengths): 1500 is the average "
+    "model and 400 points are a tenfold strength. Technical tie: two models whose log-strengths "
+    "differ by less than the mean half-width of their two 95 % intervals."
+)
+"""The one ranking convention, stated on every page and file that shows Elo or ties."""
 
 
 @dataclass(frozen=True)
@@ -122,7 +134,7 @@ def fit_scores(wins: FloatArray, prior: float = 0.1) -> FloatArray:
 
 
 def elo(score: float) -> float:
-    """The Elo readout of a log-strength: 1000 + 400 · log10(p)."""
+    """The Elo readout of a log-strength: 1500 + 400 · log10(p)."""
     return ELO_ANCHOR + ELO_SCALE * score / math.log(10.0)
 
 
@@ -165,14 +177,17 @@ def bootstrap_intervals(
 def technical_ties(
     names: Sequence[str], scores: FloatArray, intervals: FloatArray
 ) -> dict[str, tuple[str, ...]]:
-    """For each model, the models whose score is closer than their mean interval half-width."""
+    """For each model, the models whose score is closer than their mean interval half-width.
+
+    A model without an interval (NaN bounds) is in no technical tie.
+    """
     half = (intervals[:, 1] - intervals[:, 0]) / 2.0
     out: dict[str, tuple[str, ...]] = {}
     for i, name in enumerate(names):
         out[name] = tuple(
             other
             for j, other in enumerate(names)
-            if j != i and abs(scores[i] - scores[j]) < (half[i] + half[j]) / 2.0
+            if j != i and bool(abs(scores[i] - scores[j]) < (half[i] + half[j]) / 2.0)
         )
     return out
 

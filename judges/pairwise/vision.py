@@ -49,6 +49,10 @@ class VisionPairwiseJudge:
         """Judge id and endpoint; never the API key."""
         return f"VisionPairwiseJudge({self.judge_id!r}, base={self.base_url!r})"
 
+    def missing_setting(self) -> str | None:
+        """The setting to fix before this judge can answer (None when configured)."""
+        return None if self.model else "REGUA_JUDGE_MODEL"
+
     def compare(self, inp: PairInput) -> PairAnswer | PairFailure:
         """Ask the model which of X and Y meets the criterion better, and validate the answer."""
         started = time.perf_counter()

@@ -39,6 +39,7 @@ from judges.vision.prompt import (
 from regua.llm.call import Message, ModelCall, Usage
 from regua.llm.client import RetryPolicy
 from regua.llm.endpoint import api_base
+from regua.llm.prices import cost_of, load_prices
 from regua.settings import Settings
 from tasks import Criterion, TaskSpec
 
@@ -93,6 +94,7 @@ class VisionJudge:
         skip = params.get("skip_criteria", ("F1",))
         self.skip = frozenset(str(c) for c in skip)
         self._settings = settings
+        self._prices = load_prices(settings.price_table) if settings else None  # a bad file fails
         split_template(self.profile.prompt_template)  # a malformed template fails early
 
     def __repr__(self) -> str:
@@ -205,13 +207,17 @@ class VisionJudge:
         return verdict, prompt
 
     def _cost(self, usage: Usage) -> float | None:
-        """Cost of one call in USD, or None when it cannot be known.
+        """Cost of one call in USD, or None when it cannot be known (never estimated).
 
-        The provider's reported cost wins; otherwise it is computed from token counts and the
-        profile's prices (USD per million tokens).
+        The provider's reported cost wins; otherwise the token counts times the price table's
+        prices for this api+model (``REGUA_PRICE_TABLE``, the table generation is priced from);
+        otherwise the profile's own prices (USD per million tokens).
         """
         if usage.reported_cost_usd is not None:
             return usage.reported_cost_usd
+        priced = cost_of(self._prices, self.api, self.profile.model or "", usage).usd
+        if priced is not None:
+            return priced
         price_in = self.profile.params.get("usd_per_mtok_in")
         price_out = self.profile.params.get("usd_per_mtok_out")
         tin, tout = usage.input_tokens, usage.output_tokens

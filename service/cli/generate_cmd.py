@@ -33,6 +33,9 @@ def generate(
     ),
     repeats: int = typer.Option(1, "--repeats", min=1, max=1000, help="Calls for the task"),
     label: str | None = typer.Option(None, "--label", help="Model label (default: --model)"),
+    provider: str | None = typer.Option(
+        None, "--provider", help="Who serves the model (default: the base URL's host, else --api)"
+    ),
     temperature: float | None = typer.Option(None, "--temperature", min=0, max=2),
     max_tokens: int | None = typer.Option(None, "--max-tokens", min=1),
     timeout_s: float = typer.Option(120.0, "--timeout", help="Seconds per call to the model"),
@@ -58,6 +61,7 @@ def generate(
         "api_key_env": api_key_env,
         "repeats": repeats,
         "label": label,
+        "provider": provider,
         "temperature": temperature,
         "max_tokens": max_tokens,
         "timeout_s": timeout_s,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.progress import Progress
@@ -20,8 +21,14 @@ from regua.settings import Settings, load_settings
 from service.pairwise.calibrate import calibrate_preferences
 from service.pairwise.compare import PairRequest, run_pairs
 from service.pairwise.importer import import_preferences
-from service.pairwise.ranking import RankingQuery, calibration_line, pairwise_ranking, table_lines
-from service.pairwise.store import ranking_keys
+from service.pairwise.ranking import (
+    RankingQuery,
+    agreement_lines,
+    calibration_line,
+    pairwise_ranking,
+    table_lines,
+)
+from service.pairwise.store import preference_keys, ranking_keys
 from service.pipeline.render_client import RenderClient
 from service.storage import Database
 from service.storage.blobs import LocalBlobStore
@@ -86,49 +93,87 @@ def import_command(
     db = Database(settings.resolved_database_url())
     try:
         blobs = LocalBlobStore(settings.resolved_artifact_dir())
-        n = import_preferences(db, blobs, file, task_ref=task, criterion=criterion)
+        done = import_preferences(db, blobs, file, task_ref=task, criterion=criterion)
     finally:
         db.dispose()
-    typer.echo(f"imported {n} preference(s) from {file}")
+    typer.echo(
+        f"imported {done.stored} preference(s) from {file}"
+        + (f"; {done.unchanged} already stored, unchanged" if done.unchanged else "")
+    )
 
 
 @pairwise_app.command("report")
 def report_command(
     task: str = typer.Option(None, "--task", help="Only comparisons of this task version"),
     criterion: str = typer.Option(None, "--criterion", help="Only this criterion"),
+    judge: str = typer.Option(None, "--judge", help="Only this judge identity"),
+    source: str = typer.Option("judges", "--source", help="judges (one ranking each) | people"),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed"),
     resamples: int = typer.Option(500, "--resamples", min=50, help="Bootstrap resamples"),
     as_json: bool = typer.Option(False, "--json", help="Print the ranking as JSON"),
     data_dir: Path | None = DataDir,
 ) -> None:
-    """Print, per task version and criterion, the ranking, the matrix and the calibration."""
+    """Print per task version, criterion and source (a judge, or people) ranking and matrix."""
     settings = _settings(data_dir)
     db = Database(settings.resolved_database_url())
+    n = settings.pairwise_min_comparisons
     try:
-        keys = (
-            [(task, criterion)]
-            if task and criterion
-            else [
-                k
-                for k in ranking_keys(db)
-                if (not task or k[0] == task) and (not criterion or k[1] == criterion)
+        keys: list[tuple[str | None, str | None, str | None]]
+        if source == "people":
+            keys = [
+                (t, c, None)
+                for t, c in preference_keys(db)
+                if (not task or t in (None, task)) and (not criterion or c in (None, criterion))
             ]
-        )
-        n = settings.pairwise_min_comparisons
-        docs = [pairwise_ranking(db, RankingQuery(t, c, n, resamples, seed)) for t, c in keys]
+            if task or criterion:
+                keys = [(task, criterion, None)]
+        elif source == "judges":
+            keys = [
+                (t, c, j)
+                for t, c, j in ranking_keys(db)
+                if (not task or t == task)
+                and (not criterion or c == criterion)
+                and (not judge or j == judge)
+            ]
+        else:
+            raise typer.BadParameter("--source must be judges or people")
+        docs = [
+            pairwise_ranking(db, RankingQuery(t, c, n, resamples, seed, judge=j, source=source))
+            for t, c, j in keys
+        ]
     finally:
         db.dispose()
+    _print_rankings(docs, as_json)
+
+
+def _print_rankings(docs: list[dict[str, Any]], as_json: bool) -> None:
+    """The rankings as JSON, or as tables with the calibration or the agreement lines."""
     if as_json:
         typer.echo(json.dumps(docs, sort_keys=True))
         return
     if not any(d["comparisons"] for d in docs):
-        typer.echo("no pairwise comparisons stored yet: run `regua pairwise run` first")
+        typer.echo(
+            "nothing to rank yet: run `regua pairwise run` (judges) or import preferences "
+            "with model columns or of stored runs' drawings (people)"
+        )
         return
     for doc in docs:
-        typer.echo(f"{doc['task_ref']} · criterion {doc['criterion']}")
+        who = doc["judge"] if doc["source"] == "judges" else "people's preferences"
+        typer.echo(f"{doc['task_ref'] or '(any task)'} · criterion {doc['criterion'] or '(any)'}")
+        typer.echo(f"  ranked by {who}")
         for line in table_lines(doc):
             typer.echo("  " + line)
-        typer.echo("  " + calibration_line(doc))
+        if doc["source"] == "people":
+            counts = doc["preferences"]
+            typer.echo(
+                f"  {counts['ranked']} of {counts['imported']} preference(s) ranked; "
+                f"{counts['unmapped']} without a known model, "
+                f"{counts['same_model']} within one model"
+            )
+            for line in agreement_lines(doc):
+                typer.echo("  " + line)
+        else:
+            typer.echo("  " + calibration_line(doc))
 
 
 @pairwise_app.command("calibrate")
@@ -156,7 +201,8 @@ def calibrate_command(
                 (spec, criterion),
                 lambda d, n: bar.update(job, completed=d, total=n),
             )
-        doc = pairwise_ranking(db, RankingQuery(task, criterion, resamples=50))
+        q = RankingQuery(task, criterion, resamples=50, judge=pair_judge.judge_id)
+        doc = pairwise_ranking(db, q)
     finally:
         renderer.close()
         db.dispose()

@@ -92,15 +92,20 @@ def _echo_report(result: dict[str, Any], paths: list[Path]) -> None:
 
 
 def _echo_weighted(view: dict[str, Any]) -> None:
-    """One line per row of the weighted section (each family equal, each task within it)."""
+    """One line per row of the weighted section and per overall figure, with its versions."""
     from service.reports.stats import format_pct
 
-    typer.echo(f"weighted by {view['by']} (each family equal, each task equal within it):")
-    for row in view["rows"]:
+    typer.echo(
+        f"weighted by {view['by']} (each family equal, each task version equal within it; "
+        "every version counted on its own, a model's figures from its own runs only):"
+    )
+    overall = [{**r, "value": "all, family-weighted"} for r in view.get("overall", [])]
+    for row in [*view["rows"], *overall]:
+        versions = ", ".join(f"{v['task_ref']} {v['runs']} runs" for v in row.get("versions", []))
         typer.echo(
             f"  {row['pool']}  {row['model']}  {row['value']}: pass rate "
             f"{format_pct(row['lower'])} to {format_pct(row['upper'])}, decided "
-            f"{format_pct(row['decided_rate'])}"
+            f"{format_pct(row['decided_rate'])} (weighs {versions})"
         )
 
 

@@ -57,6 +57,8 @@ class ModelParams(Strict):
     max_tokens: int | None = Field(None, ge=1, le=1_000_000)
     label: str | None = None
     timeout_s: float = Field(120.0, gt=0.0, le=3600.0)
+    provider: str | None = Field(None, max_length=200)
+    """Who serves the model (default: the base URL's host, else the API)."""
 
 
 class Arm(Strict):
@@ -109,14 +111,16 @@ class ExperimentFile(Strict):
     def content_hash(self) -> str:
         """sha256 of the canonical JSON of the file's content (what makes a run the same).
 
-        An arm's ``revise`` options are left out at their defaults, so a file written before
-        they existed keeps its hash (and its stored experiments resume).
+        An arm's ``revise`` options and its model's ``provider`` are left out at their defaults,
+        so a file written before they existed keeps its hash (and its stored experiments resume).
         """
         doc = self.model_dump(mode="json")
         for arm in doc["arms"]:
             for name, default in (("revise", 0), ("revise_findings", False)):
                 if arm.get(name) == default:
                     del arm[name]
+            if arm["model"].get("provider") is None:
+                arm["model"].pop("provider", None)
         text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()
 

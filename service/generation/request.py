@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, field_validator
 
 from regua.llm.call import Message, ModelCall
 
 Api = Literal["openai", "anthropic", "mock"]
+VENDOR_HOSTS = {"api.openai.com": "openai", "api.anthropic.com": "anthropic"}
+"""Hosts of the APIs' own vendors, named as when no base URL is given."""
 
 
 def http_base_url(value: str | None) -> str | None:
@@ -33,6 +36,11 @@ class GenerationParams(BaseModel, frozen=True):
     max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
     label: str | None = Field(default=None, max_length=200)
     timeout_s: float = Field(default=120.0, gt=0, le=3600)
+    provider: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Who serves the model (the vendor); default: the base URL's host, else the API",
+    )
 
     @field_validator("base_url")
     @classmethod
@@ -43,6 +51,18 @@ class GenerationParams(BaseModel, frozen=True):
     def is_mock(self) -> bool:
         """Whether the bundled mock answers (its runs never pool with live ones)."""
         return self.api == "mock"
+
+    def vendor(self) -> str:
+        """The run's provider: as given, else the base URL's host, else the API's name.
+
+        Two OpenAI-compatible servers are two providers (``127.0.0.1:8001`` is not
+        ``api.openai.com``), so "a judge never judges its own provider's output" can hold for
+        locally served models.
+        """
+        if self.provider:
+            return self.provider
+        host = urlsplit(self.base_url).netloc.rpartition("@")[2].lower() if self.base_url else ""
+        return VENDOR_HOSTS.get(host, host) or self.api
 
     def model_label(self) -> str:
         """The run's model label: the label (default: the model), ``mock:`` first for the mock."""

@@ -221,7 +221,7 @@ def store_reply(
         task=plan.task_ref,
         model_label=params.model_label(),
         output=reply.text if reply else "",
-        model_provider=params.api,
+        model_provider=params.vendor(),
         model_params={**recorded, "repeat": repeat},
         panel=plan.panel,
     )

@@ -17,7 +17,7 @@ from sqlalchemy import or_, select
 import judges
 from judges.pairwise import PairFailure, PairOutcome, PairwiseJudge, both_orders
 from regua.errors import InputError
-from service.pairwise.compare import PairReport
+from service.pairwise.compare import PairReport, require_configured
 from service.pairwise.store import PairSide, record_comparison
 from service.pipeline.render_client import RenderClient
 from service.storage import Database, PairwisePreferenceRow
@@ -80,6 +80,7 @@ def calibrate_preferences(
     progress: Callable[[int, int], None] | None = None,
 ) -> PairReport:
     """Judge every preferred pair of drawings of ``key`` (task, criterion id) and store it."""
+    require_configured(judge)
     task, cid = key
     criterion = task.criterion(cid) if cid in {c.id for c in task.criteria} else None
     if criterion is None:

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 import judges
 from judges.pairwise import PairwiseJudge, both_orders
-from regua.errors import InputError, NotFoundError
+from regua.errors import ConfigurationError, InputError, NotFoundError
 from service.evaluation.inputs import load_eval_inputs
 from service.pairwise.store import PairSide, record_comparison
 from service.storage import Artifact, Database, Run, RunRevisionRow, TaskRow
@@ -91,6 +91,20 @@ def _runs(s: Session, req: PairRequest) -> list[Run]:
     return runs
 
 
+def require_configured(judge: PairwiseJudge) -> None:
+    """Refuse a judge that says a setting is missing (every call would fail, none would count).
+
+    A judge may offer ``missing_setting() -> str | None`` (the built-in vision judge does).
+    """
+    check = getattr(judge, "missing_setting", None)
+    missing = check() if callable(check) else None
+    if missing:
+        raise ConfigurationError(
+            f"no pairwise judge configured ({judge.judge_id}): set {missing} (and "
+            "REGUA_JUDGE_BASE_URL for a local server); nothing was judged or stored"
+        )
+
+
 def plan_pairs(db: Database, req: PairRequest) -> tuple[TaskSpec, list[tuple[PairSide, PairSide]]]:
     """The task and the (a, b) pairs a request compares; a bad request says what to fix."""
     if bool(req.run_ids) == bool(req.models):
@@ -124,6 +138,7 @@ def run_pairs(
     progress: Callable[[int, int], None] | None = None,
 ) -> PairReport:
     """Judge every planned pair in both orders and store each comparison as it is decided."""
+    require_configured(judge)
     task, pairs = plan_pairs(db, req)
     criterion = task.criterion(req.criterion)
     ids = sorted({side.run_id for pair in pairs for side in pair if side.run_id})

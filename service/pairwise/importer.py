@@ -7,6 +7,12 @@ files, relative to the CSV's folder unless absolute; ``winner`` is ``left``, ``r
 each drawing in the blob store and one preference row per line. A drawing is known by the sha256
 of its SVG as the check stage extracts it (``checks.extract_svg``), so a preference matches the
 stored runs that submitted the same drawing.
+
+Optional columns ``left_model`` and ``right_model`` name the model that made each drawing (else
+drawings map to models through stored runs). Import is idempotent: a preference is keyed by
+(task, criterion, annotator, left drawing, right drawing); a row already stored under its key with
+the same winner and models adds nothing, a row that changed under its key is refused with its
+line, and nothing of that file is stored. A task given to the import must be known.
 """
 
 from __future__ import annotations
@@ -16,11 +22,16 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
 from checks import extract_svg
 from regua.errors import InputError
 from regua.hashing import sha256_hex
 from service.storage import Database, PairwisePreferenceRow
 from service.storage.blobs import BlobStore
+from service.tasks_store import StoredTaskRegistry
+from tasks import bundled_registry
 
 WINNERS = ("left", "right", "tie")
 ALIASES = {"left_file": "left", "right_file": "right"}
@@ -37,6 +48,24 @@ class ParsedPreference:
     winner: str
     annotator: str
     line: int
+    models: tuple[str | None, str | None] = (None, None)
+    """The models that made the left and right drawings, when the file says."""
+
+    def key(self) -> tuple[str, str, str]:
+        """Annotator and the two drawings' sha256 (with task and criterion: the import key)."""
+        return (self.annotator[:200], sha256_hex(self.left[1]), sha256_hex(self.right[1]))
+
+    def value(self) -> tuple[str, str | None, str | None]:
+        """What a row says under its key: the winner and the two models."""
+        return (self.winner, *self.models)
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """What an import did: rows stored now, rows already stored unchanged."""
+
+    stored: int
+    unchanged: int
 
 
 def _svg(folder: Path, name: str, side: str) -> tuple[tuple[str, bytes] | None, str | None]:
@@ -72,7 +101,8 @@ def _row(folder: Path, row: dict[str, str], line: int) -> ParsedPreference | lis
         errors.append("left and right are the same drawing")
     if errors or left is None or right is None:
         return [f"line {line}: {e}" for e in errors]
-    return ParsedPreference(left, right, winner, cells["annotator"], line)
+    models = (cells.get("left_model") or None, cells.get("right_model") or None)
+    return ParsedPreference(left, right, winner, cells["annotator"], line, models)
 
 
 def parse_preferences(text: str, folder: Path) -> list[ParsedPreference]:
@@ -102,6 +132,68 @@ def parse_preferences(text: str, folder: Path) -> list[ParsedPreference]:
     return good
 
 
+def _check_task(db: Database, task_ref: str | None, criterion: str | None) -> None:
+    """A task given to the import must be known (bundled or added), with that criterion."""
+    if task_ref is None:
+        return
+    spec = StoredTaskRegistry(db, bundled_registry()).get(task_ref)  # UnknownTaskError names it
+    if criterion is not None and criterion not in {c.id for c in spec.criteria}:
+        known = ", ".join(c.id for c in spec.criteria)
+        raise InputError(f"{task_ref} has no criterion {criterion!r} (it has {known})")
+
+
+def _stored(
+    s: Session, task_ref: str | None, criterion: str | None
+) -> dict[tuple[str, str, str], tuple[tuple[str, str | None, str | None], str, int]]:
+    """Stored preferences of (task, criterion) by key: their value, source file and line."""
+    query = select(PairwisePreferenceRow).where(
+        PairwisePreferenceRow.task_ref.is_(None)
+        if task_ref is None
+        else PairwisePreferenceRow.task_ref == task_ref,
+        PairwisePreferenceRow.criterion.is_(None)
+        if criterion is None
+        else PairwisePreferenceRow.criterion == criterion,
+    )
+    return {
+        (r.annotator, r.left_sha256, r.right_sha256): (
+            (r.winner, r.left_model, r.right_model),
+            r.source,
+            r.line,
+        )
+        for r in s.scalars(query)
+    }
+
+
+def _new_rows(
+    rows: list[ParsedPreference],
+    stored: dict[tuple[str, str, str], tuple[tuple[str, str | None, str | None], str, int]],
+) -> list[ParsedPreference]:
+    """The rows not stored yet; a row changed under a stored (or earlier) key is refused."""
+    seen: dict[tuple[str, str, str], ParsedPreference] = {}
+    fresh: list[ParsedPreference] = []
+    errors: list[str] = []
+    for p in rows:
+        key = p.key()
+        if key in stored:
+            value, source, line = stored[key]
+            if value != p.value():
+                errors.append(
+                    f"line {p.line}: changed since it was imported (line {line} of {source} "
+                    f"says winner {value[0]}); preferences are never overwritten"
+                )
+        elif key in seen:
+            if seen[key].value() != p.value():
+                errors.append(f"line {p.line}: contradicts line {seen[key].line} (same key)")
+        else:
+            seen[key] = p
+            fresh.append(p)
+    if errors:
+        raise InputError(
+            "no preference imported; fix these rows:\n" + "\n".join(errors[:MAX_ERRORS])
+        )
+    return fresh
+
+
 def import_preferences(
     db: Database,
     blobs: BlobStore,
@@ -109,15 +201,17 @@ def import_preferences(
     *,
     task_ref: str | None = None,
     criterion: str | None = None,
-) -> int:
-    """Import ``path`` (all rows or none); returns how many preferences were stored."""
+) -> ImportResult:
+    """Import ``path`` (all rows or none); how many were stored and how many were already."""
+    _check_task(db, task_ref, criterion)
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read {path}: {exc}") from exc
     rows = parse_preferences(text, path.parent)
     with db.write() as s:
-        for p in rows:
+        fresh = _new_rows(rows, _stored(s, task_ref, criterion))
+        for p in fresh:
             blobs.put(p.left[1])
             blobs.put(p.right[1])
             s.add(
@@ -132,6 +226,8 @@ def import_preferences(
                     criterion=criterion,
                     source=str(path)[:500],
                     line=p.line,
+                    left_model=p.models[0][:200] if p.models[0] else None,
+                    right_model=p.models[1][:200] if p.models[1] else None,
                 )
             )
-    return len(rows)
+    return ImportResult(len(fresh), len(rows) - len(fresh))

@@ -1,83 +1,67 @@
-"""The pairwise ranking of stored comparisons as plain data (JSON, CLI table, report chart).
+"""The pairwise ranking as plain data (JSON, CLI table, report chart), one source at a time.
 
-Bradley-Terry scores with bootstrap intervals, the Elo readout, comparisons per model with the
-preliminary and technical-tie marks, the confrontation matrix, and the judge's calibration
-against imported human preferences (agreement and position-bias rates).
+A ranking is computed per (task version, criterion, source): the source is one judge identity
+(its comparisons of stored runs; judges are never pooled) or ``people`` (imported human
+preferences, :mod:`service.pairwise.people`). Bradley-Terry scores with bootstrap intervals, the
+Elo readout and technical ties follow the one convention of :mod:`judges.pairwise.bradley_terry`.
+A judge's ranking carries its calibration against the preferences; people's ranking carries its
+agreement with each judge's ranking of the same task version and criterion.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
-from judges.pairwise import calibrate_pairwise, rank
+from judges.pairwise import calibrate_pairwise
+from judges.pairwise.bradley_terry import CONVENTION
+from regua.errors import InputError
+from service.pairwise.fitting import SOURCES, RankingQuery, fit, method_text, ranking_doc
+from service.pairwise.people import people_ranking
 from service.pairwise.store import comparison_rows, decided, judged_pairs, preferences
-from service.storage import Database
+from service.storage import Database, PairwiseComparisonRow
 
-METHOD = (
-    "Bradley-Terry maximum-likelihood fit on both-orders pairwise verdicts (a tie, including "
-    "a verdict that flipped with the order, counts half a win each; {prior} virtual tie per pair "
-    "of models); 95 % percentile bootstrap intervals over comparisons ({resamples} resamples, "
-    "seed {seed}); Elo = 1000 + 400 log10(strength). Technical tie: scores differ by less than "
-    "the mean half-width of the two intervals. Preliminary: fewer than {min_n} comparisons."
-)
+__all__ = ["RankingQuery", "agreement_lines", "calibration_line", "pairwise_ranking", "table_lines"]
 
 
-@dataclass(frozen=True)
-class RankingQuery:
-    """Which comparisons to rank and how."""
-
-    task_ref: str | None = None
-    criterion: str | None = None
-    min_comparisons: int = 20
-    resamples: int = 500
-    seed: int = 0
+def judge_of(every: Sequence[PairwiseComparisonRow], judge: str | None) -> str | None:
+    """The judge identity to rank: the one asked for, else the only one stored (not several)."""
+    if judge is not None:
+        return judge
+    judges = sorted({r.judge_id for r in every})
+    if len(judges) > 1:
+        raise InputError(
+            f"comparisons by {len(judges)} judges ({', '.join(judges)}): rankings are never "
+            "pooled across judges; choose one (judge=ID, or regua pairwise report --judge ID)"
+        )
+    return judges[0] if judges else None
 
 
 def pairwise_ranking(db: Database, q: RankingQuery) -> dict[str, Any]:
-    """The ranking document of the stored comparisons selected by ``q``."""
+    """The ranking document of the source selected by ``q``."""
+    if q.source not in SOURCES:
+        raise InputError(f"source must be judges or people, got {q.source!r}")
+    if q.source == "people":
+        return people_ranking(db, q)
     every = comparison_rows(db, q.task_ref, q.criterion)
-    rows = [r for r in every if r.a_run_id is not None]  # runs' models; the rest calibrate
-    result = rank(
-        decided(rows), min_comparisons=q.min_comparisons, resamples=q.resamples, seed=q.seed
-    )
-    models = [
-        {
-            "rank": m.rank,
-            "model": m.model,
-            "score": m.score,
-            "interval": list(m.interval),
-            "elo": m.elo,
-            "elo_interval": list(m.elo_interval),
-            "comparisons": m.comparisons,
-            "wins": m.wins,
-            "ties": m.ties,
-            "losses": m.losses,
-            "preliminary": m.preliminary,
-            "technical_tie": bool(m.tied_with),
-            "tied_with": list(m.tied_with),
-        }
-        for m in result.models
-    ]
-    matrix = [
-        {"model": a, "opponent": b, "wins": w, "ties": t, "losses": lo}
-        for a, row in sorted(result.matrix.items())
-        for b, (w, t, lo) in sorted(row.items())
-    ]
-    calibration = calibrate_pairwise(judged_pairs(every), preferences(db, q.task_ref, q.criterion))
+    judge = judge_of(every, q.judge)
+    mine = [r for r in every if r.judge_id == judge]
+    rows = [r for r in mine if r.a_run_id is not None]  # runs' models; the rest calibrate
+    calibration = calibrate_pairwise(judged_pairs(mine), preferences(db, q.task_ref, q.criterion))
     return {
         "task_ref": q.task_ref,
         "criterion": q.criterion,
+        "source": "judges",
+        "judge": judge,
         "comparisons": len(rows),
         "judge_failures": sum(r.result is None for r in rows),
         "position_biased": sum(r.position_biased for r in rows),
-        "judges": sorted({r.judge_id for r in rows}),
-        "models": models,
-        "matrix": matrix,
+        "judges": [judge] if judge else [],
+        **ranking_doc(fit(decided(rows), q)),
         "calibration": calibration.to_dict(),
-        "method": METHOD.format(
-            prior=0.1, resamples=q.resamples, seed=q.seed, min_n=q.min_comparisons
-        ),
+        "agreement": [],
+        "preferences": None,
+        "method": method_text(q, f"both-orders pairwise verdicts of the judge {judge}"),
     }
 
 
@@ -107,6 +91,7 @@ def table_lines(doc: dict[str, Any]) -> list[str]:
             text = f"{c['wins']}-{c['ties']}-{c['losses']}" if c else "·"
             row += f"{text:>14}"
         lines.append(f"{a[:24]:<24}{row}")
+    lines.append(CONVENTION)
     return lines
 
 
@@ -115,9 +100,27 @@ def calibration_line(doc: dict[str, Any]) -> str:
     cal = doc["calibration"]
     bias, agree = cal["position_bias_rate"], cal["agreement_rate"]
     bias_text = "n/a" if bias is None else f"{bias:.0%} of {cal['pairs']} pairs"
-    agree_text = "n/a" if agree is None else f"{agree:.0%} of {cal['judged']}"
+    agree_text = (
+        "n/a"
+        if agree is None
+        else f"{cal['agreements']} of {cal['judged']} judge verdicts on those pairs ({agree:.0%})"
+    )
     return (
         f"{doc['comparisons']} comparisons, {doc['judge_failures']} judge failure(s); "
         f"position-bias rate {bias_text}; agreement with {cal['preferences']} human "
-        f"preference(s) {agree_text}"
+        f"preference(s): {agree_text} (each preference is checked against every verdict this "
+        f"judge gave on its pair; {cal['failures']} failed, {cal['missing']} pair(s) not judged)"
     )
+
+
+def agreement_lines(doc: dict[str, Any]) -> list[str]:
+    """One line per judge: how people's ranking agrees with that judge's ranking."""
+    lines = []
+    for a in doc["agreement"]:
+        rho = "n/a" if a["spearman"] is None else f"{a['spearman']:.2f}"
+        tau = "n/a" if a["kendall"] is None else f"{a['kendall']:.2f}"
+        lines.append(
+            f"agreement with {a['judge']} over {a['models']} model(s): Spearman {rho}, "
+            f"Kendall {tau}, {a['pairs_same_order']} of {a['pairs']} model pairs in the same order"
+        )
+    return lines or ["no judge ranking of this task version and criterion to compare with"]

@@ -7,7 +7,7 @@ comparison row that names it, in the same transaction.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -23,7 +23,13 @@ from judges.pairwise import (
 )
 from judges.pairwise.agreement import HUMAN_WINNERS
 from judges.pairwise.model import RESULTS
-from service.storage import Database, PairwiseComparisonRow, PairwisePreferenceRow
+from service.storage import (
+    Artifact,
+    Database,
+    PairwiseComparisonRow,
+    PairwisePreferenceRow,
+    Run,
+)
 from service.storage.blobs import BlobStore, NewArtifact, record_artifact
 
 REPLY_KIND = "pairwise_reply"
@@ -120,15 +126,47 @@ def comparison_rows(
     return rows
 
 
-def ranking_keys(db: Database) -> list[tuple[str, str]]:
-    """The (task version, criterion) pairs that have stored comparisons, sorted."""
+def ranking_keys(db: Database) -> list[tuple[str, str, str]]:
+    """The (task version, criterion, judge identity) of stored comparisons of runs, sorted.
+
+    Each is ranked on its own: comparisons by different judges are never pooled.
+    """
+    c = PairwiseComparisonRow
     query = (
-        select(PairwiseComparisonRow.task_ref, PairwiseComparisonRow.criterion)
+        select(c.task_ref, c.criterion, c.judge_id)
+        .where(c.a_run_id.is_not(None))
         .distinct()
-        .order_by(PairwiseComparisonRow.task_ref, PairwiseComparisonRow.criterion)
+        .order_by(c.task_ref, c.criterion, c.judge_id)
     )
     with db.read() as s:
-        return [(str(t), str(c)) for t, c in s.execute(query)]
+        return [(str(t), str(k), str(j)) for t, k, j in s.execute(query)]
+
+
+def preference_keys(db: Database) -> list[tuple[str | None, str | None]]:
+    """The (task version, criterion) of imported preferences (None: imported without one)."""
+    p = PairwisePreferenceRow
+    query = select(p.task_ref, p.criterion).distinct()
+    with db.read() as s:
+        keys = {(t, k) for t, k in s.execute(query)}
+    return sorted(keys, key=lambda k: (k[0] or "", k[1] or ""))
+
+
+def models_of_drawings(db: Database, shas: Iterable[str]) -> dict[str, str]:
+    """Drawing sha256 → the model of the stored runs that submitted it (when exactly one)."""
+    wanted = sorted(set(shas))
+    found: dict[str, set[str]] = {}
+    with db.read() as s:
+        for start in range(0, len(wanted), 500):
+            query = (
+                select(Artifact.sha256, Run.model_label)
+                .join(Run, Run.id == Artifact.run_id)
+                .where(
+                    Artifact.kind == "extracted", Artifact.sha256.in_(wanted[start : start + 500])
+                )
+            )
+            for sha, model in s.execute(query):
+                found.setdefault(str(sha), set()).add(str(model))
+    return {sha: next(iter(models)) for sha, models in found.items() if len(models) == 1}
 
 
 def decided(rows: Sequence[PairwiseComparisonRow]) -> list[Comparison]:
@@ -157,7 +195,9 @@ def preferences(
     with db.read() as s:
         rows = list(s.scalars(query))
     return [
-        HumanPreference(r.left_sha256, r.right_sha256, winner, r.annotator)
+        HumanPreference(
+            r.left_sha256, r.right_sha256, winner, r.annotator, (r.left_model, r.right_model)
+        )
         for r in rows
         if (not task_ref or r.task_ref in (None, task_ref))
         and (not criterion or r.criterion in (None, criterion))

@@ -1,4 +1,4 @@
-"""Leak check at extraction: flag a run whose reply carries a reserved task's canary or prompt.
+"""Leak check at extraction: flag a reply carrying a reserved task's canary, prompt or 8-grams.
 
 The check stage calls :func:`find_run_leaks` on the raw reply and stores what it returns with
 :func:`record_leaks` in its own transaction (``leak_flags`` rows; :mod:`service.reports.leaks`
@@ -39,5 +39,13 @@ def record_leaks(session: Session, run_id: str, leaks: Sequence[Leak]) -> None:
     have = {(str(ref), str(kind)) for ref, kind in session.execute(query)}
     for leak in leaks:
         if (leak.ref, leak.kind) not in have:
-            session.add(LeakFlag(run_id=run_id, task_ref=leak.ref, kind=leak.kind))
+            session.add(
+                LeakFlag(
+                    run_id=run_id,
+                    task_ref=leak.ref,
+                    kind=leak.kind,
+                    overlap=leak.overlap,
+                    share=leak.share,
+                )
+            )
             have.add((leak.ref, leak.kind))

@@ -1,7 +1,8 @@
 """Per-pool aggregates over template families, each family weighted equally by default.
 
-Only the newest version of each task enters a pool's aggregate (older versions stay in the per
-version tables, side by side); the aggregate lists exactly which task versions it used.
+Every task version of the pool enters its aggregate, each as its own unit (versions are never
+spliced into one task); a model's figures use exactly the versions that model ran, and list them
+with the runs each contributes, so one model's figures never depend on another model's runs.
 """
 
 from __future__ import annotations
@@ -15,32 +16,30 @@ import numpy as np
 from service.reports.config import ReportConfig
 from service.reports.figures import ItemStats, slot_matrix
 from service.reports.ranking import bradley_terry
-from service.reports.rows import FAIL, PASS, PENDING, FloatArray, IntArray, RowTable, task_version
+from service.reports.rows import (
+    FAIL,
+    INCOMPLETE,
+    PASS,
+    PENDING,
+    FloatArray,
+    IntArray,
+    RowTable,
+    task_version,
+)
 from service.reports.stats import bootstrap_ratio_draws, pass_range, percentile_interval, rng_for
 
 AGGREGATE_METHOD = (
-    "Per family: runs of its tasks pooled; overall: weighted mean of the family "
-    "figures (weights renormalised over families with data); the interval "
-    "resamples items within each family"
+    "Per family: the model's runs of every task version of the family pooled (each version "
+    "listed with its runs; no run is dropped, no version stands for another); overall: weighted "
+    "mean of the family figures (weights renormalised over families with data); the interval "
+    "resamples items within each family. A model's figures use only its own runs"
 )
 
 
-def newest_versions(table: RowTable, pool: str) -> tuple[list[int], list[str]]:
-    """Task codes of the newest version of each task in ``pool``, and the superseded refs."""
-    best: dict[str, tuple[int, int]] = {}
-    superseded: list[str] = []
-    for code, ref in enumerate(table.tasks):
-        if table.pool_of[ref] != pool:
-            continue
-        task_id, version = task_version(ref)
-        old = best.get(task_id)
-        if old is None or version > old[0]:
-            if old is not None:
-                superseded.append(table.tasks[old[1]])
-            best[task_id] = (version, code)
-        else:
-            superseded.append(ref)
-    return sorted(code for _, code in best.values()), sorted(superseded)
+def pool_versions(table: RowTable, pool: str) -> list[int]:
+    """Task codes of every task version in ``pool`` (sorted by task id, then version)."""
+    codes = [c for c, ref in enumerate(table.tasks) if table.pool_of[ref] == pool]
+    return sorted(codes, key=lambda c: task_version(table.tasks[c]))
 
 
 def _weight(weights: str | Mapping[str, float], family: str, runs: int) -> float:
@@ -56,7 +55,7 @@ def _weight(weights: str | Mapping[str, float], family: str, runs: int) -> float
 def pool_ranking(
     table: RowTable, codes: list[int], weights: str | Mapping[str, float], cfg: ReportConfig
 ) -> dict[str, object]:
-    """Bradley-Terry over every item of the pool's newest task versions.
+    """Bradley-Terry over every item of every task version of the pool.
 
     Slots (item, repeat) of different tasks are never paired with each other; each family's slots
     share the family's weight (so a family with many variants does not dominate), rescaled so the
@@ -103,7 +102,7 @@ def _weighted(values: FloatArray, weights: FloatArray) -> float | None:
 
 @dataclass(frozen=True)
 class _Pool:
-    """One pool's newest task versions and what their figures are computed from."""
+    """One pool's task versions and what their figures are computed from."""
 
     name: str
     codes: list[int]
@@ -120,14 +119,14 @@ def family_aggregates(
     """One entry per pool: per model, per-family results and the weighted overall figures."""
     out: list[dict[str, Any]] = []
     for pool in sorted(set(table.pool_of.values())):
-        codes, superseded = newest_versions(table, pool)
+        codes = pool_versions(table, pool)
         families = sorted({table.family_of[table.tasks[c]] for c in codes})
         scope = _Pool(pool, codes, families, table, items, counts, cfg)
-        out.append(_pool_aggregate(scope, superseded))
+        out.append(_pool_aggregate(scope))
     return out
 
 
-def _pool_aggregate(pool: _Pool, superseded: list[str]) -> dict[str, Any]:
+def _pool_aggregate(pool: _Pool) -> dict[str, Any]:
     """The aggregate entry of one pool: its versions, families, models and pool ranking."""
     table, cfg = pool.table, pool.cfg
     model_rows: list[dict[str, Any]] = []
@@ -141,7 +140,6 @@ def _pool_aggregate(pool: _Pool, superseded: list[str]) -> dict[str, Any]:
         if isinstance(cfg.family_weights, str)
         else dict(cfg.family_weights),
         "task_versions": [table.tasks[c] for c in pool.codes],
-        "superseded_versions": superseded,
         "families": pool.families,
         "models": model_rows,
         "bradley_terry": pool_ranking(table, pool.codes, cfg.family_weights, cfg),
@@ -163,6 +161,7 @@ def _model_aggregate(pool: _Pool, m: int) -> dict[str, Any] | None:
     present = {r["family"] for r in fam_rows}
     return {
         "model": pool.table.models[m],
+        "versions": [v for r in fam_rows for v in r["versions"]],
         "families": fam_rows,
         "missing_families": [f for f in pool.families if f not in present],
         "overall": _overall(fam_rows, draws, pool.cfg.level),
@@ -173,10 +172,20 @@ def _family_figures(pool: _Pool, fam: str, m: int) -> tuple[dict[str, Any], Floa
     """Model ``m``'s runs of one family pooled, and the bootstrap draws of its decided rate."""
     table, cfg = pool.table, pool.cfg
     n_models = len(table.models)
-    groups = [c * n_models + m for c in pool.codes if table.family_of[table.tasks[c]] == fam]
+    codes = [c for c in pool.codes if table.family_of[table.tasks[c]] == fam]
+    groups = [c * n_models + m for c in codes]
     c4 = pool.counts[groups].sum(0)
     if int(c4.sum()) == 0:
         return None
+    versions = [
+        {
+            "task_ref": table.tasks[c],
+            "runs": int(pool.counts[g, :INCOMPLETE].sum()),
+            "incomplete": int(pool.counts[g, INCOMPLETE]),
+        }
+        for c, g in zip(codes, groups, strict=True)
+        if int(pool.counts[g].sum())
+    ]
     p, f, pend = int(c4[PASS]), int(c4[FAIL]), int(c4[PENDING])
     rng = pass_range(p, f, pend)
     item_p = np.concatenate([pool.items.slice(gi)[0] for gi in groups])
@@ -189,6 +198,7 @@ def _family_figures(pool: _Pool, fam: str, m: int) -> tuple[dict[str, Any], Floa
     )
     row = {
         "family": fam,
+        "versions": versions,
         "weight": _weight(cfg.family_weights, fam, int(c4.sum())),
         "counts": {"pass": p, "fail": f, "pending": pend, "runs": int(c4.sum())},
         "lower": rng.lower,

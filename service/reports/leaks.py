@@ -1,4 +1,4 @@
-"""Leak flags in views and reports: replies that carried a reserved task's canary or prompt.
+"""Leak flags in views and reports: replies carrying a reserved task's canary, prompt or 8-grams.
 
 Flags are written by the check stage (:mod:`service.pipeline.leak_check`); they are shown to
 admins only (a run's JSON and page, the report's ``leaks`` section), one entry per reserved task.
@@ -16,11 +16,20 @@ from service.storage import LeakFlag, iso
 
 
 def leak_views(session: Session, run_id: str) -> list[LeakView]:
-    """The leak flags of one run: which reserved task, found how (canary or prompt), when."""
+    """The leak flags of one run: which reserved task, found how (canary, prompt, overlap), when."""
     rows = session.scalars(
         select(LeakFlag).where(LeakFlag.run_id == run_id).order_by(LeakFlag.id)
     ).all()
-    return [LeakView(task=r.task_ref, kind=r.kind, flagged_at=iso(r.created_at)) for r in rows]
+    return [
+        LeakView(
+            task=r.task_ref,
+            kind=r.kind,
+            flagged_at=iso(r.created_at),
+            overlap=r.overlap,
+            share=r.share,
+        )
+        for r in rows
+    ]
 
 
 def leak_report(session: Session, only: Container[str] | None = None) -> list[LeakSummary]:
@@ -36,6 +45,8 @@ def leak_report(session: Session, only: Container[str] | None = None) -> list[Le
             entry.canary += 1
         elif row.kind == "prompt":
             entry.prompt += 1
+        elif row.kind == "overlap":
+            entry.overlap += 1
         if row.run_id not in entry.runs:
             entry.runs.append(row.run_id)
     return list(by_task.values())

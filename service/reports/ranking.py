@@ -8,18 +8,16 @@ and are left out of Bradley-Terry (they are shown in the paired table).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
+from judges.pairwise.bradley_terry import CONVENTION, technical_ties
+from judges.pairwise.bradley_terry import elo as elo
 from service.reports.stats import mcnemar_exact, percentile_interval
 
 FloatArray = npt.NDArray[np.float64]
-
-ELO_BASE = 1500.0
-ELO_SCALE = 400.0
 BT_METHOD = (
     "Bradley-Terry fitted by Newton's method on per-item pairwise outcomes (a pass beats a fail "
     "on the same item and repeat; equal results are ties and carry no information); each ordered "
@@ -27,8 +25,7 @@ BT_METHOD = (
     "bootstrap intervals over items ({resamples} resamples)."
 )
 ELO_NOTE = (
-    "Elo-scale readout 1500 + 400·log10(strength / geometric mean): a robustness view of the same "
-    "fit, not a separate rating."
+    f"Elo-scale readout, a robustness view of the same fit (not a separate rating). {CONVENTION}"
 )
 
 
@@ -183,11 +180,6 @@ def _count(value: float, whole: bool) -> float:
     return round(value) if whole else round(value, 3)
 
 
-def elo(theta: float) -> float:
-    """Elo-scale readout of a centred log-strength."""
-    return ELO_BASE + ELO_SCALE * theta / math.log(10.0)
-
-
 def bradley_terry(
     models: list[str],
     decided: FloatArray,
@@ -241,20 +233,19 @@ def _strength_rows(
     *,
     whole: bool,
 ) -> list[dict[str, object]]:
-    """One row per ranked model, strongest first, with the models its interval overlaps.
+    """One row per ranked model, strongest first, with its technical ties.
 
-    ``whole`` rounds win and loss counts to integers (unweighted slots).
+    A technical tie follows the one convention (``judges.pairwise.bradley_terry``): log-strengths
+    closer than the mean half-width of the two 95 % intervals. ``whole`` rounds win and loss
+    counts to integers (unweighted slots).
     """
     order = sorted(range(len(ranked)), key=lambda i: -theta[i])
+    bounds = np.array([iv if iv is not None else (np.nan, np.nan) for iv in intervals], dtype=float)
+    ties = technical_ties(ranked, theta, bounds.reshape(len(ranked), 2))
     rows: list[dict[str, object]] = []
     for rank, i in enumerate(order, start=1):
         iv = intervals[i]
-        tied = [
-            ranked[j]
-            for j in order
-            if j != i and iv is not None and (jv := intervals[j]) is not None
-            if jv[0] <= iv[1] and iv[0] <= jv[1]
-        ]
+        tied = [ranked[j] for j in order if ranked[j] in ties[ranked[i]]]
         rows.append(
             {
                 "model": ranked[i],

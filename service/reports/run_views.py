@@ -294,11 +294,15 @@ class ModelView(View):
 
 
 class LeakView(View):
-    """A leak flag of a run: which reserved task's canary or prompt the reply carried."""
+    """A leak flag of a run: which reserved task's canary, prompt or 8-grams the reply carried."""
 
     task: str
     kind: str
     flagged_at: str | None
+    overlap: str | None = None
+    """``overlap``: the reply's text sharing 8 consecutive words with the reserved prompt."""
+    share: float | None = None
+    """``overlap``: the share of the prompt's 8-grams the reply contains."""
 
 
 class LeakSummary(View):
@@ -308,6 +312,7 @@ class LeakSummary(View):
     canary: int
     prompt: int
     runs: list[str]
+    overlap: int = 0
 
 
 class RunRecord(View):

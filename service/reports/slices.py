@@ -1,9 +1,12 @@
 """Family-weighted pass rates and slices by a task dimension.
 
-Each family weighs the same and, within a family, each task weighs the same: thirty variants of
-one prompt count as one family, not as thirty tasks. Only the newest version of each task enters
-(older versions stay in the per-version tables). A task's figures are over its pass + fail +
-pending runs: the pass-rate range ``pass / n`` to ``(pass + pending) / n`` and the decided rate
+Each family weighs the same and, within a family, each task version weighs the same: thirty
+variants of one prompt count as one family, not as thirty tasks. Every task version a model ran
+enters that model's figures as its own unit (never spliced with another version, never dropped
+because another model ran a newer one), and each row lists its versions with the runs each
+contributes; a model's figures are computed from its own runs only, so filtering a report by model
+never changes them. A task version's figures are over its pass + fail + pending runs: the
+pass-rate range ``pass / n`` to ``(pass + pending) / n`` and the decided rate
 ``pass / (pass + fail)``; incomplete runs are machinery failures and count nowhere.
 
 ``by = "family"`` gives one row per (pool, model, family) and a weighted overall per
@@ -22,8 +25,9 @@ from regua.errors import InputError
 from service.reports.rows import ReportRow, task_version
 
 WEIGHTING_METHOD = (
-    "each family weighs the same; within a family each task (newest version) weighs the same; "
-    "a task's range is pass / n to (pass + pending) / n over its pass + fail + pending runs"
+    "each family weighs the same; within a family each task version the model ran weighs the "
+    "same (every version counted, each on its own; the versions and their runs are listed); "
+    "a version's range is pass / n to (pass + pending) / n over its pass + fail + pending runs"
 )
 
 
@@ -65,23 +69,11 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return sum(got) / len(got) if got else None
 
 
-def _newest(rows: Sequence[ReportRow]) -> set[str]:
-    """The newest version's ref of every task id (per pool)."""
-    best: dict[tuple[str, str], tuple[int, str]] = {}
-    for r in rows:
-        task_id, version = task_version(r.task_ref)
-        key = (r.pool, task_id)
-        if key not in best or version > best[key][0]:
-            best[key] = (version, r.task_ref)
-    return {ref for _, ref in best.values()}
-
-
 def _tallies(rows: Sequence[ReportRow]) -> dict[tuple[str, str], _Tally]:
-    """Counts by (task ref, model) of the newest versions' decided or pending runs."""
-    newest = _newest(rows)
+    """Counts by (task version, model) of every decided or pending run."""
     out: dict[tuple[str, str], _Tally] = defaultdict(_Tally)
     for r in rows:
-        if r.task_ref not in newest or r.outcome not in ("pass", "fail", "pending"):
+        if r.outcome not in ("pass", "fail", "pending"):
             continue
         t = out[(r.task_ref, r.model)]
         t.passed += r.outcome == "pass"
@@ -112,6 +104,11 @@ def family_weighted(tallies: Mapping[str, _Tally], family_of: Mapping[str, str])
     )
     return {
         "families": families,
+        "versions": [
+            {"task_ref": ref, "runs": tallies[ref].n}
+            for ref in sorted(tallies, key=task_version)
+            if tallies[ref].n
+        ],
         "lower": _mean(f["lower"] for f in families.values()),
         "upper": _mean(f["upper"] for f in families.values()),
         "decided_rate": _mean(f["decided_rate"] for f in families.values()),
@@ -172,13 +169,13 @@ def weighted_rows(report: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]
     """The ``weighted`` section as a table (``weighted.csv``): its rows, then the overall rows."""
     view = report.get("weighted") or {"rows": [], "overall": [], "by": "family"}
     header = ["by", "pool", "model", "value", "lower", "upper", "decided_rate", "families"]
-    header += ["tasks", "runs", "runs_pooled_rate"]
+    header += ["tasks", "runs", "runs_pooled_rate", "versions"]
     out = []
     for row in [*view["rows"], *({**r, "value": "(all)"} for r in view["overall"])]:
         fams = row["families"]
         tasks = sum(f["tasks"] for f in fams.values())
         first = [view["by"], row["pool"], row["model"], row["value"], row["lower"], row["upper"]]
-        out.append(
-            [*first, row["decided_rate"], len(fams), tasks, row["runs"], row["runs_pooled_rate"]]
-        )
+        versions = " ".join(f"{v['task_ref']}:{v['runs']}" for v in row["versions"])
+        last = [len(fams), tasks, row["runs"], row["runs_pooled_rate"], versions]
+        out.append([*first, row["decided_rate"], *last])
     return header, out

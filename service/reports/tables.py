@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from judges.pairwise.bradley_terry import CONVENTION
 from service.reports.rows import ReportRow
 from service.reports.slices import weighted_rows
 
@@ -85,7 +86,8 @@ def _bt_rows(scope: str, bt: dict[str, Any]) -> list[list[Any]]:
         iv = m["interval"] or [None, None]
         ev = m["elo_interval"] or [None, None]
         tie = [m["technical_tie"], m["tied_with"]]
-        out.append([scope, m["model"], m["rank"], m["log_strength"], *iv, m["elo"], *ev, *tie])
+        row = [scope, m["model"], m["rank"], m["log_strength"], *iv, m["elo"], *ev, *tie]
+        out.append([*row, CONVENTION])
     return out
 
 
@@ -125,6 +127,7 @@ _BT_HEADER = [
     "elo_high",
     "technical_tie",
     "tied_with",
+    "convention",
 ]
 _REPEATS_HEADER = [
     "task_ref",

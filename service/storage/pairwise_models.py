@@ -58,4 +58,6 @@ class PairwisePreferenceRow(Base):
     criterion: Mapped[str | None] = mapped_column(String(100))
     source: Mapped[str] = mapped_column(String(500))
     line: Mapped[int] = mapped_column(Integer)
+    left_model: Mapped[str | None] = mapped_column(String(200))  # from the CSV, when it says
+    right_model: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from service.storage.models import Base, utcnow
@@ -27,12 +27,14 @@ class TaskRetirement(Base):
 
 
 class LeakFlag(Base):
-    """A reserved task (``task_ref``) whose canary or prompt (``kind``) a run's reply contains."""
+    """A reserved task (``task_ref``) whose canary, prompt or 8-grams (``kind``) a reply carries."""
 
     __tablename__ = "leak_flags"
     __table_args__ = (UniqueConstraint("run_id", "task_ref", "kind"),)
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
     task_ref: Mapped[str] = mapped_column(String(200), index=True)
-    kind: Mapped[str] = mapped_column(String(16))  # canary | prompt
+    kind: Mapped[str] = mapped_column(String(16))  # canary | prompt | overlap
+    overlap: Mapped[str | None] = mapped_column(Text)  # overlap: the reply's shared text
+    share: Mapped[float | None] = mapped_column(Float)  # overlap: share of the prompt's 8-grams
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

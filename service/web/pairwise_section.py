@@ -1,4 +1,4 @@
-"""The report page's pairwise section: one Bradley-Terry ranking per task version and criterion.
+"""The report page's pairwise section: one ranking per task version, criterion and judge.
 
 Admins only (it names models). Each ranking is drawn with the report's strength chart (Elo
 scale, bootstrap interval bars, technical ties marked;
@@ -16,10 +16,14 @@ from service.storage import Database
 
 
 def pairwise_sections(db: Database, min_comparisons: int) -> list[dict[str, Any]]:
-    """Per (task version, criterion) with stored comparisons: its ranking and chart."""
+    """Per (task version, criterion, judge) with stored comparisons: its ranking and chart.
+
+    Each judge identity is its own ranking: comparisons by different judges are never pooled.
+    """
     sections = []
-    for i, (task_ref, criterion) in enumerate(ranking_keys(db), start=1):
-        doc = pairwise_ranking(db, RankingQuery(task_ref, criterion, min_comparisons, 300, 0))
+    for i, (task_ref, criterion, judge) in enumerate(ranking_keys(db), start=1):
+        q = RankingQuery(task_ref, criterion, min_comparisons, 300, 0, judge=judge)
+        doc = pairwise_ranking(db, q)
         doc["chart"] = strength_chart(doc, f"pairwise-{i}")
         sections.append(doc)
     return sections

@@ -36,6 +36,9 @@ class GenerationRequest(BaseModel):
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
     label: Text | None = Field(default=None, max_length=200, description="Model label of runs")
+    provider: Text | None = Field(
+        default=None, max_length=200, description="Provider of runs (default: base URL's host)"
+    )
     timeout_s: float = Field(default=120.0, gt=0, le=3600)
     repeats: int = Field(default=1, ge=1, le=1000)
     revise: int = Field(

@@ -8,6 +8,7 @@ starts a comparison job with the service's pairwise judge (its vision model from
 from __future__ import annotations
 
 import uuid
+from typing import Literal
 
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
@@ -66,18 +67,33 @@ class CalibrationView(BaseModel):
     position_bias_rate: float | None
 
 
+class AgreementView(BaseModel):
+    """People's ranking against one judge's ranking of the same models."""
+
+    judge: str
+    models: int
+    spearman: float | None
+    kendall: float | None
+    pairs_same_order: int
+    pairs: int
+
+
 class RankingView(BaseModel):
-    """The pairwise ranking of the selected stored comparisons."""
+    """The pairwise ranking of one source: one judge identity, or people's preferences."""
 
     task_ref: str | None
     criterion: str | None
+    source: str = Field(description="judges (one judge identity, never pooled) or people")
+    judge: str | None
     comparisons: int
     judge_failures: int
     position_biased: int
     judges: list[str]
     models: list[RankedModelView]
     matrix: list[MatrixCell]
-    calibration: CalibrationView
+    calibration: CalibrationView | None
+    agreement: list[AgreementView]
+    preferences: dict[str, int] | None
     method: str
 
 
@@ -97,11 +113,15 @@ def get_ranking(
     _admin: Admin,
     task: str = Query(description="the task version (ID@VERSION) compared"),
     criterion: str = Query(description="the criterion compared (rankings are never merged)"),
+    judge: str | None = Query(None, description="the judge identity (needed when several)"),
+    source: Literal["judges", "people"] = "judges",
     seed: int = 0,
     resamples: int = Query(500, ge=50, le=5000),
 ) -> RankingView:
     """Bradley-Terry ranking with bootstrap intervals, Elo, marks and the confrontation matrix."""
-    q = RankingQuery(task, criterion, ctx.settings.pairwise_min_comparisons, resamples, seed)
+    ctx.registry.get(task)  # an unknown task version is a 404
+    n = ctx.settings.pairwise_min_comparisons
+    q = RankingQuery(task, criterion, n, resamples, seed, judge=judge, source=source)
     return RankingView.model_validate(pairwise_ranking(ctx.db, q))
 
 

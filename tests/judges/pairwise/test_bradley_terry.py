@@ -24,7 +24,7 @@ def test_two_models_three_to_one_gives_the_closed_form_scores_and_elo() -> None:
     assert scores[0] == pytest.approx(math.log(3) / 2, abs=1e-8)
     assert scores[1] == pytest.approx(-math.log(3) / 2, abs=1e-8)
     assert elo(scores[0]) - elo(scores[1]) == pytest.approx(400 * math.log10(3), abs=1e-6)
-    assert elo(0.0) == 1000.0
+    assert elo(0.0) == 1500.0  # the one convention: 1500 is the average model
 
 
 def test_a_tie_counts_half_a_win_for_each_side() -> None:
@@ -98,7 +98,7 @@ def test_rank_marks_preliminary_models_and_counts_the_confrontation_matrix() -> 
     for m in result.models:
         lo, hi = m.interval
         assert lo <= m.score <= hi
-        assert m.elo == pytest.approx(1000 + 400 * m.score / math.log(10))
+        assert m.elo == pytest.approx(1500 + 400 * m.score / math.log(10))
     again = rank(data, min_comparisons=5, resamples=200, seed=3)
     assert [m.interval for m in again.models] == [m.interval for m in result.models]
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import io
 import json
 import logging
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -287,3 +289,23 @@ def test_many_frames_are_subsampled_and_time_must_be_a_shown_frame(server: Scrip
     assert labels == [f"Frame at t={t:.3f} s:" for t in (0.0, 2.0, 4.0, 6.0, 8.0)]
     failure = judge.judge(inp)  # 0.25 s exists but was not shown
     assert isinstance(failure, JudgeFailure) and failure.cause == "invalid_reply"
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_a_judge_call_is_priced_from_the_price_table(
+    server: ScriptedServer, api: str, tmp_path: Path
+) -> None:
+    table = tmp_path / "prices.yaml"
+    table.write_text(
+        f'version: "2026-12-01"\nprices:\n  {api}:\n'
+        "    vision-x: {input_per_million: 2.5, output_per_million: 10}\n"
+    )
+    server.script = [Reply(good(), input_tokens=1200, output_tokens=40)]
+    priced = Settings(judge_api_key=SECRET, price_table=table)
+    result = VisionJudge(profile(api, server.url), priced).judge(judge_input())
+    assert isinstance(result, Verdict)
+    assert result.cost_usd == pytest.approx((1200 * 2.5 + 40 * 10) / 1e6)
+    server.script = [Reply(good(), input_tokens=1200, output_tokens=40)]
+    other = dataclasses.replace(profile(api, server.url), model="unpriced-model")
+    unpriced = VisionJudge(other, priced).judge(judge_input())
+    assert isinstance(unpriced, Verdict) and unpriced.cost_usd is None  # never estimated

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 import pytest
 
 from regua.errors import ExperimentFileError
+from service.experiments.builtin import _params
 from service.experiments.plan import cases, resolve_plan
 from service.experiments.spec import load_experiment_file, load_experiment_text
 from tasks import bundled_registry
@@ -93,3 +96,21 @@ def test_a_panel_of_another_family_is_refused_before_anything_runs() -> None:
 def test_a_missing_file_says_so(tmp_path: Path) -> None:
     with pytest.raises(ExperimentFileError, match="cannot read the experiment file"):
         load_experiment_file(tmp_path / "nope.yaml")
+
+
+def test_an_arm_names_its_provider_and_files_without_one_keep_their_hash() -> None:
+    named = GOOD.replace(
+        "model: {api: mock, model: m1}\n    prompt:",
+        "model: {api: mock, model: m1, provider: acme-lab}\n    prompt:",
+    )
+    assert named != GOOD
+    spec = load_experiment_text(named)
+    assert _params(spec.arms[1].model).vendor() == "acme-lab"
+    assert _params(spec.arms[0].model).vendor() == "mock"
+    assert spec.content_hash() != load_experiment_text(GOOD).content_hash()
+    # a file without providers hashes as before the field existed (no provider key at all)
+    doc = load_experiment_text(GOOD).model_dump(mode="json")
+    for arm in doc["arms"]:
+        del arm["model"]["provider"], arm["revise"], arm["revise_findings"]
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
+    assert load_experiment_text(GOOD).content_hash() == hashlib.sha256(text.encode()).hexdigest()

@@ -49,7 +49,8 @@ def test_fenced_svg_reply_is_the_raw_artifact_with_tokens_latency_and_params(
     (run_id,) = generate_runs(gen_ctx, TASK, params, 1, token_id=None)
     got = stored(gen_ctx, run_id)
     assert got.raw == FENCED
-    assert (got.label, got.provider) == ("L", "openai")
+    host = llm.url.split("//", 1)[1]  # a local OpenAI-compatible server is its own provider
+    assert (got.label, got.provider) == ("L", host) and host.startswith("127.0.0.1:")
     g = got.generation
     assert (g.input_tokens, g.output_tokens, g.attempts, g.finish_reason) == (1200, 40, 1, "stop")
     assert g.latency_ms is not None and g.latency_ms > 0 and g.cause is None and not g.timed_out
@@ -64,6 +65,21 @@ def test_fenced_svg_reply_is_the_raw_artifact_with_tokens_latency_and_params(
     assert sent.json["temperature"] == 0.7 and sent.json["max_tokens"] == 900
     db_file = gen_ctx.settings.data_dir / "regua.sqlite3"
     assert b"sk-secret-123" not in db_file.read_bytes()  # the key is never stored
+
+
+def test_the_provider_is_what_the_user_says_else_the_base_url_host(
+    gen_ctx: ServiceContext, llm: ScriptedServer
+) -> None:
+    llm.script = [Reply(body=openai_body(FENCED)), Reply(body=openai_body(FENCED))]
+    (named,) = generate_runs(gen_ctx, TASK, _params(llm, provider="acme-lab"), 1, token_id=None)
+    (derived,) = generate_runs(gen_ctx, TASK, _params(llm), 1, token_id=None)
+    assert stored(gen_ctx, named).provider == "acme-lab"
+    assert stored(gen_ctx, derived).provider == llm.url.split("//", 1)[1]
+    assert GenerationParams(api="anthropic", model="m").vendor() == "anthropic"  # no base URL
+    remote = GenerationParams(api="openai", model="m", base_url="https://API.Example.com/v1")
+    assert remote.vendor() == "api.example.com"
+    vendor = GenerationParams(api="openai", model="m", base_url="https://api.openai.com/v1")
+    assert vendor.vendor() == "openai"
 
 
 def test_refusal_and_prose_are_replies_that_fail_by_rule(

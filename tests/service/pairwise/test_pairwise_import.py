@@ -12,6 +12,7 @@ from regua.hashing import sha256_hex
 from service.cli import app
 from service.storage import Database, PairwisePreferenceRow
 from service.storage.blobs import LocalBlobStore
+from tests.helpers.runs import TASK
 
 SAMPLES = Path(__file__).resolve().parents[3] / "samples/outputs"
 
@@ -81,7 +82,11 @@ def test_a_good_file_stores_every_preference_with_the_drawings_hashes(tmp_path: 
         f"{folder / 'structured-good-2.svg'},structured-good.svg,TIE,bob\n"
     )
     data = tmp_path / "data"
-    args = ["pairwise", "import", str(csv), "--task", "t@1", "--criterion", "B1"]
+    unknown = ["pairwise", "import", str(csv), "--task", "no-such-task@9", "--criterion", "B1"]
+    out = CliRunner().invoke(app, [*unknown, "--data-dir", str(data)])
+    assert out.exit_code == 2 and "unknown task 'no-such-task@9'" in out.output
+    assert _rows(data) == []
+    args = ["pairwise", "import", str(csv), "--task", TASK, "--criterion", "B1"]
     out = CliRunner().invoke(app, [*args, "--data-dir", str(data)])
     assert out.exit_code == 0, out.output
     assert "imported 2 preference(s)" in out.output

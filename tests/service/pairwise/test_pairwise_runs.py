@@ -188,7 +188,9 @@ def _check_cli(api: Api, tmp_path: Path) -> None:
     assert "preliminary" in out.output and "1-1-0" in out.output
     # ann (alpha better than beta) meets two outcomes: the win agrees, the biased tie does not;
     # bob (gamma better than alpha) disagrees with the one outcome of that pair
-    assert "agreement with 2 human preference(s) 33% of 3" in out.output
+    assert "agreement with 2 human preference(s): 1 of 3 judge verdicts on those pairs (33%)" in (
+        out.output
+    )
 
 
 def _check_calibrate(api: Api, fake: Pairwise) -> None:

@@ -87,7 +87,7 @@ def test_comparisons_and_preferences_are_stored_and_ranked(
         csv.write_text(
             "left,right,winner,annotator\nm2.svg,m1.svg,right,ann\nm3.svg,m2.svg,tie,ann\n"
         )
-        assert import_preferences(db, blobs, csv, task_ref=TASK.ref, criterion="B1") == 2
+        assert import_preferences(db, blobs, csv, task_ref=TASK.ref, criterion="B1").stored == 2
         doc = pairwise_ranking(db, RankingQuery(TASK.ref, "B1", min_comparisons=2, resamples=100))
         assert [(m["model"], m["comparisons"], m["preliminary"]) for m in doc["models"]] == [
             ("m1", 2, False),

@@ -79,8 +79,13 @@ def test_task_versions_are_side_by_side_never_merged() -> None:
     assert versions["t@1"]["groups"][0]["counts"]["runs"] == 6
     assert versions["t@2"]["groups"][0]["counts"]["runs"] == 4
     (agg,) = report["aggregates"]
-    assert agg["task_versions"] == ["t@2"] and agg["superseded_versions"] == ["t@1"]
-    assert agg["models"][0]["families"][0]["counts"]["runs"] == 4
+    assert agg["task_versions"] == ["t@1", "t@2"]  # every version counts, none superseded
+    (model,) = agg["models"]
+    assert model["versions"] == [
+        {"task_ref": "t@1", "runs": 6, "incomplete": 0},
+        {"task_ref": "t@2", "runs": 4, "incomplete": 0},
+    ]
+    assert model["families"][0]["counts"]["runs"] == 10
 
 
 def test_repeats_by_hand() -> None:

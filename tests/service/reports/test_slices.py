@@ -37,7 +37,8 @@ DIMS = {
 
 def _rows() -> list[ReportRow]:
     """Model m: herons 1.0, 0.5, 0.0 (three variants); stork@2 1 pass 2 fail 1 pending
-    1 incomplete (stork@1, superseded, all pass); pelican 3 pass 1 fail (no dimensions)."""
+    1 incomplete, stork@1 all pass (both versions count, each on its own); pelican 3 pass 1 fail
+    (no dimensions)."""
     return (
         runs("m", counts(2, 0, 0), "heron-bicycle@1", "herons")
         + runs("m", counts(1, 1, 0), "heron-tram@1", "herons")
@@ -57,36 +58,41 @@ def _by_value(view: dict[str, object]) -> dict[str, dict[str, object]]:
 def test_family_weighting_by_hand() -> None:
     view = weighted_view(_rows(), DIMS, "family")
     fam = _by_value(view)
-    # herons: tasks 1.0, 0.5, 0.0 weigh the same -> 0.5; storks (newest version only):
-    # n = 4 (incomplete left out) -> 1/4 to 2/4, decided 1/3; pelican 3/4
+    # herons: tasks 1.0, 0.5, 0.0 weigh the same -> 0.5; storks: version 1 all pass (1.0) and
+    # version 2 (n = 4, incomplete left out: 1/4 to 2/4, decided 1/3) weigh the same; pelican 3/4
     assert fam["herons"]["lower"] == pytest.approx(0.5)
     assert fam["herons"]["families"] == {
         "herons": {"tasks": 3, "lower": 0.5, "upper": 0.5, "decided_rate": 0.5}
     }
-    assert (fam["storks"]["lower"], fam["storks"]["upper"]) == (0.25, 0.5)
-    assert fam["storks"]["decided_rate"] == pytest.approx(1 / 3)
+    assert (fam["storks"]["lower"], fam["storks"]["upper"]) == (0.625, 0.75)
+    assert fam["storks"]["decided_rate"] == pytest.approx((1 + 1 / 3) / 2)
+    assert fam["storks"]["versions"] == [
+        {"task_ref": "stork-bicycle@1", "runs": 5},
+        {"task_ref": "stork-bicycle@2", "runs": 4},
+    ]
     overall = view["overall"][0]
-    assert overall["lower"] == pytest.approx((0.5 + 0.25 + 0.75) / 3)
-    assert overall["upper"] == pytest.approx((0.5 + 0.5 + 0.75) / 3)
-    assert overall["decided_rate"] == pytest.approx((0.5 + 1 / 3 + 0.75) / 3)
-    # pooled over runs it would be 7 passes of 14 runs
-    assert (overall["runs"], overall["runs_pooled_rate"]) == (14, 0.5)
+    assert overall["lower"] == pytest.approx((0.5 + 0.625 + 0.75) / 3)
+    assert overall["upper"] == pytest.approx((0.5 + 0.75 + 0.75) / 3)
+    assert overall["decided_rate"] == pytest.approx((0.5 + 2 / 3 + 0.75) / 3)
+    # pooled over runs it would be 12 passes of 19 runs
+    assert (overall["runs"], overall["runs_pooled_rate"]) == (19, 12 / 19)
+    assert len(overall["versions"]) == 6
 
 
 def test_slice_by_dimension_by_hand() -> None:
     view = weighted_view(_rows(), DIMS, "dimension:vehicle")
     by = _by_value(view)
     assert sorted(by) == ["bicycle", "boat", "tram"]
-    # bicycle: herons family (1.0) and storks family (1/4 to 1/2, decided 1/3) weigh the same
-    assert by["bicycle"]["lower"] == pytest.approx((1.0 + 0.25) / 2)
-    assert by["bicycle"]["upper"] == pytest.approx((1.0 + 0.5) / 2)
-    assert by["bicycle"]["decided_rate"] == pytest.approx((1.0 + 1 / 3) / 2)
+    # bicycle: herons family (1.0) and storks family (5/8 to 3/4, decided 2/3) weigh the same
+    assert by["bicycle"]["lower"] == pytest.approx((1.0 + 0.625) / 2)
+    assert by["bicycle"]["upper"] == pytest.approx((1.0 + 0.75) / 2)
+    assert by["bicycle"]["decided_rate"] == pytest.approx((1.0 + 2 / 3) / 2)
     assert (by["tram"]["lower"], by["boat"]["lower"]) == (0.5, 0.0)
     assert view["tasks_without_dimension"] == ["pelican-plain@1"]
     assert view["dimensions_available"] == ["subject", "vehicle"]
     subject = _by_value(weighted_view(_rows(), DIMS, "dimension:subject"))
     assert subject["heron"]["decided_rate"] == pytest.approx(0.5)
-    assert (subject["stork"]["lower"], subject["stork"]["upper"]) == (0.25, 0.5)
+    assert (subject["stork"]["lower"], subject["stork"]["upper"]) == (0.625, 0.75)
 
 
 def test_thirty_near_copies_do_not_outweigh_a_family_of_three() -> None:
@@ -110,8 +116,8 @@ def test_report_page_shows_the_view() -> None:
     cfg = ReportConfig(resamples=0, by="dimension:vehicle")
     report = build_report(_rows(), cfg, task_dimensions=DIMS)
     page = render_html(report)
-    assert "By dimension “vehicle”: each family equal, each task equal within it" in page
-    assert '<td>bicycle</td><td class="range">62 % \u2013 75 %</td><td>67 %</td>' in page
+    assert "By dimension “vehicle”: each family equal, each task version equal within it" in page
+    assert '<td>bicycle</td><td class="range">81 % \u2013 88 %</td><td>83 %</td>' in page
     assert "Tasks without this dimension, left out: pelican-plain@1" in page
 
 
@@ -136,7 +142,7 @@ def test_service_report_by_dimension(served: tuple[httpx.Client, Path, str]) -> 
     got = client.get("/v1/reports", params={"by": "dimension:vehicle", "resamples": 0})
     assert got.status_code == 200, got.text
     by = _by_value(got.json()["weighted"])
-    assert by["bicycle"]["lower"] == pytest.approx(0.625)
+    assert by["bicycle"]["lower"] == pytest.approx(0.8125)
     assert by["tram"]["decided_rate"] == pytest.approx(0.5)
     bad = client.get("/v1/reports", params={"by": "colour"})
     assert bad.status_code == 422 and "dimension:NAME" in bad.json()["detail"]
@@ -160,4 +166,4 @@ def test_service_report_by_dimension(served: tuple[httpx.Client, Path, str]) -> 
     assert cli.exit_code == 0, cli.output
     table = (out / "weighted.csv").read_text().splitlines()
     assert table[0].startswith("by,pool,model,value,lower,upper,decided_rate")
-    assert "dimension:vehicle,core,m,bicycle,0.625,0.75," in table[1]
+    assert "dimension:vehicle,core,m,bicycle,0.8125,0.875," in table[1]
