@@ -98,6 +98,7 @@ def fillers(world: PoolWorld) -> dict[str, list[str]]:
         "job_id": ["job-of-nobody"],
         "batch_id": ["1"],
         "experiment_id": ["experiment-of-nobody"],
+        "proposal_id": ["1"],
         "name": STATIC,
     }
 
