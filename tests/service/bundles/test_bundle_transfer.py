@@ -141,6 +141,8 @@ def test_export_sqlite_import_postgres_s3_equal_and_rescored_without_rendering(
             assert set(kinds.values()) == {"rescore"}
     finally:
         ctx.close()
+    said = _cli("rescore", "--task", TASK, "--panel", PANEL, env=env)  # the command, too
+    assert "3 evaluations appended" in said and "rendered nothing" in said
 
 
 def test_a_tampered_bundle_is_refused_whole(source: Source, tmp_path: Path) -> None:
