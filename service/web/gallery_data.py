@@ -1,4 +1,4 @@
-"""The data behind the gallery: one task's drawings, one column per model, one row per repeat.
+"""The data behind the gallery: one task's drawings, a column per model, a row per item or repeat.
 
 Who sees what follows the run rules of :mod:`service.access.pools`: admins every run of the
 task, submitters their own runs of visible tasks, reviewers every run of a visible task under
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 from service.access.pools import hidden_refs, runs_readable_by, sees_hidden
 from service.access.tokens import Principal
 from service.review.views import frames_of, task_spec
-from service.storage import CriterionOutcomeRow, Run
+from service.storage import CriterionOutcomeRow, ExperimentCaseRow, Run
 
 OUTCOMES = ("pass", "fail", "pending", "incomplete")
 MAX_RUNS = 600
@@ -59,7 +59,7 @@ class GalleryRow:
 
 @dataclass(frozen=True)
 class Gallery:
-    """A task's gallery as one caller may see it."""
+    """A task's gallery as one caller may see it (rows: experiment items and repeats first)."""
 
     task: str
     columns: list[str]
@@ -118,6 +118,44 @@ def _failing(session: Session, runs: Sequence[Run]) -> dict[int, list[str]]:
     return out
 
 
+RowKey = tuple[int, str, int, int]
+"""(0 for an experiment case, 1 otherwise; the case's item; its repeat, or the run's place among
+its model's other runs; a tie-breaker when one model has two runs for one cell)."""
+
+
+def row_keys(session: Session, runs: Sequence[Run]) -> list[RowKey]:
+    """Each run's row: its experiment case's item and repeat, else its model's n-th run."""
+    cases = {
+        run_id: (item, repeat)
+        for run_id, item, repeat in session.execute(
+            select(
+                ExperimentCaseRow.run_id, ExperimentCaseRow.item, ExperimentCaseRow.repeat
+            ).where(ExperimentCaseRow.run_id.in_([r.id for r in runs]))
+        )
+    }
+    nth: Counter[str] = Counter()
+    taken: set[tuple[str, RowKey]] = set()
+    out: list[RowKey] = []
+    for run in runs:
+        if run.id in cases:
+            item, repeat = cases[run.id]
+            key: RowKey = (0, item, repeat, 0)
+        else:
+            key = (1, "", nth[run.model_label], 0)
+            nth[run.model_label] += 1
+        while (run.model_label, key) in taken:  # two arms of one model: one more row
+            key = (key[0], key[1], key[2], key[3] + 1)
+        taken.add((run.model_label, key))
+        out.append(key)
+    return out
+
+
+def _row_label(key: RowKey) -> str:
+    group, item, repeat, extra = key
+    label = f"repeat {repeat + 1}" + (f" ({extra + 1})" if extra else "")
+    return f"{item} · {label}" if group == 0 else label
+
+
 def _tile(session: Session, run: Run, failing: list[str], blinded: bool) -> Tile:
     """One run's tile (its frames read in time order)."""
     shas = [f.sha256 for f in frames_of(session, run.id)]
@@ -160,21 +198,17 @@ def build_gallery(
     )
     failing = _failing(session, runs)
     counts = {k: sum(1 for r in runs if r.outcome == k) for k in OUTCOMES}
-    by_model: dict[str, list[Tile | None]] = defaultdict(list)
-    for run in runs:
+    cells: dict[RowKey, dict[str, Tile | None]] = defaultdict(dict)
+    for run, row_key in zip(runs, row_keys(session, runs), strict=True):
         fails = failing.get(run.current_evaluation_id or -1, [])
         keep = (outcome in (None, run.outcome)) and (criterion in (None, *fails))
-        by_model[run.model_label].append(_tile(session, run, fails, blinded) if keep else None)
-    columns = column_order(list(by_model), key, blinded)
-    depth = max((len(v) for v in by_model.values()), default=0)
+        cells[row_key][run.model_label] = _tile(session, run, fails, blinded) if keep else None
+    columns = column_order(sorted({r.model_label for r in runs}), key, blinded)
     rows = [
-        GalleryRow(
-            label=f"repeat {i + 1}",
-            tiles=[by_model[m][i] if i < len(by_model[m]) else None for m, _ in columns],
-        )
-        for i in range(depth)
+        GalleryRow(label=_row_label(k), tiles=[cells[k].get(m) for m, _ in columns])
+        for k in sorted(cells)
+        if any(t is not None for t in cells[k].values())
     ]
-    rows = [r for r in rows if any(t is not None for t in r.tiles)]
     spec = task_spec(session, task)
     return Gallery(
         task=task,

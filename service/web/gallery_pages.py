@@ -31,7 +31,7 @@ def gallery(
     outcome: str | None = None,
     criterion: str | None = None,
 ) -> Response:
-    """The drawings of a task version, one column per model and one row per repeat."""
+    """The drawings of a task version, one column per model and one row per item or repeat."""
     who = cookie_principal(request)
     if who is None:
         return _login_redirect(request)

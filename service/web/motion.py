@@ -11,6 +11,7 @@ import io
 import itertools
 import re
 import statistics
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -28,6 +29,7 @@ MAX_FRAMES = 60
 SHA = re.compile(r"^[0-9a-f]{64}$")
 _MS = re.compile(r"-(\d+)(?:-|\.png$)")
 _CACHE: OrderedDict[tuple[tuple[str, ...], tuple[float, ...]], bytes] = OrderedDict()
+_LOCK = threading.Lock()
 MIN_MS = 20
 """Browsers show shorter frames for 100 ms; 20 ms is the shortest they honour."""
 
@@ -82,11 +84,15 @@ def readable_motion(
         readable_media_type(session, principal, sha)
     times = frame_times(session, shas)
     key = (tuple(shas), tuple(times))
-    if key not in _CACHE:  # content-addressed input: safe to keep
-        _CACHE[key] = animated_png([blobs.get(s) for s in shas], durations_ms(times))
-        while len(_CACHE) > 32:
-            _CACHE.popitem(last=False)
-    return _CACHE[key]
+    with _LOCK:
+        found = _CACHE.get(key)
+    if found is None:  # content-addressed input: safe to keep
+        found = animated_png([blobs.get(s) for s in shas], durations_ms(times))
+        with _LOCK:
+            _CACHE[key] = found
+            while len(_CACHE) > 32:
+                _CACHE.popitem(last=False)
+    return found
 
 
 def _time_of(a: Artifact) -> float:

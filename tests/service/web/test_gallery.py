@@ -10,6 +10,7 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from service.cli import app
+from service.storage import ExperimentCaseRow, ExperimentRow
 from tests.helpers.gallery import ANIMATED, MODELS, frame_shas, seed_gallery
 from tests.helpers.review_runs import SECRET_MODEL, SECRET_PROVIDER, TASK_REF
 from tests.helpers.web import Site, web_login
@@ -114,3 +115,29 @@ def test_report_gallery_writes_the_grid_and_its_images(site: Site, tmp_path: Pat
     assert not any(m in blinded for m in (*MODELS, SECRET_MODEL)) and "model 4" in blinded
     wrong = CliRunner().invoke(app, ["report", "--gallery", "--out", str(out)], env=env)
     assert wrong.exit_code == 2
+
+
+def test_runs_of_an_experiment_line_up_by_item_and_repeat(site: Site) -> None:
+    seed_gallery(site)
+    with site.ctx.db.write() as s:
+        exp = {"spec": {}, "spec_hash": "0", "plan": {}, "seed": 1}
+        s.add(ExperimentRow(id="exp@w1", name="exp", window="w1", **exp))
+        s.flush()
+        for run_id, arm in (("a1", "alpha"), ("b1", "beta")):
+            s.add(
+                ExperimentCaseRow(
+                    experiment_id="exp@w1",
+                    case_key=f"exp@w1:{arm}:heron-item:0",
+                    arm=arm,
+                    item="heron-item",
+                    repeat=0,
+                    task_ref=TASK_REF,
+                    run_id=run_id,
+                )
+            )
+    html = _page(site, "admin")
+    labels = re.findall(r'<th scope="row" class="repeat">([^<]*)</th>', html)
+    assert labels == ["heron-item · repeat 1", "repeat 1", "repeat 2"]
+    first_row = html.split('class="repeat">')[1].split("</tr>")[0]
+    assert 'href="/runs/a1"' in first_row and 'href="/runs/b1"' in first_row
+    assert first_row.count('<td class="empty">') == 2  # gamma and the seeded model
