@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import secrets
 from pathlib import Path
 
 from sqlalchemy.orm import Session
@@ -48,11 +49,15 @@ def write_gallery(
     out: Path,
     *,
     blind: bool = False,
-    key: bytes = b"regua-report-gallery",
+    key: bytes | None = None,
 ) -> Path:
-    """Write the gallery of ``task`` into ``out``; returns the HTML file's path."""
+    """Write the gallery of ``task`` into ``out``; returns the HTML file's path.
+
+    ``blind`` labels the columns ``model 1``… in an order keyed by ``key`` (default: a fresh
+    random key, so the order says nothing and differs on every call).
+    """
     who = dataclasses.replace(LOCAL, role="reviewer") if blind else LOCAL
-    gallery = build_gallery(session, who, task, key)
+    gallery = build_gallery(session, who, task, key or secrets.token_bytes(32))
     folder = out / "gallery"
     folder.mkdir(parents=True, exist_ok=True)
     rows = [

@@ -13,11 +13,13 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
+from typer.testing import CliRunner
 
 from regua.errors import TaskIntegrityError
 from regua.settings import Settings
 from service.bundles.archive import pack, unpack
 from service.bundles.restore import restore
+from service.cli import app
 from service.context import ServiceContext
 from service.storage import GateDecisionRow, Run, TaskRow
 from tasks import TaskSpec
@@ -57,7 +59,9 @@ def test_exports_follow_the_run_rules(site: Site) -> None:
     assert missing.status_code == 404
 
 
-def test_a_reserved_task_leaves_only_with_admin_and_include_reserved(site: Site) -> None:
+def test_a_reserved_task_leaves_only_with_admin_and_include_reserved(
+    site: Site, tmp_path: Path
+) -> None:
     spec = reserved_spec()
     with site.ctx.db.write() as s:
         s.add(
@@ -76,6 +80,13 @@ def test_a_reserved_task_leaves_only_with_admin_and_include_reserved(site: Site)
     allowed = site.client("admin").get("/v1/exports", params={**asked, "include_reserved": True})
     assert allowed.status_code == 200
     assert _manifest(allowed.content)["include_reserved"] is True
+    env = {"REGUA_DATA_DIR": str(site.ctx.settings.data_dir)}
+    args = ["export", "--task", spec.ref, "--out", str(tmp_path / "r.tar.gz")]
+    got = CliRunner().invoke(app, args, env=env)
+    assert got.exit_code == 2 and "--include-reserved" in got.output, got.output
+    assert not (tmp_path / "r.tar.gz").exists()
+    got = CliRunner().invoke(app, [*args, "--include-reserved"], env=env)
+    assert got.exit_code == 0 and "exported 0 runs" in got.output, got.output
 
 
 def test_a_bundle_whose_task_version_conflicts_is_refused(site: Site, tmp_path: Path) -> None:
