@@ -57,7 +57,10 @@ class ImportResult:
 
 
 def verify_rows(contents: Contents) -> None:
-    """Every artifact row's bytes are in the bundle, and each task row matches its spec."""
+    """Check the rows before anything is stored (schema, artifact bytes, task hashes)."""
+    for table in (*TABLES, GATE):
+        for row in contents.tables.get(table.name, []):
+            decode_row(table, row)
     for row in contents.tables.get("artifacts", []):
         if row["sha256"] not in contents.artifacts:
             raise ArtifactIntegrityError(f"artifact {row['sha256']} is referenced, not bundled")

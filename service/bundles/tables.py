@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import DateTime, Table
 
+from regua.errors import InputError
 from service.storage import (
     AdjudicationRow,
     Artifact,
@@ -102,7 +103,17 @@ def encode_row(row: Base) -> dict[str, Any]:
 
 
 def decode_row(spec: TableSpec, data: Mapping[str, Any]) -> dict[str, Any]:
-    """Column values of a bundled row (times parsed back), keyed by attribute name."""
+    """Column values of a bundled row (times parsed back), keyed by attribute name.
+
+    A column this installation does not have (a bundle from a newer schema) refuses the row
+    rather than dropping what it holds.
+    """
+    unknown = sorted(set(data) - {c.name for c in table_of(spec.model).columns})
+    if unknown:
+        raise InputError(
+            f"{spec.name} rows of the bundle have columns this installation lacks ({unknown}): "
+            "it was made by a newer regua; upgrade this one first"
+        )
     out: dict[str, Any] = {}
     for col in table_of(spec.model).columns:
         if col.name not in data:

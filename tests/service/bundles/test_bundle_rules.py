@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
-from regua.errors import TaskIntegrityError
+from regua.errors import InputError, TaskIntegrityError
 from regua.settings import Settings
 from service.bundles.archive import pack, unpack
 from service.bundles.restore import restore
@@ -132,3 +132,18 @@ def test_the_bundle_lists_every_file_with_its_sha256(site: Site) -> None:
     assert names == {"manifest.json", *files}
     assert {"regua_version", "schema_revision", "task_versions"} <= set(manifest)
     assert sum(1 for f in files if f.startswith("artifacts/")) >= 8  # frames, replies, logs
+
+
+def test_a_bundle_from_a_newer_schema_is_refused(site: Site, tmp_path: Path) -> None:
+    contents = unpack(site.client("admin").get("/v1/exports", params={"task": TASK_REF}).content)
+    contents.tables["runs"][0]["column_of_the_future"] = "kept somewhere"
+    meta = {k: v for k, v in contents.manifest.items() if k not in ("files", "rows")}
+    newer = unpack(pack(meta, contents.tables, contents.artifacts))
+    target = ServiceContext.open(Settings(data_dir=tmp_path / "target"))
+    try:
+        with pytest.raises(InputError, match="column_of_the_future"):
+            restore(target.db, target.blobs, target.registry, newer)
+        with target.db.read() as s:
+            assert s.scalar(select(func.count(Run.id))) == 0
+    finally:
+        target.close()
