@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from service.cli import (
+    bundle_cmd,
     calibrate_cmd,
     check_cmd,
     doctor_cmd,
@@ -63,6 +64,7 @@ for _module in (
     proposals_cmd,
     experiment_cmd,
     generate_cmd,
+    bundle_cmd,
 ):
     _module.register(app)
 

@@ -31,11 +31,16 @@ def report(
     experiment: str | None = typer.Option(
         None, "--experiment", help="An experiment's paired report: NAME@WINDOW or NAME (newest)"
     ),
+    gallery: bool = typer.Option(
+        False, "--gallery", help="Write the drawings of one --task ID@VERSION as gallery.html"
+    ),
+    blind: bool = typer.Option(False, "--blind", help="With --gallery: blinded model labels"),
 ) -> None:
     """Compute the report of the stored runs and write it to OUT (report.html, CSVs, JSON).
 
     With ``--experiment`` it writes that experiment's paired report instead (experiment.html,
-    experiment.json, history.json).
+    experiment.json, history.json); with ``--gallery`` the drawings of one task version side by
+    side (gallery.html and its images, animated drawings as animated PNGs).
     """
     from service.reports.build import ReportConfig
     from service.reports.db import generate_report
@@ -45,8 +50,8 @@ def report(
     settings = load_settings()
     if data_dir is not None:
         settings = settings.model_copy(update={"data_dir": data_dir})
-    if experiment is not None:
-        _experiment_report(settings, experiment, out)
+    if experiment is not None or gallery:
+        _not_statistics(settings, experiment, task, out, blind)
         return
     try:
         if weights not in ("equal", "runs"):
@@ -125,6 +130,37 @@ def _experiment_report(settings: Settings, ident: str, out: Path) -> None:
         typer.echo(line)
     for path in paths:
         typer.echo(f"wrote {path}")
+
+
+def _not_statistics(
+    settings: Settings, experiment: str | None, task: list[str], out: Path, blind: bool
+) -> None:
+    """``--experiment`` (its paired report) or ``--gallery`` (the drawings)."""
+    if experiment is not None:
+        _experiment_report(settings, experiment, out)
+    else:
+        _gallery(settings, task, out, blind)
+
+
+def _gallery(settings: Settings, task: list[str], out: Path, blind: bool) -> None:
+    """``--gallery``: the drawings of one task version as files in ``out``."""
+    from service.storage import Database
+    from service.storage.blob_registry import open_blob_store
+    from service.web.gallery_export import write_gallery
+
+    if len(task) != 1 or "@" not in task[0]:
+        typer.echo("report: --gallery takes exactly one --task ID@VERSION", err=True)
+        raise typer.Exit(2)
+    db = Database(settings.resolved_database_url())
+    try:
+        with db.read() as session:
+            path = write_gallery(session, open_blob_store(settings), task[0], out, blind=blind)
+    except ReguaError as exc:
+        typer.echo(f"report: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    finally:
+        db.dispose()
+    typer.echo(f"wrote {path}")
 
 
 def register(app: typer.Typer) -> None:

@@ -14,6 +14,7 @@ from service.api.routes import (
     calibrations,
     evaluations,
     experiments,
+    exports,
     gate,
     generations,
     health,
@@ -27,7 +28,14 @@ from service.api.routes import (
     tokens,
 )
 from service.context import ServiceContext
-from service.web import docs, experiment_pages, pages, proposal_pages, report_pages
+from service.web import (
+    docs,
+    experiment_pages,
+    gallery_pages,
+    pages,
+    proposal_pages,
+    report_pages,
+)
 
 ROUTERS = (
     runs.router,
@@ -45,10 +53,12 @@ ROUTERS = (
     pairwise.router,
     experiments.router,
     generations.router,
+    exports.router,
     pages.router,
     report_pages.router,
     experiment_pages.router,
     proposal_pages.router,
+    gallery_pages.router,
     docs.router,
 )
 """Every router of the service, in the order the OpenAPI document lists them."""
