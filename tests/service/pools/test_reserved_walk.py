@@ -99,7 +99,6 @@ def fillers(world: PoolWorld) -> dict[str, list[str]]:
         "batch_id": ["1"],
         "proposal_id": ["1"],  # admin-only routes: the walk checks the others get nothing
         "experiment_id": ["experiment-of-nobody"],
-        "proposal_id": ["1"],
         "name": STATIC,
     }
 
