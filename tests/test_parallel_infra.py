@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import socket
+from typing import cast
 
 import pytest
 
 from tests.helpers.ports import HOST, dead_port, free_port, worker_block
-from tests.helpers.xdist import work_unit
+from tests.helpers.xdist import SHARED_FIXTURE_GROUPS, heavy_units_first, work_unit
 
 
 def test_a_module_is_one_work_unit_and_a_group_spans_modules() -> None:
@@ -31,3 +32,39 @@ def test_free_ports_come_from_this_workers_block_and_do_not_repeat() -> None:
 def test_a_dead_port_refuses_connections_while_held() -> None:
     with dead_port() as port, pytest.raises(ConnectionRefusedError):
         socket.create_connection((HOST, port), timeout=10).close()
+
+
+class _Item:
+    """What heavy_units_first reads of a collected test."""
+
+    def __init__(self, nodeid: str, *marks: pytest.Mark) -> None:
+        self.nodeid = nodeid
+        self._marks = {m.name: m for m in marks}
+
+    def get_closest_marker(self, name: str) -> pytest.Mark | None:
+        return self._marks.get(name)
+
+
+def test_heavy_units_are_handed_out_first_and_units_stay_whole() -> None:
+    heavy = pytest.mark.heavy.mark
+    group = pytest.mark.xdist_group("far").mark
+    shared = pytest.mark.xdist_group(SHARED_FIXTURE_GROUPS[0]).mark
+    items = [
+        _Item("tests/a.py::one"),
+        _Item("tests/b.py::x"),
+        _Item("tests/b.py::y", heavy),
+        _Item("tests/c.py::k", group),
+        _Item("tests/a.py::two"),
+        _Item("tests/d.py::s", shared),
+        _Item("tests/e.py::lone"),
+    ]
+    ordered = [i.nodeid for i in heavy_units_first(cast(list[pytest.Item], items))]
+    assert ordered == [
+        "tests/b.py::x",  # a unit with a heavy test, whole and in its order
+        "tests/b.py::y",
+        "tests/d.py::s",  # a shared fixture's users
+        "tests/a.py::one",  # then by number of tests
+        "tests/a.py::two",
+        "tests/c.py::k",
+        "tests/e.py::lone",
+    ]

@@ -9,7 +9,11 @@ Loaded by ``tests/conftest.py`` (``pytest_plugins``). ``make test`` runs
 - puts every test that uses an expensive session fixture named in :data:`SHARED_FIXTURE_GROUPS`
   into that fixture's group, so the fixture is built by one worker only, for any new test too;
 - skips a ``serial`` test when several workers run (it would disturb the others), saying where
-  it runs instead.
+  it runs instead;
+- hands out the ``heavy`` work units first (a unit with a test marked ``heavy``, or the users of a
+  shared fixture), then the others by their number of tests: a unit of minutes started last
+  would leave the other workers idle while it runs (xdist alone orders by number of tests only,
+  which puts a module of three long tests near the end).
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ if TYPE_CHECKING:
 
 SERIAL = "serial"
 """Marker of a test that must run alone (it restarts a shared server, say)."""
+HEAVY = "heavy"
+"""Marker of a test of tens of seconds or more: its work unit is handed out first."""
 
 SHARED_FIXTURE_GROUPS = ("geometry_calibrated",)
 """Session fixtures worth building once per run rather than once per worker (tens of seconds
@@ -49,6 +55,32 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                     "workers; `make test` runs it in its own step (pytest -m serial)"
                 )
             )
+    items[:] = heavy_units_first(items)
+
+
+def unit_of(item: pytest.Item) -> str:
+    """The work unit of a collected test (the same as :func:`work_unit` of its xdist node id)."""
+    group = item.get_closest_marker("xdist_group")
+    if group is not None:
+        return "group:" + str(group.args[0] if group.args else group.kwargs.get("name", "default"))
+    return item.nodeid.split("::", 1)[0]
+
+
+def heavy_units_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The tests regrouped by work unit (each unit's tests in their order): units holding a
+    ``heavy`` test or a shared fixture's users first, then the others, most tests first."""
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        units.setdefault(unit_of(item), []).append(item)
+
+    def rank(unit: str) -> tuple[int, int]:
+        tests = units[unit]
+        heavy = unit.removeprefix("group:") in SHARED_FIXTURE_GROUPS or any(
+            t.get_closest_marker(HEAVY) is not None for t in tests
+        )
+        return (0 if heavy else 1, -len(tests))
+
+    return [item for unit in sorted(units, key=rank) for item in units[unit]]
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
@@ -56,6 +88,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LoadScopeSch
     """With ``--dist loadgroup``: work units are groups, else whole modules."""
     if config.getvalue("dist") != "loadgroup":
         return None
+    config.option.loadscopereorder = False  # keep the order heavy_units_first chose
     return _module_or_group_scheduling(config, log)
 
 

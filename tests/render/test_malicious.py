@@ -29,7 +29,7 @@ from tests.conftest import corpus_dir
 from tests.helpers.render_pool import CHROMIUM
 from tests.render.conftest import render, task
 
-pytestmark = [pytest.mark.browser, pytest.mark.sandbox, pytest.mark.corpus]
+pytestmark = [pytest.mark.heavy, pytest.mark.browser, pytest.mark.sandbox, pytest.mark.corpus]
 URL = re.compile(r"(?:https?:)?//(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}(?::\d+)?", re.IGNORECASE)
 VIAS = {"route", "csp", "devtools"}
 NOTHING = task(output={"allowed": {}})
@@ -134,6 +134,7 @@ def check_outputs(
     return counts
 
 
+@pytest.mark.xdist_group("malicious-corpus")  # the whole corpus: its own work unit
 def test_every_malicious_file_renders_contained(
     render_pool: WorkerPool, listener: Listener
 ) -> None:

@@ -48,7 +48,7 @@ from tests.helpers import otter
 from tests.helpers.server import REPO, Served, require_real_rendering
 from tests.service.calibration.pass_all_llm import pass_everything_model
 
-pytestmark = [pytest.mark.browser, pytest.mark.sandbox]
+pytestmark = [pytest.mark.heavy, pytest.mark.browser, pytest.mark.sandbox]
 JUDGE = "vision-llm-openai@1"
 SEEING = "vision-llm-openai+seeing-test@1"
 LAX = "vision-llm-openai+lax-test@1"

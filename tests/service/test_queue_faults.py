@@ -31,7 +31,7 @@ from tests.helpers.s3 import REGION, S3Server
 from tests.helpers.server import require_real_rendering
 from tests.service.conftest import GOOD
 
-pytestmark = [pytest.mark.postgres, pytest.mark.browser, pytest.mark.sandbox]
+pytestmark = [pytest.mark.heavy, pytest.mark.postgres, pytest.mark.browser, pytest.mark.sandbox]
 
 
 @pytest.fixture
@@ -83,6 +83,7 @@ def _check_stored(f: Fleet, s3_server: S3Server, bucket: str, ids: list[str]) ->
                 assert f"runs/sha256/{sha[:2]}/{sha[2:]}" in keys
 
 
+@pytest.mark.xdist_group("queue-faults-worker-killed")  # each fault test its own work unit
 def test_a_worker_killed_mid_render_is_replaced(
     fleet: tuple[Fleet, str], s3_server: S3Server
 ) -> None:
@@ -101,6 +102,7 @@ def test_a_worker_killed_mid_render_is_replaced(
     _check_stored(f, s3_server, bucket, ids)
 
 
+@pytest.mark.xdist_group("queue-faults-api-killed")  # each fault test its own work unit
 def test_the_api_killed_mid_run_loses_nothing(
     fleet: tuple[Fleet, str], s3_server: S3Server
 ) -> None:
@@ -131,6 +133,7 @@ def _freeze_with_jobs_in_progress(f: Fleet, workers: list[subprocess.Popen[bytes
     raise AssertionError(f"no stage job was in progress when the workers stopped; {f.logs()}")
 
 
+@pytest.mark.xdist_group("queue-faults-all-killed")  # each fault test its own work unit
 def test_all_workers_killed_at_once(fleet: tuple[Fleet, str], s3_server: S3Server) -> None:
     """SIGKILL of every worker mid-run: the new workers retry the stalled jobs and finish."""
     f, bucket = fleet

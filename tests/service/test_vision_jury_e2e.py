@@ -37,7 +37,7 @@ from service.storage import Artifact, Database
 from tests.helpers.server import Served, require_real_rendering
 from tests.service.calibration.pass_all_llm import pass_everything_model
 
-pytestmark = [pytest.mark.browser, pytest.mark.sandbox]
+pytestmark = [pytest.mark.heavy, pytest.mark.browser, pytest.mark.sandbox]
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "outputs"
 TASK = "pelican-bicycle-structured@2"
 PANEL = "pelican-bicycle-vision@1"

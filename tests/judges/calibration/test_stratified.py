@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 from judges.calibration.estimates import encode, f1_estimate, per_class_f1, stratified_indices
 from judges.calibration.sets import STATUSES
 
+pytestmark = pytest.mark.heavy  # handed out first (tests/helpers/xdist.py)
+
 STATUS = st.sampled_from(["pass", "fail", "uncertain"])
 
 
@@ -24,6 +26,7 @@ STATUS = st.sampled_from(["pass", "fail", "uncertain"])
 def test_the_interval_contains_the_point_and_every_class_is_in_every_resample(
     pairs: list[tuple[str, str]], seed: int
 ) -> None:
+
     ref = [a for a, _ in pairs]
     pred = [b for _, b in pairs]
     est = f1_estimate(ref, pred, seed=seed, n_boot=200)

@@ -27,7 +27,7 @@ from service.storage import Artifact, CriterionOutcomeRow, Run
 from tests.helpers.runs import GEOMETRY_CRITERIA, real_runs
 from tests.helpers.server import serve_in_thread
 
-pytestmark = [pytest.mark.browser, pytest.mark.sandbox, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.heavy, pytest.mark.browser, pytest.mark.sandbox, pytest.mark.timeout(900)]
 SAMPLES = Path(__file__).resolve().parents[3] / "samples" / "outputs"
 REQUEST = CalibrationRequest("geometry@1", "bundled", repeats=2, n_boot=500)
 STRUCTURED = ("structured-good.svg", "structured-good-2.svg", "fail-R2-foot-off-pedal.svg")

@@ -26,7 +26,7 @@ from tests.service.calibration import label_folder, pass_all
 from tests.service.calibration.pass_all_llm import pass_everything_model
 from tests.service.conftest import Calibrated
 
-pytestmark = [pytest.mark.browser, pytest.mark.sandbox]
+pytestmark = [pytest.mark.heavy, pytest.mark.browser, pytest.mark.sandbox]
 ENV = {"REGUA_RENDER_WORKERS": "2", "COLUMNS": "200"}
 
 

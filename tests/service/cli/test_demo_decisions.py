@@ -27,7 +27,7 @@ from tests.helpers.server import require_real_rendering
 from tests.helpers.web import web_login
 from tests.service.cli.test_demo_hints import Lines
 
-pytestmark = [pytest.mark.browser, pytest.mark.sandbox]
+pytestmark = [pytest.mark.heavy, pytest.mark.browser, pytest.mark.sandbox]
 MOCK = "vision-llm-mock@1"
 ROW = re.compile(
     r"│ (\S+)\s+│ (\S+)\s+│ (pass|fail|pending|incomplete)\s+│ (.*?)│ (.*?)│ ([0-9a-f]{32}) │"

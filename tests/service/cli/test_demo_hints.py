@@ -21,10 +21,14 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from typer.testing import CliRunner
 
 from service.cli import app
 from tests.helpers.server import REPO, Served
+
+pytestmark = pytest.mark.heavy  # handed out first (tests/helpers/xdist.py)
+
 
 SAMPLES = REPO / "samples" / "outputs"
 RUN_ID = re.compile(r"regua status ([0-9a-f]{32}) ")

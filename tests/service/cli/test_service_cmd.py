@@ -8,10 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner, Result
 
 from service.cli import app
 from tests.helpers.server import REPO, Served, require_real_rendering
+
+pytestmark = pytest.mark.heavy  # handed out first (tests/helpers/xdist.py)
 
 SAMPLES = REPO / "samples" / "outputs"
 
@@ -19,6 +22,7 @@ SAMPLES = REPO / "samples" / "outputs"
 def _regua(
     *args: str, timeout: float = 120, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
+
     return subprocess.run(
         [sys.executable, "-m", "service.cli", *args],
         cwd=REPO,

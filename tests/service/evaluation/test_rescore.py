@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from service.evaluation.diff import diff_evaluations
-from service.evaluation.rescore import RescoreOptions, RescoreResult, rescore
+from service.evaluation.rescore import PROCESS_MIN, RescoreOptions, RescoreResult, rescore
 from service.pipeline.rerender import rerenderer
 from service.storage import (
     Artifact,
@@ -26,7 +26,10 @@ from service.storage.blobs import LocalBlobStore
 from tests.helpers.runs import STRICT_PANEL, STRICT_PROFILE, TASK, machinery
 from tests.service.evaluation.conftest import FRACTIONS, TOTAL, World
 
-pytestmark = [pytest.mark.browser, pytest.mark.sandbox, pytest.mark.timeout(900)]
+FORKED_PER_DRAWING = 12
+"""Runs per drawing of the threads-against-processes comparison."""
+
+pytestmark = [pytest.mark.heavy, pytest.mark.browser, pytest.mark.sandbox, pytest.mark.timeout(900)]
 
 
 def _status(world: World, evaluation_id: int | None, criterion: str) -> str:
@@ -184,19 +187,24 @@ def test_judging_in_forked_processes_gives_the_same_verdicts_as_threads(
 ) -> None:
     world = rescore_world
     db = world.ctx.db
-    threaded = rescore(db, world.ctx.blobs, task_ref=TASK, panel_id=STRICT_PANEL)
+    # every drawing with some of its clones: enough runs to fork (PROCESS_MIN), and the same
+    # judging either way; the 2,000-run batch is the acceptance test's
+    some = [i for ids in world.by_drawing.values() for i in ids[:FORKED_PER_DRAWING]]
+    assert len(some) >= 2 * PROCESS_MIN
+    threaded = rescore(db, world.ctx.blobs, task_ref=TASK, panel_id=STRICT_PANEL, run_ids=some)
     forked = rescore(
         db,
         world.ctx.blobs,
         task_ref=TASK,
         panel_id=STRICT_PANEL,
+        run_ids=some,
         options=RescoreOptions(use_processes=True),
     )
-    assert len(threaded.appended) == len(forked.appended) == TOTAL
+    assert len(threaded.appended) == len(forked.appended) == len(some)
     assert forked.judged == threaded.judged == len(world.by_drawing)
     with db.read() as s:
         diff = diff_evaluations(s, threaded.batch_id, forked.batch_id)
-    assert diff.runs_compared == TOTAL
+    assert diff.runs_compared == len(some)
     assert diff.moved_runs == []
 
 

@@ -25,7 +25,7 @@ from service.storage import CalibrationRunRow, Evaluation, RescoreBatch, Rescore
 from tests.helpers.runs import TASK, clone_run
 from tests.service.conftest import World
 
-pytestmark = [pytest.mark.browser, pytest.mark.sandbox]
+pytestmark = [pytest.mark.heavy, pytest.mark.browser, pytest.mark.sandbox]
 
 PANEL = "pelican-bicycle-default@1"
 #: A vision-LLM profile for an API the judge does not speak: building the judge raises

@@ -33,6 +33,9 @@ from service.storage import ExperimentCaseRow, ExperimentRow, GenerationRow, Run
 from tests.helpers.experiments import TINY, mini_tasks, register_tasks
 from tests.helpers.server import serve_in_thread
 
+pytestmark = pytest.mark.heavy  # handed out first (tests/helpers/xdist.py)
+
+
 ITEMS = [f"exp-mini-{i}" for i in range(10)]
 SUFFIX = " Reply with the SVG only."
 FILE = f"""

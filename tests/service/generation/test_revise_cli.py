@@ -19,7 +19,7 @@ from tests.helpers.revise import BROKEN, FIXED, TASK, revise_task_yaml
 from tests.helpers.server import Served, require_real_rendering
 from tests.helpers.web import web_login
 
-pytestmark = [pytest.mark.browser, pytest.mark.sandbox]
+pytestmark = [pytest.mark.heavy, pytest.mark.browser, pytest.mark.sandbox]
 
 
 def _regua(*args: str, env: dict[str, str]) -> Result:

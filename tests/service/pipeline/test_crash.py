@@ -18,7 +18,7 @@ from tests.helpers.server import Served, require_real_rendering
 TASK = "pelican-bicycle-static@1"
 SAMPLES = Path(__file__).resolve().parents[3] / "samples" / "outputs"
 N = 50
-pytestmark = [pytest.mark.browser, pytest.mark.sandbox]
+pytestmark = [pytest.mark.heavy, pytest.mark.browser, pytest.mark.sandbox]
 
 
 def test_kill9_mid_render_loses_and_duplicates_nothing(tmp_path: Path) -> None:
@@ -28,6 +28,7 @@ def test_kill9_mid_render_loses_and_duplicates_nothing(tmp_path: Path) -> None:
 
 
 @pytest.mark.postgres
+@pytest.mark.xdist_group("crash-postgres")  # apart from the SQLite one: minutes each
 def test_kill9_on_postgres(tmp_path: Path, pg_url: str) -> None:
     """PostgreSQL as the system of record (SKIP LOCKED claims, lease recovery)."""
     require_real_rendering()

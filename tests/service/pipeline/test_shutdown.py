@@ -21,6 +21,9 @@ from service.storage import Database, Run, StageAttempt, StageRecord
 from tasks import bundled_registry
 from tests.helpers.server import REPO, Served, require_real_rendering
 
+pytestmark = pytest.mark.heavy  # handed out first (tests/helpers/xdist.py)
+
+
 TASK = "pelican-bicycle-static@1"
 GOOD = (REPO / "samples/outputs/structured-good.svg").read_text()
 STOP_WITHIN_S = 8.0

@@ -19,6 +19,9 @@ from service.storage import Run
 from tests.helpers.pg import reset_pg_schema
 from tests.helpers.server import REPO, require_real_rendering
 
+pytestmark = pytest.mark.heavy  # handed out first (tests/helpers/xdist.py)
+
+
 GOOD = (REPO / "samples/outputs/structured-good.svg").read_text()
 
 

@@ -24,6 +24,9 @@ from service.storage.review_models import ReviewItem, ReviewScan
 from tests.helpers.review_runs import add_run
 from tests.service.conftest import GOOD, Api
 
+pytestmark = pytest.mark.heavy  # handed out first (tests/helpers/xdist.py)
+
+
 WRITES = ("INSERT", "UPDATE", "DELETE")
 TASK_STRUCTURED = "pelican-bicycle-structured@1"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from sqlalchemy import event
 
 from service.review import store
@@ -17,12 +18,15 @@ from service.review.picking import next_for_reviewer
 from service.review.queue import QueuePolicy
 from tests.helpers.review_runs import add_run, add_token, open_db
 
+pytestmark = pytest.mark.heavy  # handed out first (tests/helpers/xdist.py)
+
 POLICY = QueuePolicy(seed=20261201, audit_rate=0.5)
 
 
 def test_the_walk_picks_the_first_item_of_each_reviewers_shuffle(
     tmp_path: Path, database_url: str
 ) -> None:
+
     db, blobs = open_db(tmp_path, database_url)
     reviewers = [
         store.Reviewer(add_token(db, f"rev{i}", "reviewer"), f"rev{i}", "reviewer")

@@ -14,6 +14,9 @@ import pytest
 from tests.helpers.browser import patient
 from tests.helpers.server import Served, require_real_rendering
 
+pytestmark = pytest.mark.heavy  # handed out first (tests/helpers/xdist.py)
+
+
 SAMPLES = Path(__file__).resolve().parents[3] / "samples" / "outputs"
 SECRET = "zz-real-secret-model-9"
 
