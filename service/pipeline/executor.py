@@ -235,11 +235,6 @@ class Executor:
     def _heavy_free(self) -> bool:
         return len(self._heavy) < self.heavy_slots
 
-    def heavy_in_progress(self) -> int:
-        """Heavy-lane runs this process holds right now."""
-        with self._claim_lock:
-            return len(self._heavy)
-
     def _admit_render(self, run_id: str) -> None:
         """Before a render: a heavy run needs a heavy slot of this process, else it goes back.
 
