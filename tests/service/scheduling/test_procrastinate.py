@@ -24,7 +24,14 @@ from service.context import ServiceContext
 from service.pipeline.pgqueue import HEAVY_QUEUE, RENDER_QUEUE
 from service.pipeline.pgworker import StageJobs, worker_options
 from tests.helpers.pg import reset_pg_schema
-from tests.service.scheduling.helpers import animated, done, rendered, static, wait_for
+from tests.service.scheduling.helpers import (
+    HANG_S,
+    animated,
+    done,
+    rendered,
+    static,
+    wait_for,
+)
 
 
 def _open(tmp_path: Path, pg_url: str, pool: WorkerPool | None) -> ServiceContext:
@@ -49,9 +56,16 @@ def queue_ctx(tmp_path: Path, pg_url: str) -> Iterator[ServiceContext]:
 
 @pytest.fixture
 def worker_ctx(tmp_path: Path, pg_url: str, render_pool: WorkerPool) -> Iterator[ServiceContext]:
-    """A procrastinate service on two render workers (one heavy render at a time)."""
+    """A procrastinate service on two render workers (one heavy render at a time).
+
+    Its workers are stopped and waited for (a render in progress ends first), so the queue's
+    connections are closed before the next test.
+    """
     ctx = _open(tmp_path, pg_url, render_pool)
     yield ctx
+    if ctx.workers is not None:
+        ctx.workers.request_stop()
+        assert ctx.workers.join(HANG_S)
     ctx.close()
 
 
