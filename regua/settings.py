@@ -25,6 +25,11 @@ DEFAULT_KEY_BINDINGS = (
 )
 
 
+WorkerLane = Literal["render", "heavy", "judge"]
+WORKER_LANES: tuple[WorkerLane, ...] = ("render", "heavy", "judge")
+"""The procrastinate workers a process can run (``REGUA_WORKER_LANES``)."""
+
+
 def default_render_workers() -> int:
     """One render worker per CPU plus one (at most ``MAX_DEFAULT_RENDER_WORKERS``).
 
@@ -153,9 +158,28 @@ class Settings(BaseSettings):
         ge=0,
         description="Render-queue jobs one worker runs at once (0: 2 per render worker)",
     )
+    queue_heavy_concurrency: int = Field(
+        default=0,
+        ge=0,
+        description="Heavy-lane renders (animated, filter-laden) one process runs at once, "
+        "embedded or on the render_heavy queue (0: one less than the render workers, at least "
+        "1), so cheap runs always find a render worker",
+    )
     queue_judge_concurrency: int = Field(
         default=4, ge=1, description="Judge- and generate-queue jobs one worker runs at once"
     )
+    worker_lanes: list[WorkerLane] = Field(
+        default_factory=lambda: list(WORKER_LANES),
+        min_length=1,
+        description="The procrastinate workers a process runs: render (checks, cheap renders), "
+        "heavy (renders of the heavy lane), judge (judges, generation, maintenance); "
+        "comma-separated",
+    )
+
+    def heavy_concurrency(self) -> int:
+        """Heavy-lane renders one process runs at once (see ``queue_heavy_concurrency``)."""
+        return self.queue_heavy_concurrency or max(1, self.render_workers - 1)
+
     judge_fleet_limit: int = Field(
         default=8,
         ge=1,

@@ -169,13 +169,15 @@ class ServiceContext:
         """Start the in-process executor.
 
         By default it has two threads per render worker, so the pool stays busy while other
-        threads check, judge and store.
+        threads check, judge and store; at most ``settings.heavy_concurrency()`` of them render
+        heavy-lane runs at once.
         """
         self.executor = Executor(
             self.db,
             self.blobs,
             self.machinery,
             threads=threads or max(2, 2 * self.settings.render_workers),
+            heavy_slots=self.settings.heavy_concurrency(),
         )
         self.executor.start()
         return self.executor

@@ -58,15 +58,27 @@ def serve(
 def worker(
     data_dir: Path | None = typer.Option(None, help="Data folder (REGUA_DATA_DIR)"),
     threads: int = typer.Option(2, help="Executor threads"),
+    lanes: str | None = typer.Option(
+        None,
+        help="Procrastinate workers to run, comma-separated: render (checks, cheap renders), "
+        "heavy (heavy-lane renders), judge (REGUA_WORKER_LANES; default all three)",
+    ),
 ) -> None:
     """Run only the pipeline's workers (scale-out: same stage code as ``serve``, no API).
 
     With PostgreSQL (``REGUA_QUEUE=auto`` or ``procrastinate``) it runs procrastinate workers
-    on the render and judge queues; otherwise the in-process executor on the shared database.
+    on the render, render_heavy and judge queues (``--lanes`` picks some); otherwise the
+    in-process executor on the shared database.
     """
     from service.context import ServiceContext
 
-    ctx = ServiceContext.open(_settings(data_dir))
+    settings = _settings(data_dir)
+    if lanes is not None:
+        try:
+            settings = Settings.model_validate({**settings.model_dump(), "worker_lanes": lanes})
+        except ValueError as exc:  # pydantic's ValidationError: an unknown lane
+            raise typer.BadParameter(str(exc), param_hint="--lanes") from exc
+    ctx = ServiceContext.open(settings)
     ctx.start_workers(threads)
     owner = ctx.executor.owner if ctx.executor else f"pid {os.getpid()}"
     typer.echo(f"regua worker {owner} ({ctx.dispatcher.name} queue) on {ctx.db.url}", err=False)

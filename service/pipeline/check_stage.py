@@ -7,6 +7,7 @@ import json
 from sqlalchemy.orm import Session
 
 import checks
+from service.pipeline.lanes import estimate
 from service.pipeline.leak_check import find_run_leaks, record_leaks
 from service.pipeline.runner import StageContext, Writer, Written
 from service.storage import Artifact, CheckResultRow, Run
@@ -71,6 +72,7 @@ def check_compute(ctx: StageContext) -> Writer:
         _record_results(s, ctx.run_id, stored.id, report, version)
         record_leaks(s, ctx.run_id, leaks)
         render, reason = render_decision(report, svg_text)
+        _record_lane(s, ctx, svg_text, render)
         return "done", CheckDetail(
             checker_version=version,
             checks_status=report.status,
@@ -82,6 +84,14 @@ def check_compute(ctx: StageContext) -> Writer:
         )
 
     return write
+
+
+def _record_lane(s: Session, ctx: StageContext, svg_text: str | None, render: bool) -> None:
+    """Put the run in the lane of its estimated render cost (the scheduler reads it)."""
+    cost = estimate(ctx.task, svg_text, will_render=render)
+    run = s.get(Run, ctx.run_id)
+    if run is not None:
+        run.lane, run.render_cost = cost.lane, cost.units
 
 
 def render_decision(report: checks.CheckReport, svg_text: str | None) -> tuple[bool, str]:

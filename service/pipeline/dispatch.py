@@ -64,6 +64,10 @@ class EmbeddedDispatcher:
 
     name = "embedded"
 
+    def __init__(self, settings: Settings) -> None:
+        """Run the executor with the lane limits of ``settings``."""
+        self.settings = settings
+
     def on_submitted(self, session: Session, run_ids: Sequence[str]) -> None:
         """Nothing to do: a ``queued`` run row is claimable as soon as it commits."""
 
@@ -74,7 +78,9 @@ class EmbeddedDispatcher:
         self, db: Database, blobs: BlobStore, machinery: Machinery, threads: int
     ) -> Executor:
         """Start the in-process executor with ``threads`` threads."""
-        executor = Executor(db, blobs, machinery, threads=threads)
+        executor = Executor(
+            db, blobs, machinery, threads=threads, heavy_slots=self.settings.heavy_concurrency()
+        )
         executor.start()
         return executor
 
@@ -116,7 +122,7 @@ def choose_dispatcher(settings: Settings, db: Database) -> Dispatcher:
         ConfigurationError: ``REGUA_QUEUE=procrastinate`` with a database that is not PostgreSQL.
     """
     if settings.queue == "embedded" or (settings.queue == "auto" and db.is_sqlite):
-        return EmbeddedDispatcher()
+        return EmbeddedDispatcher(settings)
     if db.is_sqlite or not db.url.startswith("postgresql"):
         raise ConfigurationError(
             "REGUA_QUEUE=procrastinate needs PostgreSQL: set REGUA_DATABASE_URL="

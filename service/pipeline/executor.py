@@ -6,6 +6,12 @@ process holds. On start-up, leases of dead processes on this host are released a
 after ``kill -9`` resumes every unfinished run immediately; leases of other hosts expire. Stopping
 (SIGTERM) hands the runs in progress back to the queue at once: a stage computing then writes
 nothing (its lease is gone), and another worker resumes the run from its last recorded stage.
+
+Lanes: at most ``heavy_slots`` runs of the heavy lane (see :mod:`.lanes`) are rendered at once in
+this process, so the other threads (and at least one render worker) stay free for cheap work. A
+thread takes a heavy run first while a heavy slot is free, cheap work otherwise; within a lane the
+submitters take turns (:mod:`.fair`). A run found heavy by its check while every heavy slot is taken
+is handed back to the queue before its render (its claim given back) and waits in the heavy lane.
 """
 
 from __future__ import annotations
@@ -17,11 +23,13 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
-from sqlalchemy import case, func, or_, select, update
+from sqlalchemy import case, func, select, update
 from sqlalchemy.orm import Session
 
+from service.pipeline.fair import next_run
+from service.pipeline.lanes import CHEAP, HEAVY, Lane
 from service.pipeline.runner import (
     LeaseLostError,
     Machinery,
@@ -39,6 +47,10 @@ log = logging.getLogger("regua.executor")
 
 #: A run claimed this many times without finishing is given up as incomplete (poison pill).
 MAX_CLAIMS = 6
+
+
+class LaneFullError(LeaseLostError):
+    """The run turned out heavy and every heavy slot of this process is taken: hand it back."""
 
 
 def make_owner() -> str:
@@ -101,11 +113,13 @@ class Executor:
         lease_s: float = 300.0,
         poll_s: float = 0.5,
         stages: list[Stage] | None = None,
+        heavy_slots: int | None = None,
     ) -> None:
         """Set up ``threads`` workers (not started yet) that lease runs for ``lease_s`` seconds.
 
         Idle workers poll for queued runs every ``poll_s`` seconds; ``stages`` defaults to the
-        standard pipeline.
+        standard pipeline. At most ``heavy_slots`` heavy-lane runs are in progress at once
+        (default: half the threads, at least one).
         """
         self.db = db
         self.blobs = blobs
@@ -119,6 +133,9 @@ class Executor:
         self._wake = threading.Condition()
         self._workers: list[threading.Thread] = []
         self.processed = 0
+        self.heavy_slots = max(1, heavy_slots if heavy_slots is not None else self.threads // 2)
+        self._heavy: set[str] = set()
+        self._claim_lock = threading.Lock()
 
     def start(self) -> None:
         """Release dead local leases and start the worker and heartbeat threads."""
@@ -177,38 +194,63 @@ class Executor:
             self._wake.notify_all()
 
     def claim(self) -> str | None:
-        """Lease the oldest claimable run, or None."""
-        now = utcnow()
-        with self.db.write() as s:
-            q = (
-                select(Run)
-                .where(
-                    Run.status != "done",
-                    or_(Run.lease_expires_at.is_(None), Run.lease_expires_at < now),
+        """Lease the claimable run whose turn it is, or None.
+
+        A heavy-lane run first while this process has a free heavy slot, else a cheap one (or
+        one not checked yet); within the lane, the submitter with the fewest runs in progress.
+        """
+        with self._claim_lock:
+            lanes: tuple[Lane, ...] = (HEAVY, CHEAP) if self._heavy_free() else (CHEAP,)
+            now = utcnow()
+            with self.db.write() as s:
+                run = None
+                for lane in lanes:
+                    run = next_run(s, lane, now, lock=not self.db.is_sqlite)
+                    if run is not None:
+                        break
+                if run is None:
+                    return None
+                self._lease(s, run, now)
+                if run.lane == HEAVY:
+                    self._heavy.add(run.id)
+                return run.id
+
+    def _lease(self, s: Session, run: Run, now: datetime) -> None:
+        run.status = "running"
+        run.lease_owner = self.owner
+        run.lease_expires_at = now + timedelta(seconds=self.lease_s)
+        run.claims = (run.claims or 0) + 1
+        run.claimed_at = now
+        if run.claims == MAX_CLAIMS + 1:
+            s.add(
+                StageRecord(
+                    run_id=run.id,
+                    stage="abandon",
+                    version="1",
+                    status="incomplete",
+                    detail={"cause": f"abandoned after {MAX_CLAIMS} claims"},
                 )
-                .order_by(Run.submitted_at, Run.id)
-                .limit(1)
             )
-            if not self.db.is_sqlite:
-                q = q.with_for_update(skip_locked=True)
-            run = s.scalars(q).first()
-            if run is None:
-                return None
-            run.status = "running"
-            run.lease_owner = self.owner
-            run.lease_expires_at = now + timedelta(seconds=self.lease_s)
-            run.claims = (run.claims or 0) + 1
-            if run.claims == MAX_CLAIMS + 1:
-                s.add(
-                    StageRecord(
-                        run_id=run.id,
-                        stage="abandon",
-                        version="1",
-                        status="incomplete",
-                        detail={"cause": f"abandoned after {MAX_CLAIMS} claims"},
-                    )
-                )
-            return run.id
+
+    def _heavy_free(self) -> bool:
+        return len(self._heavy) < self.heavy_slots
+
+    def _admit_render(self, run_id: str) -> None:
+        """Before a render: a heavy run needs a heavy slot of this process, else it goes back.
+
+        Raises:
+            LaneFullError: the run is heavy and every heavy slot is taken.
+        """
+        with self.db.read() as s:
+            lane = s.scalar(select(Run.lane).where(Run.id == run_id))
+        if lane != HEAVY:
+            return
+        with self._claim_lock:
+            if run_id in self._heavy:
+                return
+            if not self._heavy_free():
+                raise LaneFullError(f"run {run_id} is heavy and every heavy slot is taken")
+            self._heavy.add(run_id)
 
     def process(self, run_id: str) -> bool:
         """Advance one claimed run; on a stage error the lease is released to retry later."""
@@ -219,12 +261,18 @@ class Executor:
                 stages = [st for st in self.stages if st.name == "finalize"]
         try:
             done = advance(self.db, self.blobs, self.machinery, run_id, self._leased(stages))
+        except LaneFullError:
+            self._hand_back(run_id)
+            return False
         except LeaseLostError:
             log.info("run %s was handed back while in progress", run_id)
             return False
         except Exception:
             log.exception("run %s could not advance", run_id)
             done = False
+        finally:
+            with self._claim_lock:
+                self._heavy.discard(run_id)
         if not done:
             with self.db.write() as s:
                 s.execute(
@@ -235,6 +283,20 @@ class Executor:
         self.processed += 1
         return done
 
+    def _hand_back(self, run_id: str) -> None:
+        """Give a run back to the queue with its claim (it waits in its lane for a slot)."""
+        with self.db.write() as s:
+            s.execute(
+                update(Run)
+                .where(Run.id == run_id, Run.lease_owner == self.owner)
+                .values(
+                    status="queued",
+                    lease_owner=None,
+                    lease_expires_at=None,
+                    claims=Run.claims - 1,
+                )
+            )
+
     def _leased(self, stages: list[Stage]) -> list[Stage]:
         """The stages, each refusing to start once stopping and to write without the lease."""
         return [Stage(st.name, st.version, self._guard(st)) for st in stages]
@@ -243,6 +305,8 @@ class Executor:
         def compute(ctx: StageContext) -> Writer:
             if self._stop.is_set():
                 raise LeaseLostError(f"stopping before stage {stage.name}")
+            if stage.name == "render":
+                self._admit_render(ctx.run_id)
             writer = stage.compute(ctx)
 
             def write(s: Session) -> Written:

@@ -8,6 +8,13 @@ SQLAlchemy session's connection. The queueing lock ``<run>:<stage>:<PIPELINE>`` 
 waiting job per run and stage; a second defer of the same stage is dropped (inside a savepoint,
 so the caller's transaction goes on). The idempotence key of the work itself is the stage
 record's ``(run, stage, version)``: a re-delivered job whose stage is recorded does nothing.
+
+Lanes: a render job goes to the ``render`` queue, or to ``render_heavy`` when the check stage put
+the run in the heavy lane (:mod:`.lanes`); each queue has its own workers and concurrency, so
+cheap renders never wait behind animated ones. Fairness: a job's priority falls by
+:data:`FAIR_STEP` for every job of the same submitter already waiting in its queue, so the
+submitters' jobs interleave (the first job of every submitter, then the second of each, …)
+whatever order they were deferred in; procrastinate takes the highest priority first.
 """
 
 from __future__ import annotations
@@ -19,14 +26,21 @@ from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from service.pipeline.lanes import HEAVY
 from service.pipeline.stages import STAGES
+from service.storage import Run
 
 STAGE_TASK = "regua.stage"
 """The procrastinate task name of every pipeline stage job (args: run_id, stage)."""
 PIPELINE = "1"
 """Version of the job layout (part of the queueing lock)."""
 RENDER_QUEUE, JUDGE_QUEUE, GENERATE_QUEUE = "render", "judge", "generate"
-QUEUES = (RENDER_QUEUE, JUDGE_QUEUE, GENERATE_QUEUE)
+HEAVY_QUEUE = "render_heavy"
+"""Render jobs of heavy-lane runs (animated, filter-laden): workers and concurrency of their own."""
+QUEUES = (RENDER_QUEUE, HEAVY_QUEUE, JUDGE_QUEUE, GENERATE_QUEUE)
+FAIR_STEP = 10
+"""Priority lost per job of the same submitter waiting ahead in the queue (more than the stage
+order's span, so fairness between submitters comes before a run's own flow-through)."""
 QUEUE_OF_STAGE = {"check": RENDER_QUEUE, "render": RENDER_QUEUE}
 """Stages not named here (evaluate, finalize) go to the judge queue."""
 
@@ -36,9 +50,27 @@ _DEFER = text(
 )
 
 
-def queue_of(stage: str) -> str:
-    """The queue a stage's job goes to: render for check and render, judge for the rest."""
+def queue_of(stage: str, lane: str | None = None) -> str:
+    """The queue a stage's job goes to: render for check and render, judge for the rest.
+
+    The render of a heavy-lane run goes to render_heavy.
+    """
+    if stage == "render" and lane == HEAVY:
+        return HEAVY_QUEUE
     return QUEUE_OF_STAGE.get(stage, JUDGE_QUEUE)
+
+
+_BACKLOG = text(
+    "SELECT count(*) FROM procrastinate_jobs WHERE queue_name = :queue AND status = 'todo' "
+    "AND task_name = :task AND (args->>'submitter') IS NOT DISTINCT FROM CAST(:who AS text)"
+)
+
+
+def backlog(session: Session, queue: str, submitter: int | None) -> int:
+    """Stage jobs of ``submitter`` (None: the runs without a token) waiting in ``queue``."""
+    who = None if submitter is None else str(submitter)
+    params = {"queue": queue, "task": STAGE_TASK, "who": who}
+    return int(session.scalar(_BACKLOG, params) or 0)
 
 
 def next_stage(stage: str) -> str | None:
@@ -48,19 +80,26 @@ def next_stage(stage: str) -> str | None:
     return names[index + 1] if index + 1 < len(names) else None
 
 
-def defer_stage(session: Session, run_id: str, stage: str) -> bool:
+def defer_stage(session: Session, run_id: str, stage: str, ahead: int | None = None) -> bool:
     """Insert the job of ``stage`` of ``run_id`` in the session's transaction.
 
-    Later stages have a higher priority, so runs already under way finish before new runs
-    start (a batch flows through instead of checking everything first). Returns False when a
-    job of that run and stage already waits (the new one is dropped, the transaction goes on).
+    The queue follows the stage and the run's lane. Priority: the submitter's jobs already
+    waiting in that queue (``ahead``, counted when not given) cost :data:`FAIR_STEP` each; then
+    later stages come first, so runs already under way finish before new runs start (a batch
+    flows through instead of checking everything first). Returns False when a job of that run
+    and stage already waits (the new one is dropped, the transaction goes on).
     """
+    run = session.get(Run, run_id)
+    submitter = run.submitted_by if run is not None else None
+    queue = queue_of(stage, run.lane if run is not None else None)
+    if ahead is None:
+        ahead = backlog(session, queue, submitter)
     params = {
-        "queue": queue_of(stage),
+        "queue": queue,
         "task": STAGE_TASK,
-        "priority": [st.name for st in STAGES].index(stage),
+        "priority": [st.name for st in STAGES].index(stage) - FAIR_STEP * ahead,
         "qlock": f"{run_id}:{stage}:{PIPELINE}",
-        "args": json.dumps({"run_id": run_id, "stage": stage}),
+        "args": json.dumps({"run_id": run_id, "stage": stage, "submitter": submitter}),
     }
     savepoint = session.begin_nested()
     try:
@@ -73,9 +112,19 @@ def defer_stage(session: Session, run_id: str, stage: str) -> bool:
 
 
 def defer_first(session: Session, run_ids: Sequence[str]) -> None:
-    """Defer the first stage of each new run (inside the transaction that stores the runs)."""
+    """Defer the first stage of each new run (inside the transaction that stores the runs).
+
+    The submitter's waiting jobs are counted once per submitter, then each new job adds one.
+    """
+    first = STAGES[0].name
+    ahead: dict[int | None, int] = {}
     for run_id in run_ids:
-        defer_stage(session, run_id, STAGES[0].name)
+        run = session.get(Run, run_id)
+        who = run.submitted_by if run is not None else None
+        if who not in ahead:
+            ahead[who] = backlog(session, queue_of(first), who)
+        if defer_stage(session, run_id, first, ahead[who]):
+            ahead[who] += 1
 
 
 def defer_next(session: Session, run_id: str, stage: str) -> None:

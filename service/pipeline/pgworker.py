@@ -1,9 +1,13 @@
 """The procrastinate side of the queue: the stage job, stalled-job recovery and the worker loop.
 
-A worker process runs two procrastinate workers on one event loop: one on the ``render`` queue
-and one on ``judge`` + ``generate`` (+ the maintenance task), each with its own concurrency, so a
-slow vision API never takes the slots rendering needs. Stage jobs are synchronous (they run the
-same :func:`~service.pipeline.runner.run_stage` as the embedded executor) and run on threads.
+A worker process runs three procrastinate workers on one event loop: one on the ``render`` queue
+(checks and cheap renders), one on ``render_heavy`` (renders of heavy-lane runs, at most
+``Settings.heavy_concurrency()`` at once, so a render worker always stays free for cheap work)
+and one on ``judge`` + ``generate`` (+ the maintenance task), each with its own concurrency, so
+a slow vision API never takes the slots rendering needs and an animated batch never holds up
+static runs. ``REGUA_WORKER_LANES`` (``regua worker --lanes``) runs only some of them. Stage
+jobs are synchronous (they run the same :func:`~service.pipeline.runner.run_stage` as the
+embedded executor) and run on threads.
 
 Weak spots of the engine covered here (procrastinate issues #1518, #1408):
 
@@ -31,6 +35,7 @@ from regua.errors import ReguaError
 from regua.settings import Settings
 from service.pipeline.pgqueue import (
     GENERATE_QUEUE,
+    HEAVY_QUEUE,
     JUDGE_QUEUE,
     RENDER_QUEUE,
     STAGE_TASK,
@@ -144,7 +149,10 @@ def build_app(jobs: StageJobs, settings: Settings) -> procrastinate.App:
         pass_context=True,
         retry=RetryStrategy(max_attempts=MAX_JOB_ATTEMPTS - 1, wait=1),
     )
-    def stage_job(context: JobContext, run_id: str, stage: str) -> None:
+    def stage_job(
+        context: JobContext, run_id: str, stage: str, submitter: int | None = None
+    ) -> None:
+        del submitter  # only the queue's fairness reads it
         jobs.run(run_id, stage, delivery=(context.job.attempts or 0) + 1)
 
     period = max(1, int(settings.queue_stalled_s // 3))
@@ -179,10 +187,14 @@ async def recover(app: procrastinate.App, jobs: StageJobs, stalled_s: float) -> 
 
 
 def worker_options(settings: Settings) -> list[WorkerOptions]:
-    """Keyword arguments of the two procrastinate workers of one process."""
+    """Keyword arguments of the procrastinate workers of one process.
+
+    Those named in ``settings.worker_lanes``: ``render``, ``heavy`` and ``judge``.
+    """
     render = settings.queue_render_concurrency or max(2, 2 * settings.render_workers)
     split = [
         ("render", [RENDER_QUEUE], render),
+        ("heavy", [HEAVY_QUEUE], settings.heavy_concurrency()),
         (
             "judge",
             [JUDGE_QUEUE, GENERATE_QUEUE, MAINTENANCE_QUEUE],
@@ -202,6 +214,7 @@ def worker_options(settings: Settings) -> list[WorkerOptions]:
             delete_jobs="never",
         )
         for name, queues, concurrency in split
+        if name in settings.worker_lanes
     ]
 
 

@@ -114,8 +114,16 @@ class Run(Base):
     lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     claims: Mapped[int] = mapped_column(Integer, default=0)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # scheduling: set by the check stage (NULL before: an unchecked run waits in the cheap lane)
+    lane: Mapped[str | None] = mapped_column(String(8))
+    render_cost: Mapped[float | None] = mapped_column(Float)
+    claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
-    __table_args__ = (Index("ix_runs_status_submitted", "status", "submitted_at"),)
+    __table_args__ = (
+        Index("ix_runs_status_submitted", "status", "submitted_at"),
+        Index("ix_runs_status_lane", "status", "lane", "submitted_by"),
+        Index("ix_runs_submitter_claimed", "submitted_by", "claimed_at"),
+    )
 
 
 class Artifact(Base):
