@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from regua.client import Client, RunInput
+from service.api.client import read_token
 from tests.helpers.server import Served, require_real_rendering
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "outputs"
@@ -53,6 +54,10 @@ def test_sixty_runs_with_one_token_despite_the_rate_limit(tmp_path: Path) -> Non
             views = client.wait(
                 ids, timeout_s=800, poll_s=1.0, on_progress=lambda d, t: progress.append((d, t))
             )
+            listed = client.runs(task=TASK, limit=100)
+            report = client.report([TASK])
+        with Client(server.url, read_token(data)) as as_admin:
+            calibrations = as_admin.calibrations()
     finally:
         server.stop()
     assert counted.statuses[429] > 0, counted.statuses  # the limit was met, and waited out
@@ -65,3 +70,8 @@ def test_sixty_runs_with_one_token_despite_the_rate_limit(tmp_path: Path) -> Non
     assert by_kind["fail-F1-wrong-viewbox.svg"] == {"fail"}, by_kind
     assert by_kind["structured-good.svg"] <= {"pass", "pending"}, by_kind
     assert progress[-1] == (60, 60) and all(t == 60 for _d, t in progress)
+    # the other typed answers of the same service
+    assert sorted(line.run_id for line in listed.runs) == sorted(ids)
+    assert {line.outcome for line in listed.runs} == set(outcomes.values())
+    assert report.schema_.startswith("regua.report") and report.model_extra, report
+    assert calibrations.calibrations == []  # a fresh installation calibrated nothing
