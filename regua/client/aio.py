@@ -13,7 +13,7 @@ from tenacity import AsyncRetrying
 from regua.client import calls
 from regua.client.calls import RunInput
 from regua.client.sync import Progress, token_or_error
-from regua.client.transport import AsyncServiceHttp, Backoff, Call, read
+from regua.client.transport import AsyncServiceHttp, Backoff, Call, decoded, read
 from regua.views.calibrations import CalibrationList, CalibrationView
 from regua.views.experiments import (
     ExperimentAccepted,
@@ -220,5 +220,5 @@ class AsyncClient:
         """One stored artifact's bytes."""
         answer = await self.http.get(f"/v1/artifacts/{sha256}")
         if answer.status_code >= 400:
-            read(calls.request("GET", ""), answer)
+            decoded(answer)
         return answer.content

@@ -11,7 +11,7 @@ from tenacity import Retrying
 
 from regua.client import calls
 from regua.client.calls import RunInput
-from regua.client.transport import Backoff, Call, ServiceHttp, read
+from regua.client.transport import Backoff, Call, ServiceHttp, decoded, read
 from regua.errors import ConfigurationError
 from regua.views.calibrations import CalibrationList, CalibrationView
 from regua.views.experiments import (
@@ -228,5 +228,5 @@ class Client:
         """One stored artifact's bytes."""
         answer = self.http.get(f"/v1/artifacts/{sha256}")
         if answer.status_code >= 400:
-            read(calls.request("GET", ""), answer)
+            decoded(answer)
         return answer.content

@@ -112,15 +112,20 @@ def retry_after_s(value: str | None) -> float | None:
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
-def read(call: Call[T], answer: httpx.Response) -> T:
-    """The answer of ``call`` as its read model; an error status is an :class:`ApiError`."""
+def decoded(answer: httpx.Response) -> Any:
+    """The answer's body: decoded JSON, else its text; an error status is an :class:`ApiError`."""
     try:
         body: Any = answer.json()
     except ValueError:
         body = answer.text
     if answer.status_code >= 400:
         raise ApiError(answer.status_code, body)
-    return call.parse(body)
+    return body
+
+
+def read(call: Call[T], answer: httpx.Response) -> T:
+    """The answer of ``call`` as its read model; an error status is an :class:`ApiError`."""
+    return call.parse(decoded(answer))
 
 
 def no_service_text(url: object, exc: Exception) -> str:

@@ -16,7 +16,7 @@ from email.utils import format_datetime
 
 import pytest
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from regua.client import ApiError, AsyncClient, Backoff, Client, RunInput
 from regua.client.transport import retry_after_s
@@ -52,6 +52,12 @@ def _app(script: Script) -> FastAPI:
     @app.get("/v1/runs/{run_id}")
     def missing(run_id: str) -> JSONResponse:
         return JSONResponse({"detail": f"no run {run_id}"}, status_code=404)
+
+    @app.get("/v1/artifacts/{sha256}")
+    def artifact(sha256: str) -> Response:
+        if sha256 == "ab" * 32:
+            return Response(b"\x89PNG bytes", media_type="image/png")
+        return JSONResponse({"detail": "no such artifact"}, status_code=404)
 
     return app
 
@@ -100,6 +106,9 @@ def test_other_errors_are_not_retried(served: tuple[str, Script]) -> None:
         with pytest.raises(ApiError) as missing:
             client.run("nope")
         assert missing.value.status == 404
+        assert client.artifact("ab" * 32) == b"\x89PNG bytes"
+        with pytest.raises(ApiError, match="no such artifact"):
+            client.artifact("cd" * 32)
 
 
 def test_the_async_client_waits_the_same_way(served: tuple[str, Script]) -> None:
