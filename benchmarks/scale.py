@@ -29,12 +29,13 @@ sys.path.insert(0, str(REPO))
 import psycopg  # noqa: E402
 
 from regua.settings import Settings  # noqa: E402
-from service.api.client import ReguaClient, read_token  # noqa: E402
+from service.api.client import read_token  # noqa: E402
 from service.context import ServiceContext  # noqa: E402
 from service.pipeline.runner import advance  # noqa: E402
 from service.pipeline.stages import STAGES  # noqa: E402
 from service.pipeline.submit import Submission  # noqa: E402
 from service.server.run import free_port, wait_ready  # noqa: E402
+from tests.helpers.api_client import JsonClient  # noqa: E402
 from tests.helpers.fleet import Fleet  # noqa: E402
 
 TASK = "pelican-bicycle-structured@1"
@@ -50,7 +51,7 @@ def runs(n: int, tag: str) -> list[dict[str, object]]:
     ]
 
 
-def wait_done(client: ReguaClient, ids: list[str], timeout_s: float = 900) -> None:
+def wait_done(client: JsonClient, ids: list[str], timeout_s: float = 900) -> None:
     """Poll until every run is done."""
     deadline = time.monotonic() + timeout_s
     pending = set(ids)
@@ -62,7 +63,7 @@ def wait_done(client: ReguaClient, ids: list[str], timeout_s: float = 900) -> No
         raise SystemExit(f"{len(pending)} runs not done after {timeout_s}s")
 
 
-def throughput(client: ReguaClient, n: int, tag: str) -> float:
+def throughput(client: JsonClient, n: int, tag: str) -> float:
     """Submit ``n`` runs at once; runs per second until the last is done."""
     t0 = time.monotonic()
     ids = client.submit_batch(runs(n, tag))
@@ -70,7 +71,7 @@ def throughput(client: ReguaClient, n: int, tag: str) -> float:
     return n / (time.monotonic() - t0)
 
 
-def latency(client: ReguaClient, k: int, tag: str) -> float:
+def latency(client: JsonClient, k: int, tag: str) -> float:
     """Median seconds from submit to done, one run at a time."""
     times = []
     for i in range(k):
@@ -95,7 +96,7 @@ def embedded(root: Path, n: int, k: int) -> tuple[float, float]:
     )
     try:
         wait_ready(f"http://127.0.0.1:{port}", 90)
-        with ReguaClient(f"http://127.0.0.1:{port}", read_token(data)) as client:
+        with JsonClient(f"http://127.0.0.1:{port}", read_token(data)) as client:
             latency(client, 1, "warm-emb")  # the render pool's cold start
             lat = latency(client, k, "emb")
             return throughput(client, n, "emb"), lat

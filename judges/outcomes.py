@@ -7,17 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from judges.adjudication_record import Adjudication
 from judges.rubric_score import RubricScore
 from judges.verdicts import JudgeFailure, Verdict, VerdictStatus
-
-CriterionStatus = Literal["pass", "fail", "uncertain", "not_applicable"]
-"""Status of a criterion after the jury: exactly the four statuses of the method.
-
-A criterion no judge could answer is ``uncertain`` with the review reason ``judge_failure``.
-"""
+from regua.outcomes import CriterionStatus as CriterionStatus
+from regua.outcomes import OutcomeStatus as OutcomeStatus
 
 CRITERION_STATUSES: dict[str, CriterionStatus] = {
     "pass": "pass",
@@ -26,9 +22,6 @@ CRITERION_STATUSES: dict[str, CriterionStatus] = {
     "not_applicable": "not_applicable",
 }
 """Each criterion status by name (narrows stored text to :data:`CriterionStatus`)."""
-
-OutcomeStatus = Literal["pass", "fail", "pending", "incomplete"]
-"""Overall status of one evaluation, as decided by :func:`judges.decide_outcome`."""
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,21 @@ class ServiceUnreachableError(ReguaError):
     """No regua service answers at the URL a command was pointed at (the message says why)."""
 
 
+class ApiError(ReguaError):
+    """A regua service answered a client's request with an error (:mod:`regua.client`).
+
+    ``status`` and ``body`` are as received (``body`` decoded from JSON when it was JSON); the
+    message names the body's ``detail``.
+    """
+
+    def __init__(self, status: int, body: object) -> None:
+        """Keep the status and the decoded body."""
+        self.status = status
+        self.body = body
+        detail = body.get("detail") if isinstance(body, dict) else body
+        super().__init__(f"HTTP {status}: {detail}")
+
+
 class ImmutableRecordError(StorageError):
     """An attempt to overwrite something append-only."""
 

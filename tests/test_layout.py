@@ -68,9 +68,11 @@ LOOSE_DICTS = ("dict[str, Any]", "dict[str, object]")
 STAGE_FOLDERS = ("service/pipeline", "service/evaluation")
 """Where pipeline stages and the evaluation hand values to each other."""
 VIEW_MODULES = (
+    "regua/views/pairwise.py",
+    "regua/views/runs.py",
+    "regua/views/submissions.py",
     "service/api/schemas.py",
     "service/reports/leaks.py",
-    "service/reports/run_views.py",
     "service/reports/runs.py",
     "service/reports/votes.py",
     "service/review/actions.py",

@@ -35,6 +35,7 @@ def _declared() -> list[Requirement]:
     listed = [
         *project["project"]["dependencies"],
         *project["project"]["optional-dependencies"]["dev"],
+        *project["project"]["optional-dependencies"]["inspect"],
         *project["build-system"]["requires"],
     ]
     return [Requirement(text) for text in listed]

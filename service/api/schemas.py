@@ -1,8 +1,8 @@
 """Request and response bodies of the HTTP API (they document the OpenAPI schema).
 
-The run view and its parts are the read models of :mod:`service.reports.run_views`; this module
-adds what only the API shows beside them (the generation behind a run) and the request bodies,
-which refuse fields they do not declare.
+The response bodies are the read models of :mod:`regua.views` (shared with the public client,
+:mod:`regua.client`); this module holds the request bodies, which refuse fields they do not
+declare.
 """
 
 from __future__ import annotations
@@ -12,9 +12,6 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue
 
 from service.api.text import Text, strict_json
-from service.generation.revision_store import RevisionView
-from service.generation.store import GenerationView
-from service.reports.run_views import RunLine, RunRecord
 
 JsonParams = Annotated[dict[str, JsonValue], AfterValidator(strict_json)]
 
@@ -53,20 +50,6 @@ class BatchRequest(BaseModel):
     runs: list[RunRequest] = Field(min_length=1, max_length=1000)
 
 
-class RunAccepted(BaseModel):
-    """A run that was stored and queued."""
-
-    run_id: str
-    status: Literal["queued", "running", "done"]
-
-
-class BatchAccepted(BaseModel):
-    """Runs stored and queued by a batch request, in request order."""
-
-    batch_size: int
-    runs: list[RunAccepted]
-
-
 class TokenRequest(BaseModel):
     """A new API token."""
 
@@ -86,28 +69,3 @@ class TokenCreated(BaseModel):
     name: str
     id: int
     expires_at: str | None = None
-
-
-class RunView(RunRecord):
-    """Everything about one run: progress, outcome, checks, render, verdicts and artifacts.
-
-    The stored record (:class:`service.reports.run_views.RunRecord`) and, for a run regua
-    generated, the model call behind it.
-    """
-
-    generation: GenerationView | None = Field(
-        default=None, description="The model call behind a run regua generated (else null)"
-    )
-    revision: RevisionView | None = Field(
-        default=None,
-        description="Where the run sits in a render-and-revise chain (round 0: the first "
-        "answer; k: after k rounds of feedback), else null",
-    )
-
-
-class RunList(BaseModel):
-    """A page of runs, newest first."""
-
-    runs: list[RunLine]
-    limit: int
-    offset: int

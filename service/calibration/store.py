@@ -7,14 +7,12 @@ is what the jury reads). The views are what ``/v1/calibrations`` and ``/v1/gate`
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from judges.calibration import CalibrationRun, GateDecision
 from regua.errors import NotFoundError
+from regua.views.calibrations import CalibrationSummary, CalibrationView, GateDecisionView
 from service.calibration.guard import guarded
 from service.evaluation.gate import (
     decision_of,
@@ -25,53 +23,9 @@ from service.evaluation.gate import (
 from service.storage import CalibrationRunRow, GateDecisionRow
 
 
-class GateDecisionView(BaseModel):
-    """One gate decision: may this judge (id and content hash) vote on this criterion?"""
-
-    model_config = ConfigDict(extra="allow")
-
-    profile_id: str
-    profile_hash: str | None = None
-    criterion: str
-    task_family: str
-    passed: bool
-    """True only for ``trusted``: the judge may vote."""
-    status: str = "not_trusted"
-    """trusted | not_trusted | inconclusive."""
-    needs: list[dict[str, Any]] = []
-    """For inconclusive: how many more labels of which class would decide it."""
-    reasons: list[str]
-    gate_id: str
-    set_id: str
-    set_size: int | None = None
-    """How many labelled items of this criterion the decision was measured on."""
-    decided_at: str
-    run_id: str | None = None
-
-    @classmethod
-    def of(cls, decision: GateDecision) -> GateDecisionView:
-        """The view of a decision (metrics and thresholds included)."""
-        return cls.model_validate(decision.to_dict())
-
-
-class CalibrationSummary(BaseModel):
-    """A stored calibration run, in one line."""
-
-    id: str
-    profile_id: str
-    profile_hash: str | None = None
-    set_id: str
-    criteria: list[str]
-    created_at: str | None = None
-
-
-class CalibrationView(CalibrationSummary):
-    """A stored calibration run with its gate decisions and the full run."""
-
-    task_ref: str
-    decisions: list[GateDecisionView]
-    run: dict[str, Any]
-    """``CalibrationRun.to_dict()``: every metric with its interval, every item's answers."""
+def gate_decision_view(decision: GateDecision) -> GateDecisionView:
+    """The view of a decision (metrics and thresholds included)."""
+    return GateDecisionView.model_validate(decision.to_dict())
 
 
 def store_calibration_run(
@@ -109,7 +63,7 @@ def store_calibration_run(
 def gate_view(s: Session) -> list[GateDecisionView]:
     """The latest decision per (profile, criterion, family) (``GET /v1/gate``)."""
     latest = latest_decisions(s)
-    return [GateDecisionView.of(latest[k]) for k in sorted(latest)]
+    return [gate_decision_view(latest[k]) for k in sorted(latest)]
 
 
 def judge_matches(profile_id: str, judge: str) -> bool:
@@ -138,7 +92,7 @@ def gate_history(
         and (family is None or d.task_family == family)
     ]
     found.sort(key=lambda d: (d.profile_id, d.task_family, d.criterion, d.decided_at))
-    return [GateDecisionView.of(d) for d in found]
+    return [gate_decision_view(d) for d in found]
 
 
 def _summary(row: CalibrationRunRow) -> dict[str, object]:
@@ -166,7 +120,7 @@ def calibration_view(s: Session, run_id: str) -> CalibrationView:
         {
             **_summary(row),
             "task_ref": row.task_ref,
-            "decisions": [GateDecisionView.of(decision_of(d)) for d in decisions],
+            "decisions": [gate_decision_view(decision_of(d)) for d in decisions],
             "run": row.data,
         }
     )

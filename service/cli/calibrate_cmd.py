@@ -33,9 +33,10 @@ from judges.perturbation.generate import (
 )
 from regua.errors import GateDemotionError, InputError
 from regua.settings import Settings, load_settings
+from regua.views.calibrations import CalibrationView
 from service.calibration.calibrate import CalibrationRequest, calibrate, store_run
 from service.calibration.panel import PanelCalibrationRequest, calibrate_panel
-from service.calibration.store import CalibrationView, calibration_view
+from service.calibration.store import calibration_view
 from service.cli.calibrate_summary import summary_lines
 from service.cli.panel_summary import panel_lines
 from service.cli.task_ref import TaskDataDir, resolve_task

@@ -16,7 +16,8 @@ import typer
 
 from regua.errors import NotFoundError
 from regua.settings import load_settings
-from service.calibration.store import GateDecisionView, gate_history, gate_view, judge_matches
+from regua.views.calibrations import GateDecisionView
+from service.calibration.store import gate_history, gate_view, judge_matches
 from service.storage import Database
 from service.tasks_store.configured import configured_database_exists, with_data_dir
 

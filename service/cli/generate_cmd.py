@@ -11,8 +11,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from regua.client import Client
 from regua.errors import GenerationError
-from service.api.client import ReguaClient
+from regua.views.jobs import ChainView, GenerationJobView
+from regua.views.submissions import RunView
 from service.cli.service_cmd import friendly, service_client
 
 NOT_AVAILABLE = "not available"
@@ -70,12 +72,11 @@ def generate(
     }
     with service_client(url, token, data_dir) as client:
         job = _generate_with_progress(client, request, console)
-        ids = [str(i) for i in job["run_ids"]]
-        chains = job.get("chains") or []
+        ids = list(job.run_ids)
         for run_id in ids:
             console.print(f"{run_id}  queued")
-        for chain in chains:
-            ids += [str(i) for i in chain["run_ids"][1:]]
+        for chain in job.chains:
+            ids += chain.run_ids[1:]
             console.print(_chain_line(chain))
         if not wait:
             return
@@ -86,53 +87,50 @@ def generate(
 
 
 def _generate_with_progress(
-    client: ReguaClient, request: dict[str, Any], console: Console
-) -> dict[str, Any]:
+    client: Client, request: dict[str, Any], console: Console
+) -> GenerationJobView:
     """POST the generation and follow its job with a progress bar until it ends."""
     job = client.generate(request)
-    if job.get("mock"):
+    if job.mock:
         console.print("[bold yellow]MOCK provider: bundled replies, not a model's[/]")
     columns = (TextColumn("generating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as progress:
-        bar = progress.add_task("generating", total=job["repeats"] * (1 + job.get("revise", 0)))
-        while job["state"] == "running":
-            progress.update(bar, completed=job["done"] + job.get("rounds_done", 0))
+        bar = progress.add_task("generating", total=job.repeats * (1 + job.revise))
+        while job.state == "running":
+            progress.update(bar, completed=job.done + job.rounds_done)
             time.sleep(0.2)
-            job = client.generation(job["job_id"])
-        progress.update(bar, completed=job["done"] + job.get("rounds_done", 0))
-    if job["state"] != "done":
-        raise GenerationError(f"generation {job['job_id']} failed: {job.get('error')}")
+            job = client.generation(job.job_id)
+        progress.update(bar, completed=job.done + job.rounds_done)
+    if job.state != "done":
+        raise GenerationError(f"generation {job.job_id} failed: {job.error}")
     return job
 
 
-def _chain_line(chain: dict[str, Any]) -> str:
+def _chain_line(chain: ChainView) -> str:
     """``R0 -> R1 -> R2  (rounds 0..2)`` plus why a chain stopped early."""
-    runs = [str(r) for r in chain["run_ids"]]
-    line = f"{' -> '.join(runs)}  revised {len(runs) - 1} time(s)"
-    return line + (f"; stopped: {chain['stopped']}" if chain.get("stopped") else "")
+    line = f"{' -> '.join(chain.run_ids)}  revised {len(chain.run_ids) - 1} time(s)"
+    return line + (f"; stopped: {chain.stopped}" if chain.stopped else "")
 
 
-def _table(views: list[dict[str, Any]]) -> Table:
+def _table(views: list[RunView]) -> Table:
     """One line per run: repeat, outcome (cause), tokens, latency, attempts, cost."""
     table = Table(
         "run", "repeat", "round", "outcome", "tokens in/out", "latency ms", "attempts", "cost"
     )
     for view in views:
-        gen = view.get("generation") or {}
-        revision = view.get("revision") or {}
-        outcome = view.get("outcome") or {}
-        cause = f" ({outcome['cause']})" if outcome.get("cause") else ""
-        cost = gen.get("cost_usd")
-        latency = gen.get("latency_ms")
+        gen, outcome = view.generation, view.outcome
+        cause = f" ({outcome.cause})" if outcome is not None and outcome.cause else ""
+        cost = gen.cost_usd if gen is not None else None
+        latency = gen.latency_ms if gen is not None else None
         table.add_row(
-            view["run_id"],
-            str(gen.get("repeat", "")),
-            str(revision.get("round", 0)),
-            f"{outcome.get('status')}{cause}",
-            f"{_n(gen.get('input_tokens'))}/{_n(gen.get('output_tokens'))}",
-            f"{latency:.0f}" if isinstance(latency, int | float) else NOT_AVAILABLE,
-            str(gen.get("attempts", "")),
-            f"${cost:.6f}" if isinstance(cost, int | float) else NOT_AVAILABLE,
+            view.run_id,
+            str(gen.repeat) if gen is not None else "",
+            str(view.revision.round if view.revision is not None else 0),
+            f"{outcome.status if outcome is not None else None}{cause}",
+            f"{_n(gen and gen.input_tokens)}/{_n(gen and gen.output_tokens)}",
+            f"{latency:.0f}" if latency is not None else NOT_AVAILABLE,
+            str(gen.attempts) if gen is not None else "",
+            f"${cost:.6f}" if cost is not None else NOT_AVAILABLE,
         )
     return table
 

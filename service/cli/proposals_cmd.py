@@ -15,8 +15,8 @@ from urllib.parse import urlencode
 
 import typer
 
-from regua.errors import ReguaError
-from service.api.client import ApiError, ReguaClient
+from regua.client import Client
+from regua.errors import ApiError, ReguaError
 from service.cli.task_files_cmd import DataDir, Token, Url, _admin_client
 from service.cli.tasks_cmd import tasks_app
 from service.tasks_store.files import read_text
@@ -27,7 +27,7 @@ proposals_app = typer.Typer(
 )
 
 
-def _call(client: ReguaClient, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+def _call(client: Client, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
     response = client.http.request(method, path, json=body)
     try:
         found = response.json()

@@ -16,9 +16,10 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from regua.errors import ReguaError
+from regua.client import Client, ServiceHttp, ServiceResponse
+from regua.errors import ApiError, ReguaError
 from regua.settings import load_settings
-from service.api.client import ApiError, ReguaClient, ServiceHttp, ServiceResponse, read_token
+from service.api.client import read_token
 
 KEYS = {"p": "pass", "f": "fail", "u": "uncertain", "n": "not_applicable"}
 
@@ -153,7 +154,7 @@ def review(
         console.print("[red]no token: pass --token or set REGUA_TOKEN[/red]")
         raise typer.Exit(2)
     folder = frames_dir or Path(tempfile.mkdtemp(prefix="regua-review-"))
-    with ReguaClient(base, secret, timeout_s=60) as client:
+    with Client(base, secret, timeout_s=60) as client:
         session = ReviewSession(client.http, folder)
         try:
             if list_status is not None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
 import signal
 import threading
@@ -14,9 +13,10 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from regua.client import Client, RunInput
 from regua.errors import ReguaError
 from regua.settings import Settings, load_settings
-from service.api.client import ReguaClient, read_token
+from service.api.client import read_token
 
 
 def _settings(data_dir: Path | None, host: str | None = None, port: int | None = None) -> Settings:
@@ -31,11 +31,11 @@ def _settings(data_dir: Path | None, host: str | None = None, port: int | None =
     return settings.model_copy(update=updates)
 
 
-def _client(url: str | None, token: str | None, data_dir: Path | None) -> ReguaClient:
+def _client(url: str | None, token: str | None, data_dir: Path | None) -> Client:
     settings = _settings(data_dir)
     base = url or os.environ.get("REGUA_URL") or f"http://{settings.host}:{settings.port}"
     secret = token or os.environ.get("REGUA_TOKEN") or read_token(settings.data_dir)
-    return ReguaClient(base, secret)
+    return Client(base, secret)
 
 
 def serve(
@@ -108,25 +108,26 @@ def submit(
 
     console = Console()
     runs = [
-        {
-            "task": task,
-            "model": {"label": model, "provider": provider},
-            "output": f.read_text(encoding="utf-8"),
-            **({"panel": panel} if panel else {}),
-        }
+        RunInput(
+            task=task,
+            model=model,
+            provider=provider,
+            output=f.read_text(encoding="utf-8"),
+            panel=panel or None,
+        )
         for f in files
     ]
     with _client(url, token, data_dir) as client:
-        ids = client.submit_batch(runs)
+        ids = [r.run_id for r in client.submit_batch(runs).runs]
         for f, run_id in zip(files, ids, strict=True):
             console.print(f"{run_id}  {f}")
         if no_wait:
             return
         views = wait_with_progress(client, ids, console)
     for f, run_id in zip(files, ids, strict=True):
-        outcome = views[run_id].get("outcome") or {}
-        cause = f" ({outcome['cause']})" if outcome.get("cause") else ""
-        console.print(f"{run_id}  {outcome.get('status')}{cause}  {f}")
+        outcome = views[run_id].outcome
+        cause = f" ({outcome.cause})" if outcome is not None and outcome.cause else ""
+        console.print(f"{run_id}  {outcome.status if outcome else None}{cause}  {f}")
 
 
 def status(
@@ -140,15 +141,17 @@ def status(
     with _client(url, token, data_dir) as client:
         view = client.run(run_id)
     if as_json:
-        typer.echo(json.dumps(view, indent=2))
+        typer.echo(view.model_dump_json(indent=2))
         return
-    outcome = view.get("outcome") or {}
-    typer.echo(f"run {view['run_id']}  task {view['task']}  status {view['status']}")
-    typer.echo(f"outcome {outcome.get('status')}  cause {outcome.get('cause')}")
-    for c in (view.get("evaluation") or {}).get("criteria", []):
-        review = f"  review: {c['review_reason']}" if c.get("review_required") else ""
-        typer.echo(f"  {c['criterion']:<4} {c['kind']:<10} {c['status']}{review}")
-    typer.echo(f"{len(view.get('artifacts', []))} artifacts")
+    outcome = view.outcome
+    typer.echo(f"run {view.run_id}  task {view.task}  status {view.status}")
+    typer.echo(
+        f"outcome {outcome.status if outcome else None}  cause {outcome.cause if outcome else None}"
+    )
+    for c in view.evaluation.criteria if view.evaluation is not None else []:
+        review = f"  review: {c.review_reason}" if c.review_required else ""
+        typer.echo(f"  {c.criterion:<4} {c.kind:<10} {c.status}{review}")
+    typer.echo(f"{len(view.artifacts)} artifacts")
 
 
 def demo(

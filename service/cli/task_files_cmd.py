@@ -8,9 +8,10 @@ from pathlib import Path
 import typer
 import yaml
 
-from regua.errors import ReguaError, ServiceUnreachableError
+from regua.client import Client
+from regua.errors import ApiError, ReguaError, ServiceUnreachableError
 from regua.settings import load_settings
-from service.api.client import ApiError, ReguaClient, read_token
+from service.api.client import read_token
 from service.cli.tasks_cmd import tasks_app
 from service.tasks_store.files import read_text, specs_of_file
 from tasks import TaskSpec
@@ -23,7 +24,7 @@ Token = typer.Option(
 DataDir = typer.Option(None, "--data-dir", help="Data folder (REGUA_DATA_DIR)")
 
 
-def _admin_client(url: str | None, token: str | None, data_dir: Path | None) -> ReguaClient:
+def _admin_client(url: str | None, token: str | None, data_dir: Path | None) -> Client:
     """A client of the running service with an admin token, or an exit saying how to get one."""
     settings = load_settings()
     if data_dir is not None:
@@ -39,10 +40,10 @@ def _admin_client(url: str | None, token: str | None, data_dir: Path | None) -> 
             err=True,
         )
         raise typer.Exit(2)
-    return ReguaClient(base, secret)
+    return Client(base, secret)
 
 
-def _post_all(client: ReguaClient, specs: list[TaskSpec]) -> int:
+def _post_all(client: Client, specs: list[TaskSpec]) -> int:
     """POST each spec; prints one line each; the exit code (1 when one was refused)."""
     code = 0
     for spec in specs:

@@ -19,9 +19,11 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from regua.client import Client
+from regua.errors import ApiError
 from regua.settings import load_settings
 from service.access.pools import Retirement, registry_retirements
-from service.api.client import ApiError, ReguaClient, read_token
+from service.api.client import read_token
 from service.tasks_store.configured import configured_tasks, origin_of, with_data_dir
 from tasks import TaskSpec
 
@@ -86,7 +88,7 @@ def served_tasks(url: str, token: str | None, data_dir: Path | None) -> list[dic
     """The task versions a running service lists (``GET /v1/tasks``), as JSON lines."""
     settings = with_data_dir(load_settings(), data_dir)
     secret = token or os.environ.get("REGUA_TOKEN") or read_token(settings.data_dir)
-    with ReguaClient(url, secret) as client:
+    with Client(url, secret) as client:
         response = client.http.get("/v1/tasks")
         body = response.json()
         if response.status_code >= 400:

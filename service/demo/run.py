@@ -6,14 +6,14 @@ import contextlib
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from regua.client import Client, RunView
 from regua.settings import Settings, load_settings
-from service.api.client import ReguaClient, read_token
+from service.api.client import read_token
 from service.demo.mock_service import MOCK_BANNER, start_mock_service
 from service.demo.pages import come_back_hint, web_pages
 from service.demo.samples import (
@@ -40,8 +40,8 @@ __all__ = [
 
 
 def wait_with_progress(
-    client: ReguaClient, run_ids: list[str], console: Console, timeout_s: float = 900.0
-) -> dict[str, dict[str, Any]]:
+    client: Client, run_ids: list[str], console: Console, timeout_s: float = 900.0
+) -> dict[str, RunView]:
     """Wait for runs with a progress bar."""
     columns = (TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as progress:
@@ -53,7 +53,7 @@ def wait_with_progress(
         return client.wait(run_ids, timeout_s=timeout_s, on_progress=update)
 
 
-def summary_table(pairs: list[tuple[Sample, str]], views: dict[str, dict[str, Any]]) -> Table:
+def summary_table(pairs: list[tuple[Sample, str]], views: dict[str, RunView]) -> Table:
     """One line per sample: outcome, cause and per-criterion statuses."""
     table = Table(
         "sample", "task", "outcome", "criteria", "cause / first reason", "run", title=MOCK_BANNER
@@ -62,16 +62,14 @@ def summary_table(pairs: list[tuple[Sample, str]], views: dict[str, dict[str, An
         column.no_wrap = True
     for sample, run_id in pairs:
         view = views[run_id]
-        outcome = view.get("outcome") or {}
-        evaluation = view.get("evaluation") or {}
-        crit = " ".join(
-            f"{c['criterion']}{SYMBOL.get(c['status'], c['status'])}"
-            for c in evaluation.get("criteria", [])
-        )
-        reasons = outcome.get("reasons") or []
-        why = outcome.get("cause") or (reasons[0] if reasons else "")
+        outcome = view.outcome
+        criteria = view.evaluation.criteria if view.evaluation is not None else []
+        crit = " ".join(f"{c.criterion}{SYMBOL.get(c.status, c.status)}" for c in criteria)
+        reasons = outcome.reasons if outcome is not None else []
+        why = (outcome.cause if outcome is not None else None) or (reasons[0] if reasons else "")
         task = sample.task.removeprefix("pelican-bicycle-")
-        table.add_row(sample.file, task, str(outcome.get("status")), crit, why, run_id)
+        status = outcome.status if outcome is not None else None
+        table.add_row(sample.file, task, str(status), crit, why, run_id)
     return table
 
 
@@ -103,7 +101,7 @@ def run_demo(
     console.print(f"demo: the mock judge knows {service.taught} sample drawings by their frames")
     console.print(f"demo: service at {server.url}/v1 (admin token in {data / 'admin-token'})")
     try:
-        with ReguaClient(server.url, read_token(data)) as client:
+        with Client(server.url, read_token(data)) as client:
             pairs = submit_samples(client, folder)
             console.print(f"demo: submitted {len(pairs)} samples from {folder}")
             views = wait_with_progress(client, [run_id for _, run_id in pairs], console)
@@ -124,12 +122,12 @@ def _print_summary(
     console: Console,
     settings: Settings,
     pairs: list[tuple[Sample, str]],
-    views: dict[str, dict[str, Any]],
+    views: dict[str, RunView],
 ) -> None:
     console.print(summary_table(pairs, views))
     counts: dict[str, int] = {}
     for view in views.values():
-        status = (view.get("outcome") or {}).get("status", "none")
+        status = view.outcome.status if view.outcome is not None else "none"
         counts[status] = counts.get(status, 0) + 1
     console.print("outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     console.print(f"artifacts: {artifacts_url(settings)} (content-addressed, sha256)")

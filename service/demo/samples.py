@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from service.api.client import ReguaClient
+from regua.client import Client, RunInput
 
 DEMO_LABEL = "demo-samples (mock judge)"
 """The model label of the demo's runs: reports show them apart from any live model's runs."""
@@ -44,15 +44,18 @@ def load_samples(folder: Path) -> list[Sample]:
     ]
 
 
-def submit_samples(client: ReguaClient, folder: Path) -> list[tuple[Sample, str]]:
+def submit_samples(client: Client, folder: Path) -> list[tuple[Sample, str]]:
     """Submit every sample as one batch; returns (sample, run id) pairs."""
     samples = load_samples(folder)
     runs = [
-        {
-            "task": s.task,
-            "model": {"label": DEMO_LABEL, "provider": "regua", "params": {"sample": s.file}},
-            "output": (folder / s.file).read_text(encoding="utf-8"),
-        }
+        RunInput(
+            task=s.task,
+            model=DEMO_LABEL,
+            provider="regua",
+            params={"sample": s.file},
+            output=(folder / s.file).read_text(encoding="utf-8"),
+        )
         for s in samples
     ]
-    return list(zip(samples, client.submit_batch(runs), strict=True))
+    ids = [r.run_id for r in client.submit_batch(runs).runs]
+    return list(zip(samples, ids, strict=True))

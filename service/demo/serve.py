@@ -6,8 +6,9 @@ import threading
 
 from rich.console import Console
 
+from regua.client import Client
 from regua.settings import Settings
-from service.api.client import ReguaClient, read_token
+from service.api.client import read_token
 from service.demo.mock_service import MOCK_BANNER, start_mock_service
 from service.demo.pages import web_pages
 from service.demo.samples import default_samples_dir, submit_samples
@@ -27,7 +28,7 @@ def serve_with_demo(settings: Settings) -> None:
     token = read_token(settings.data_dir)
     marker = settings.data_dir / MARKER
     if not marker.exists() and token:
-        client = ReguaClient(server.url, token)
+        client = Client(server.url, token)
         pairs = submit_samples(client, default_samples_dir())
         client.close()
         marker.write_text("\n".join(run_id for _, run_id in pairs) + "\n")

@@ -12,10 +12,8 @@ import threading
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Literal
 
-from pydantic import BaseModel
-
+from regua.views.jobs import ChainView, GenerationJobView, JobState
 from service.context import ServiceContext
 from service.generation.request import GenerationParams
 from service.generation.revise import ReviseOptions, generate_and_revise
@@ -24,35 +22,6 @@ from service.generation.runner import generate_runs
 log = logging.getLogger("regua.generation")
 KEEP_JOBS = 200
 JOB_URL = "/v1/generations/{}"
-JobState = Literal["running", "done", "failed"]
-
-
-class GenerationJobView(BaseModel):
-    """A generation as the API shows it: how far it got and, once done, its runs."""
-
-    job_id: str
-    state: JobState
-    task: str
-    api: str
-    model: str
-    mock: bool
-    repeats: int
-    done: int
-    run_ids: list[str]
-    error: str | None = None
-    status_url: str
-    revise: int = 0
-    """Revision rounds asked per first answer (0: first answers only)."""
-    rounds_done: int = 0
-    chains: list[ChainView] = []
-    """Per first answer: its run and each revision's, round 0 first (once done)."""
-
-
-class ChainView(BaseModel):
-    """One first answer and its revisions (``stopped``: why it ended before every round)."""
-
-    run_ids: list[str]
-    stopped: str | None = None
 
 
 @dataclass

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from regua.views.submissions import RevisionView
 from service.storage import Artifact, GenerationRow, Run, RunRevisionRow
 from service.storage.blobs import BlobStore, NewArtifact, record_artifact
 
@@ -114,22 +114,6 @@ def reply_of(s: Session, blobs: BlobStore, run_id: str) -> tuple[str, str | None
             text = blobs.get(art.sha256).decode("utf-8", errors="replace")
     cause = s.scalar(select(GenerationRow.cause).where(GenerationRow.run_id == run_id))
     return text, cause
-
-
-class RevisionView(BaseModel):
-    """The ``revision`` object of a run's JSON: where the run sits in its chain."""
-
-    round: int
-    """0: the first answer; k: the answer after k rounds of feedback."""
-    first_run_id: str
-    revision_of: str | None
-    revised_by: str | None
-    """The run that revises this one (None: the chain ends here)."""
-    chain: list[str]
-    """Every run of the chain, round 0 first."""
-    frames_shown: int | None = None
-    findings_shown: bool | None = None
-    conversation_sha256: str | None = None
 
 
 def revision_view(s: Session, run_id: str) -> RevisionView | None:

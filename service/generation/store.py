@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, JsonValue
+from pydantic import JsonValue
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from regua.llm.client import CallResult
 from regua.llm.prices import Cost
+from regua.views.submissions import GenerationView
 from service.storage import Database, GenerationRow, StageRecord
 from service.storage.details import StageDetail
 
@@ -90,30 +91,6 @@ def runs_of_cases(db: Database, case_keys: Sequence[str]) -> dict[str, str]:
             )
         ).all()
     return {str(key): str(run_id) for key, run_id in rows}
-
-
-class GenerationView(BaseModel):
-    """The ``generation`` object of a run's JSON (``None`` for a submitted run)."""
-
-    api: str
-    model: str
-    repeat: int
-    input_tokens: int | None
-    output_tokens: int | None
-    latency_ms: float | None
-    elapsed_ms: float | None
-    finish_reason: str | None
-    attempts: int
-    cost_usd: float | None
-    """``None``: not available (no price table, no price for the model, no token counts)."""
-    price_table_version: str | None
-    timed_out: bool
-    refusal: bool
-    params: dict[str, JsonValue]
-    prompt_sha256: str
-    cause: str | None
-    mock: bool
-    case_key: str | None
 
 
 def generation_view(s: Session, run_id: str) -> GenerationView | None:

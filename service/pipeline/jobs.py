@@ -19,11 +19,9 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict
 
 from regua.errors import ReguaError
+from regua.views.jobs import JobState, JobView
 from service.evaluation.batches import error_text
 
 log = logging.getLogger("regua.jobs")
@@ -36,21 +34,6 @@ INTERRUPTED = "interrupted: the service stopped while the job ran"
 JobFields = dict[str, str | int | float | bool | None]
 """What a job records about itself (``info``) and what its work returns (``result``)."""
 Work = Callable[[], JobFields | None]
-JobState = Literal["running", "done", "failed"]
-
-
-class JobView(BaseModel):
-    """A background job as the API shows it (plus its info and result fields)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    job_id: str
-    kind: str
-    state: JobState
-    elapsed_s: float
-    submitted_at: str
-    error: str | None = None
-    status_url: str | None = None
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 Built from the ``adjudications`` and ``rubric_scores`` rows of one evaluation
 (:mod:`service.evaluation.record_grading`) into the read models of
-:mod:`service.reports.run_views`; the API's run JSON and the run page show the same.
+:mod:`regua.views.runs`; the API's run JSON and the run page show the same.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from sqlalchemy.orm import Session
 
 from judges.adjudication_record import ADJUDICATION_RESULTS
 from judges.model import CRITERION_STATUSES, OutcomeStatus
-from service.evaluation.record_grading import adjudication_rows, read_rubric
-from service.reports.run_views import (
+from regua.views.runs import (
     AdjudicationView,
     AnswerView,
     BoundView,
     EvidenceView,
     RubricView,
 )
+from service.evaluation.record_grading import adjudication_rows, read_rubric
 from service.storage import AdjudicationRow
 
 OUTCOMES: dict[str, OutcomeStatus] = {

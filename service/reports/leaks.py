@@ -11,7 +11,7 @@ from collections.abc import Container
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from service.reports.run_views import LeakSummary, LeakView
+from regua.views.runs import LeakSummary, LeakView
 from service.storage import LeakFlag, iso
 
 

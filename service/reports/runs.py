@@ -1,6 +1,6 @@
 """The run view built from stored records (what the API returns and the pages render).
 
-Each builder returns a read model of :mod:`service.reports.run_views`; stored JSON that is free
+Each builder returns a read model of :mod:`regua.views.runs`; stored JSON that is free
 by nature (details, evidence, metadata) is passed on as it is stored, and evidence entries that
 are not objects are left out.
 """
@@ -13,9 +13,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from service.reports.grading_views import adjudication_views, rubric_view
-from service.reports.leaks import leak_views
-from service.reports.run_views import (
+from regua.views.runs import (
     ArtifactView,
     CheckResultView,
     ChecksView,
@@ -35,6 +33,8 @@ from service.reports.run_views import (
     VersionsView,
     VoteView,
 )
+from service.reports.grading_views import adjudication_views, rubric_view
+from service.reports.leaks import leak_views
 from service.reports.votes import vote_views
 from service.storage import (
     Artifact,

@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 import judges
-from service.reports.run_views import GateView, VoteView
+from regua.views.runs import GateView, VoteView
 from service.storage import Evaluation, GateDecisionRow, TaskRow, iso
 
 MOCK_GATE_PREFIX = "mock-"

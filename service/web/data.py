@@ -11,9 +11,9 @@ from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from regua.errors import NotFoundError
+from regua.views.runs import EvaluationView
 from service.access.pools import runs_readable_by
 from service.access.tokens import Principal
-from service.reports.run_views import EvaluationView
 from service.reports.runs import evaluation_view, run_view
 from service.reports.stats import pass_range
 from service.review.store import reviews_of

@@ -1,6 +1,6 @@
 """What the run and report pages show besides the run view: typed rows for the templates.
 
-The run page renders the run view's parts (:mod:`service.reports.run_views`) as they are; these
+The run page renders the run view's parts (:mod:`regua.views.runs`) as they are; these
 rows add what only a page shows (each criterion's question, the review items with their labels,
 the evaluation history with its statuses, the per-task report counts).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from service.reports.run_views import CheckResultView, EvaluationView, LeakView
+from regua.views.runs import CheckResultView, EvaluationView, LeakView
 from service.review.views import FrameRef
 from service.storage import Evaluation, RenderRecord, Run
 

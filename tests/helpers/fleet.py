@@ -20,8 +20,9 @@ from typing import BinaryIO
 
 from sqlalchemy import create_engine, text
 
-from service.api.client import ReguaClient, read_token
+from service.api.client import read_token
 from service.server.run import wait_ready
+from tests.helpers.api_client import JsonClient
 from tests.helpers.ports import free_port
 from tests.helpers.server import REPO
 
@@ -83,9 +84,9 @@ class Fleet:
         self.workers.append(proc)
         return proc
 
-    def client(self) -> ReguaClient:
+    def client(self) -> JsonClient:
         """An admin client of the API."""
-        return ReguaClient(self.url, read_token(self.api_dir))
+        return JsonClient(self.url, read_token(self.api_dir))
 
     def sql(self, query: str, **params: object) -> list[tuple[object, ...]]:
         """Rows of a query on the fleet's database (the test's own eyes)."""

@@ -18,8 +18,10 @@ import pytest
 import uvicorn
 from fastapi import FastAPI
 
-from service.api.client import ReguaClient, ServiceHttp, read_token
+from regua.client import ServiceHttp
+from service.api.client import read_token
 from service.server.run import wait_ready
+from tests.helpers.api_client import JsonClient
 from tests.helpers.ports import HOST, free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -71,9 +73,9 @@ class Served:
             self.stop()
             raise
 
-    def client(self, token: str | None = None) -> ReguaClient:
+    def client(self, token: str | None = None) -> JsonClient:
         """A client with ``token`` (default: the admin token written on first start)."""
-        return ReguaClient(self.url, token or read_token(self.data_dir))
+        return JsonClient(self.url, token or read_token(self.data_dir))
 
     def output(self) -> str:
         """What the server printed so far."""

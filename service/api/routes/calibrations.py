@@ -21,18 +21,15 @@ import judges
 from judges.calibration import CalibrationRun, GateConfig
 from judges.calibration.labeltable import DEFAULT_TASK, set_from_label_table
 from regua.errors import CalibrationError, InputError, NotFoundError
+from regua.views.calibrations import CalibrationList, CalibrationView, JobList
+from regua.views.jobs import JobView
 from service.access.pools import check_task_access
 from service.api.deps import Admin, Ctx
 from service.calibration.calibrate import CalibrationRequest, calibrate, store_run
 from service.calibration.sets import LoadedSet, check_drawings, files_artifact, set_exists
-from service.calibration.store import (
-    CalibrationSummary,
-    CalibrationView,
-    calibration_view,
-    list_calibrations,
-)
+from service.calibration.store import calibration_view, list_calibrations
 from service.context import ServiceContext
-from service.pipeline.jobs import JobFields, JobView
+from service.pipeline.jobs import JobFields
 from tasks import TaskRegistry
 
 router = APIRouter(prefix="/v1/calibrations", tags=["calibration"])
@@ -79,18 +76,6 @@ class CalibrationBody(BaseModel):
     such a calibration is refused with 409 ``would_demote``, naming both sets)."""
     run: dict[str, Any] | None = None
     wait: bool = Field(False, description=WAIT_DOC)
-
-
-class CalibrationList(BaseModel):
-    """The newest stored calibration runs."""
-
-    calibrations: list[CalibrationSummary]
-
-
-class JobList(BaseModel):
-    """This process's calibration jobs, newest first."""
-
-    jobs: list[JobView]
 
 
 def _request(body: CalibrationBody, registry: TaskRegistry) -> CalibrationRequest:

@@ -14,9 +14,15 @@ from typing import Any
 
 from fastapi import APIRouter, Response
 from fastapi.responses import HTMLResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from regua.errors import ExperimentFileError
+from regua.views.experiments import (
+    ExperimentAccepted,
+    ExperimentHistory,
+    ExperimentProgress,
+    ExperimentReport,
+)
 from service.access.tokens import Principal
 from service.api.deps import Ctx, Submitter
 from service.api.headers import REPORT_HEADERS
@@ -37,47 +43,6 @@ class ExperimentBody(BaseModel):
     experiment: dict[str, Any] | None = Field(None, description="the same document as JSON")
     window: str = Field(DEFAULT_WINDOW, pattern=r"^[\w.:-]{1,100}$")
     generator: str | None = Field(None, description="a registered generator (default: runner)")
-
-
-class ExperimentAccepted(BaseModel):
-    """An experiment accepted: its id, whether it resumes a stored one, where to follow it."""
-
-    experiment_id: str
-    resumed: bool
-    job_id: str
-    status_url: str
-    report_url: str
-
-
-class ExperimentProgress(BaseModel):
-    """How far an experiment got."""
-
-    experiment_id: str
-    status: str
-    planned: int
-    generated: int
-    runs_left: int
-    error: str | None = None
-
-
-class ExperimentReport(BaseModel):
-    """The paired report of one experiment run.
-
-    Keys: ``experiment``, ``arms``, ``comparisons``, ``reproducibility``, ``methods``.
-    """
-
-    model_config = ConfigDict(extra="allow")
-
-    schema_: str = Field(alias="schema")
-
-
-class ExperimentHistory(BaseModel):
-    """Every window of an experiment: one series per arm and version key, with its drift."""
-
-    model_config = ConfigDict(extra="allow")
-
-    experiment: str
-    series: list[dict[str, Any]]
 
 
 def _may_read(ctx: Ctx, caller: Principal, ident: str) -> None:

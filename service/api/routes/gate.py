@@ -11,9 +11,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
+from regua.views.calibrations import GateDecisionView
 from service.api.deps import Admin, Ctx
 from service.calibration.store import (
-    GateDecisionView,
     gate_history,
     gate_view,
     judge_matches,

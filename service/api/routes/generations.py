@@ -6,11 +6,12 @@ from fastapi import APIRouter, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from regua.errors import NotFoundError
+from regua.views.jobs import GenerationJobView
 from service.access.pools import check_task_access
 from service.api.deps import Ctx, Submitter
 from service.api.text import Text
 from service.generation import jobs
-from service.generation.jobs import GenerationJob, GenerationJobView
+from service.generation.jobs import GenerationJob
 from service.generation.policy import check_allowed
 from service.generation.request import Api, GenerationParams, http_base_url
 from service.generation.revise import MAX_ROUNDS, ReviseOptions

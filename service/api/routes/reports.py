@@ -13,8 +13,8 @@ from typing import Literal
 
 from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
 
+from regua.views.reports import ReportDocument
 from service.api.deps import Ctx, Submitter
 from service.api.headers import REPORT_HEADERS
 from service.reports.exports import csv_text, summary_rows
@@ -35,18 +35,6 @@ ByQ = Query(
     default="family",
     description="the weighted section: family (each family equal) or dimension:NAME (a slice)",
 )
-
-
-class ReportDocument(BaseModel):
-    """A report (``docs/contracts.md``, section *reports*).
-
-    It holds counts, pending ranges, intervals, paired tests, ranking, repeats, cost and
-    latency, the judge view and provenance.
-    """
-
-    model_config = ConfigDict(extra="allow")
-
-    schema_: str = Field(alias="schema")
 
 
 @router.get("", response_model=ReportDocument, response_model_by_alias=True)

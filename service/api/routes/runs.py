@@ -7,17 +7,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from regua.errors import NotFoundError
+from regua.views.submissions import BatchAccepted, RunAccepted, RunList, RunView
 from service.access.pools import check_task_access, may_read_run, runs_readable_by
 from service.access.tokens import Principal
 from service.api.deps import Ctx, Submitter
-from service.api.schemas import (
-    BatchAccepted,
-    BatchRequest,
-    RunAccepted,
-    RunList,
-    RunRequest,
-    RunView,
-)
+from service.api.schemas import BatchRequest, RunRequest
 from service.api.text import displayable
 from service.context import ServiceContext
 from service.generation.revision_store import revision_view

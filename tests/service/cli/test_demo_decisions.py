@@ -20,8 +20,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from service.api.client import ReguaClient, read_token
+from service.api.client import read_token
 from service.demo.serve import MARKER
+from tests.helpers.api_client import JsonClient
 from tests.helpers.ports import free_port
 from tests.helpers.server import require_real_rendering
 from tests.helpers.web import web_login
@@ -123,7 +124,7 @@ def test_make_run_serves_pass_fail_and_pending_all_marked_mock(made_run: Kept) -
     assert f"MOCK judge: {MOCK}" in printed, printed
     ids = (made_run.data / MARKER).read_text().split()
     url = _base(printed)
-    with ReguaClient(url, read_token(made_run.data)) as client:
+    with JsonClient(url, read_token(made_run.data)) as client:
         views = client.wait(ids, timeout_s=300)
         rows = {
             rid: (str(v["model"]["params"]["sample"]), str(v["outcome"]["status"]), "")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from regua.views.submissions import GenerationView
 from service.context import ServiceContext
-from service.generation.store import GenerationView, generation_view
+from service.generation.store import generation_view
 from service.storage import Artifact, Run
 
 

@@ -1,11 +1,11 @@
 """The run view and its parts: typed read models of a stored run (the API's and the pages' JSON).
 
-Built from stored records by :mod:`service.reports.runs` (and :mod:`service.reports.votes`,
-:mod:`service.reports.leaks`), declared by the HTTP routes as their response models and rendered
-by the pages. Every field is named and typed; values that are free JSON by nature (a stage's
-detail, a check's evidence, an artifact's metadata, a model's request parameters, the judge panel
-record) are :data:`JsonObject` or :class:`~pydantic.JsonValue`, never ``Any``. Extra fields are
-refused: a new field is declared here first.
+Built from stored records by the service's reports, declared by the HTTP routes as their
+response models, rendered by the pages and parsed by the public client (:mod:`regua.client`).
+Every field is named and typed; values that are free JSON by nature (a stage's detail, a check's
+evidence, an artifact's metadata, a model's request parameters, the judge panel record) are
+:data:`JsonObject` or :class:`~pydantic.JsonValue`, never ``Any``. Extra fields are refused: a
+new field is declared here first.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from judges import CriterionStatus, OutcomeStatus
+from regua.outcomes import CriterionStatus, OutcomeStatus
 
 JsonObject = dict[str, JsonValue]
 """A JSON object as stored (keys are text, values any JSON)."""

@@ -1,0 +1,224 @@
+"""The asynchronous client: :class:`AsyncClient` (the twin of :class:`regua.client.Client`)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import httpx
+from tenacity import AsyncRetrying
+
+from regua.client import calls
+from regua.client.calls import RunInput
+from regua.client.sync import Progress, token_or_error
+from regua.client.transport import AsyncServiceHttp, Backoff, Call, decoded, read
+from regua.views.calibrations import CalibrationList, CalibrationView
+from regua.views.experiments import (
+    ExperimentAccepted,
+    ExperimentHistory,
+    ExperimentProgress,
+    ExperimentReport,
+)
+from regua.views.jobs import GenerationJobView, JobView
+from regua.views.pairwise import RankingView
+from regua.views.reports import ReportDocument
+from regua.views.submissions import BatchAccepted, RunAccepted, RunList, RunView
+
+T = TypeVar("T")
+
+
+class AsyncClient:
+    """The async client of one regua service: the methods of :class:`regua.client.Client`, awaited.
+
+    Every answer is parsed into the service's own read model (:mod:`regua.views`); an error
+    status is an :class:`~regua.errors.ApiError`, nothing answering a
+    :class:`~regua.errors.ServiceUnreachableError`; 429 and 503 are retried as
+    :class:`~regua.client.transport.Backoff` says. Use as a context manager.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        token: str | None,
+        *,
+        timeout_s: float = 60.0,
+        backoff: Backoff | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        """A client of the service at ``url`` with the bearer ``token``."""
+        self.url = url.rstrip("/")
+        self.backoff = backoff or Backoff()
+        headers = {"Authorization": f"Bearer {token_or_error(token)}"}
+        self.http = AsyncServiceHttp(
+            base_url=self.url, headers=headers, timeout=timeout_s, transport=transport
+        )
+
+    async def close(self) -> None:
+        """Close the connection pool."""
+        await self.http.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        """Use as ``async with AsyncClient(...) as client:`` (closed on exit)."""
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        """Close the connection pool."""
+        await self.close()
+
+    async def send(self, call: Call[T]) -> T:
+        """Send one call (retrying 429 and 503) and read its answer."""
+        retrying = AsyncRetrying(sleep=asyncio.sleep, **self.backoff.tenacity_args())
+        answer: httpx.Response = await retrying(
+            self.http.request, call.method, call.path, params=call.query(), json=call.json
+        )
+        return read(call, answer)
+
+    async def request(
+        self, method: str, path: str, *, json: Any = None, params: Mapping[str, Any] | None = None
+    ) -> Any:
+        """Any ``/v1`` request; the decoded JSON answer."""
+        return await self.send(calls.request(method, path, json=json, params=params))
+
+    async def submit(self, run: RunInput) -> RunAccepted:
+        """Submit one model output; the run's id and status."""
+        return await self.send(calls.submit(run))
+
+    async def submit_batch(self, runs: Sequence[RunInput]) -> BatchAccepted:
+        """Submit many outputs at once (all accepted or none); their ids in order."""
+        return await self.send(calls.submit_batch(runs))
+
+    async def run(self, run_id: str) -> RunView:
+        """One run: status, outcome, criteria with every vote, stages and artifacts."""
+        return await self.send(calls.run(run_id))
+
+    async def runs(
+        self, task: str | None = None, status: str | None = None, limit: int = 100, offset: int = 0
+    ) -> RunList:
+        """A page of the caller's runs, newest first."""
+        return await self.send(calls.runs(task, status, limit, offset))
+
+    async def wait(
+        self,
+        run_ids: Iterable[str],
+        *,
+        timeout_s: float = 600.0,
+        on_progress: Progress | None = None,
+        poll_s: float = 0.5,
+    ) -> dict[str, RunView]:
+        """Poll until every run is done; their final views by id (``TimeoutError`` past it)."""
+        pending, done = list(run_ids), dict[str, RunView]()
+        total, deadline = len(pending), time.monotonic() + timeout_s
+        while True:
+            for run_id in list(pending):
+                view = await self.run(run_id)
+                if view.status == "done":
+                    done[run_id] = view
+                    pending.remove(run_id)
+            if on_progress is not None:
+                on_progress(len(done), total)
+            if not pending:
+                return done
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{len(pending)} run(s) not done after {timeout_s}s")
+            await asyncio.sleep(poll_s)
+
+    async def evaluate(self, runs: Sequence[RunInput], **wait: Any) -> list[RunView]:
+        """Submit outputs as one batch and wait for them; their views in order."""
+        ids = [r.run_id for r in (await self.submit_batch(runs)).runs]
+        views = await self.wait(ids, **wait)
+        return [views[i] for i in ids]
+
+    async def report(
+        self, tasks: Sequence[str], models: Sequence[str] = (), **options: str | int | bool
+    ) -> ReportDocument:
+        """The report of ``tasks`` (``ID@VERSION`` or ``ID``), optionally of some models."""
+        return await self.send(calls.report(tasks, models, **options))
+
+    async def generate(self, request: Mapping[str, Any]) -> GenerationJobView:
+        """Ask the service to call a model for a task (``docs/generation.md``); the job."""
+        return await self.send(calls.generate(request))
+
+    async def generation(self, job_id: str) -> GenerationJobView:
+        """A generation job: state, repeats done, run ids once done."""
+        return await self.send(calls.generation(job_id))
+
+    async def wait_generation(
+        self,
+        job_id: str,
+        *,
+        timeout_s: float = 600.0,
+        on_progress: Progress | None = None,
+        poll_s: float = 0.5,
+    ) -> GenerationJobView:
+        """Poll a generation until it is no longer running (``TimeoutError`` past the deadline)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            job = await self.generation(job_id)
+            if on_progress is not None:
+                on_progress(job.done, job.repeats)
+            if job.state != "running":
+                return job
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"generation {job_id} still running after {timeout_s}s")
+            await asyncio.sleep(poll_s)
+
+    async def start_experiment(
+        self,
+        file_text: str | None = None,
+        document: Mapping[str, Any] | None = None,
+        window: str | None = None,
+        generator: str | None = None,
+    ) -> ExperimentAccepted:
+        """Run (or resume) an experiment from its file's text or its document."""
+        return await self.send(calls.start_experiment(file_text, document, window, generator))
+
+    async def experiment(self, experiment_id: str) -> ExperimentProgress:
+        """How far an experiment got."""
+        return await self.send(calls.experiment(experiment_id))
+
+    async def experiment_report(self, experiment_id: str) -> ExperimentReport:
+        """The paired report of an experiment."""
+        return await self.send(calls.experiment_report(experiment_id))
+
+    async def experiment_history(self, name: str) -> ExperimentHistory:
+        """Every window of an experiment, one series per arm."""
+        return await self.send(calls.experiment_history(name))
+
+    async def calibrations(self) -> CalibrationList:
+        """The newest stored calibration runs (admins)."""
+        return await self.send(calls.calibrations())
+
+    async def calibration(self, run_id: str) -> CalibrationView:
+        """One stored calibration run with its gate decisions (admins)."""
+        return await self.send(calls.calibration(run_id))
+
+    async def calibrate(self, body: Mapping[str, Any]) -> CalibrationView | JobView:
+        """Calibrate a judge (``docs/calibration.md``): the stored run, or its job."""
+        return await self.send(calls.calibrate(body))
+
+    async def calibration_job(self, job_id: str) -> JobView:
+        """A calibration job."""
+        return await self.send(calls.calibration_job(job_id))
+
+    async def pairwise_ranking(
+        self, task: str | None = None, criterion: str | None = None, **options: str | int
+    ) -> RankingView:
+        """The pairwise ranking of the stored comparisons (admins)."""
+        return await self.send(calls.pairwise_ranking(task, criterion, **options))
+
+    async def compare(self, body: Mapping[str, Any]) -> JobView:
+        """Judge pairs of stored runs in the background (admins); the job."""
+        return await self.send(calls.compare(body))
+
+    async def pairwise_job(self, job_id: str) -> JobView:
+        """A pairwise comparison job."""
+        return await self.send(calls.pairwise_job(job_id))
+
+    async def artifact(self, sha256: str) -> bytes:
+        """One stored artifact's bytes."""
+        answer = await self.http.get(f"/v1/artifacts/{sha256}")
+        if answer.status_code >= 400:
+            decoded(answer)
+        return answer.content

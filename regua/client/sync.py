@@ -1,0 +1,232 @@
+"""The synchronous client: :class:`Client`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import httpx
+from tenacity import Retrying
+
+from regua.client import calls
+from regua.client.calls import RunInput
+from regua.client.transport import Backoff, Call, ServiceHttp, decoded, read
+from regua.errors import ConfigurationError
+from regua.views.calibrations import CalibrationList, CalibrationView
+from regua.views.experiments import (
+    ExperimentAccepted,
+    ExperimentHistory,
+    ExperimentProgress,
+    ExperimentReport,
+)
+from regua.views.jobs import GenerationJobView, JobView
+from regua.views.pairwise import RankingView
+from regua.views.reports import ReportDocument
+from regua.views.submissions import BatchAccepted, RunAccepted, RunList, RunView
+
+T = TypeVar("T")
+Progress = Callable[[int, int], None]
+"""Called as ``on_progress(done, total)`` after each look at the runs or the job."""
+
+
+def token_or_error(token: str | None) -> str:
+    """The token, or the configuration error saying where one comes from."""
+    if not token:
+        raise ConfigurationError("no API token: pass --token, set REGUA_TOKEN or run serve once")
+    return token
+
+
+class Client:
+    """A typed, bearer-authenticated client of one regua service (``/v1``).
+
+    Every answer is parsed into the service's own read model (:mod:`regua.views`); an error
+    status is an :class:`~regua.errors.ApiError`, nothing answering a
+    :class:`~regua.errors.ServiceUnreachableError`; 429 and 503 are retried as
+    :class:`~regua.client.transport.Backoff` says. Use as a context manager.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        token: str | None,
+        *,
+        timeout_s: float = 60.0,
+        backoff: Backoff | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        """A client of the service at ``url`` with the bearer ``token``."""
+        self.url = url.rstrip("/")
+        self.backoff = backoff or Backoff()
+        headers = {"Authorization": f"Bearer {token_or_error(token)}"}
+        self.http = ServiceHttp(
+            base_url=self.url, headers=headers, timeout=timeout_s, transport=transport
+        )
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self.http.close()
+
+    def __enter__(self) -> Client:
+        """Use as ``with Client(...) as client:`` (closed on exit)."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close the connection pool."""
+        self.close()
+
+    def send(self, call: Call[T]) -> T:
+        """Send one call (retrying 429 and 503) and read its answer."""
+        retrying = Retrying(sleep=time.sleep, **self.backoff.tenacity_args())
+        answer = retrying(
+            self.http.request, call.method, call.path, params=call.query(), json=call.json
+        )
+        return read(call, answer)
+
+    def request(
+        self, method: str, path: str, *, json: Any = None, params: Mapping[str, Any] | None = None
+    ) -> Any:
+        """Any ``/v1`` request; the decoded JSON answer."""
+        return self.send(calls.request(method, path, json=json, params=params))
+
+    def submit(self, run: RunInput) -> RunAccepted:
+        """Submit one model output; the run's id and status."""
+        return self.send(calls.submit(run))
+
+    def submit_batch(self, runs: Sequence[RunInput]) -> BatchAccepted:
+        """Submit many outputs at once (all accepted or none); their ids in order."""
+        return self.send(calls.submit_batch(runs))
+
+    def run(self, run_id: str) -> RunView:
+        """One run: status, outcome, criteria with every vote, stages and artifacts."""
+        return self.send(calls.run(run_id))
+
+    def runs(
+        self, task: str | None = None, status: str | None = None, limit: int = 100, offset: int = 0
+    ) -> RunList:
+        """A page of the caller's runs, newest first."""
+        return self.send(calls.runs(task, status, limit, offset))
+
+    def wait(
+        self,
+        run_ids: Iterable[str],
+        *,
+        timeout_s: float = 600.0,
+        on_progress: Progress | None = None,
+        poll_s: float = 0.5,
+    ) -> dict[str, RunView]:
+        """Poll until every run is done; their final views by id (``TimeoutError`` past it)."""
+        pending, done = list(run_ids), dict[str, RunView]()
+        total, deadline = len(pending), time.monotonic() + timeout_s
+        while True:
+            for run_id in list(pending):
+                view = self.run(run_id)
+                if view.status == "done":
+                    done[run_id] = view
+                    pending.remove(run_id)
+            if on_progress is not None:
+                on_progress(len(done), total)
+            if not pending:
+                return done
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{len(pending)} run(s) not done after {timeout_s}s")
+            time.sleep(poll_s)
+
+    def evaluate(self, runs: Sequence[RunInput], **wait: Any) -> list[RunView]:
+        """Submit outputs as one batch and wait for them; their views in order."""
+        ids = [r.run_id for r in self.submit_batch(runs).runs]
+        views = self.wait(ids, **wait)
+        return [views[i] for i in ids]
+
+    def report(
+        self, tasks: Sequence[str], models: Sequence[str] = (), **options: str | int | bool
+    ) -> ReportDocument:
+        """The report of ``tasks`` (``ID@VERSION`` or ``ID``), optionally of some models."""
+        return self.send(calls.report(tasks, models, **options))
+
+    def generate(self, request: Mapping[str, Any]) -> GenerationJobView:
+        """Ask the service to call a model for a task (``docs/generation.md``); the job."""
+        return self.send(calls.generate(request))
+
+    def generation(self, job_id: str) -> GenerationJobView:
+        """A generation job: state, repeats done, run ids once done."""
+        return self.send(calls.generation(job_id))
+
+    def wait_generation(
+        self,
+        job_id: str,
+        *,
+        timeout_s: float = 600.0,
+        on_progress: Progress | None = None,
+        poll_s: float = 0.5,
+    ) -> GenerationJobView:
+        """Poll a generation until it is no longer running (``TimeoutError`` past the deadline)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            job = self.generation(job_id)
+            if on_progress is not None:
+                on_progress(job.done, job.repeats)
+            if job.state != "running":
+                return job
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"generation {job_id} still running after {timeout_s}s")
+            time.sleep(poll_s)
+
+    def start_experiment(
+        self,
+        file_text: str | None = None,
+        document: Mapping[str, Any] | None = None,
+        window: str | None = None,
+        generator: str | None = None,
+    ) -> ExperimentAccepted:
+        """Run (or resume) an experiment from its file's text or its document."""
+        return self.send(calls.start_experiment(file_text, document, window, generator))
+
+    def experiment(self, experiment_id: str) -> ExperimentProgress:
+        """How far an experiment got."""
+        return self.send(calls.experiment(experiment_id))
+
+    def experiment_report(self, experiment_id: str) -> ExperimentReport:
+        """The paired report of an experiment."""
+        return self.send(calls.experiment_report(experiment_id))
+
+    def experiment_history(self, name: str) -> ExperimentHistory:
+        """Every window of an experiment, one series per arm."""
+        return self.send(calls.experiment_history(name))
+
+    def calibrations(self) -> CalibrationList:
+        """The newest stored calibration runs (admins)."""
+        return self.send(calls.calibrations())
+
+    def calibration(self, run_id: str) -> CalibrationView:
+        """One stored calibration run with its gate decisions (admins)."""
+        return self.send(calls.calibration(run_id))
+
+    def calibrate(self, body: Mapping[str, Any]) -> CalibrationView | JobView:
+        """Calibrate a judge (``docs/calibration.md``): the stored run, or its job."""
+        return self.send(calls.calibrate(body))
+
+    def calibration_job(self, job_id: str) -> JobView:
+        """A calibration job."""
+        return self.send(calls.calibration_job(job_id))
+
+    def pairwise_ranking(
+        self, task: str | None = None, criterion: str | None = None, **options: str | int
+    ) -> RankingView:
+        """The pairwise ranking of the stored comparisons (admins)."""
+        return self.send(calls.pairwise_ranking(task, criterion, **options))
+
+    def compare(self, body: Mapping[str, Any]) -> JobView:
+        """Judge pairs of stored runs in the background (admins); the job."""
+        return self.send(calls.compare(body))
+
+    def pairwise_job(self, job_id: str) -> JobView:
+        """A pairwise comparison job."""
+        return self.send(calls.pairwise_job(job_id))
+
+    def artifact(self, sha256: str) -> bytes:
+        """One stored artifact's bytes."""
+        answer = self.http.get(f"/v1/artifacts/{sha256}")
+        if answer.status_code >= 400:
+            decoded(answer)
+        return answer.content

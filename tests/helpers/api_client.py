@@ -1,0 +1,86 @@
+"""The tests' JSON view of the public client: runs and jobs as the decoded JSON the API sent.
+
+Service tests assert on the wire JSON (which keys are present, which are left out); this wraps
+:class:`regua.client.Client` (its retries, its errors) and answers with that JSON instead of the
+typed read models.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from regua.client import Client, ServiceResponse
+
+
+class JsonClient:
+    """Calls of :class:`regua.client.Client` answered as decoded JSON."""
+
+    def __init__(self, url: str, token: str | None, timeout_s: float = 60.0) -> None:
+        """A client of the service at ``url`` with the bearer ``token``."""
+        self.typed = Client(url, token, timeout_s=timeout_s)
+        self.http = self.typed.http
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self.typed.close()
+
+    def __enter__(self) -> JsonClient:
+        """Use as a context manager (closed on exit)."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close the connection pool."""
+        self.close()
+
+    def submit(
+        self, task: str, label: str, output: str, provider: str | None = None, **params: Any
+    ) -> str:
+        """POST one run; its id."""
+        model = {"label": label, "provider": provider, "params": params or None}
+        body = self.typed.request(
+            "POST", "/v1/runs", json={"task": task, "model": model, "output": output}
+        )
+        return str(body["run_id"])
+
+    def submit_batch(self, runs: list[dict[str, Any]]) -> list[str]:
+        """POST many runs at once; their ids in order."""
+        body = self.typed.request("POST", "/v1/runs/batch", json={"runs": runs})
+        return [str(r["run_id"]) for r in body["runs"]]
+
+    def generate(self, request: dict[str, Any]) -> dict[str, Any]:
+        """POST a generation; its job."""
+        job: dict[str, Any] = self.typed.request("POST", "/v1/generations", json=request)
+        return job
+
+    def generation(self, job_id: str) -> dict[str, Any]:
+        """GET a generation job."""
+        job: dict[str, Any] = self.typed.request("GET", f"/v1/generations/{job_id}")
+        return job
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        """GET one run."""
+        view: dict[str, Any] = self.typed.request("GET", f"/v1/runs/{run_id}")
+        return view
+
+    def artifact(self, sha256: str) -> ServiceResponse:
+        """GET one artifact (the raw response)."""
+        return self.http.get(f"/v1/artifacts/{sha256}")
+
+    def wait(
+        self, run_ids: Iterable[str], timeout_s: float = 600.0, poll_s: float = 0.5
+    ) -> dict[str, dict[str, Any]]:
+        """Poll until every run is done; the final views by id."""
+        pending, done = list(run_ids), dict[str, dict[str, Any]]()
+        deadline = time.monotonic() + timeout_s
+        while pending:
+            for run_id in list(pending):
+                view = self.run(run_id)
+                if view["status"] == "done":
+                    done[run_id] = view
+                    pending.remove(run_id)
+            if pending:
+                assert time.monotonic() < deadline, f"{len(pending)} run(s) not done"
+                time.sleep(poll_s)
+        return done
