@@ -12,7 +12,10 @@ import math
 import re
 from typing import Annotated, Any
 
+from fastapi import Path, Query
 from pydantic import AfterValidator
+
+from regua.storable import MAX_INT
 
 SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -77,3 +80,15 @@ def displayable(value: Any) -> Any:
     if isinstance(value, list):
         return [displayable(v) for v in value]
     return value
+
+
+RowId = Annotated[int, Path(ge=0, le=MAX_INT, description="a stored row's number")]
+"""A numeric id in a path: a number no row can have (``2^70``) is refused with 422, not 500."""
+Offset = Annotated[int, Query(ge=0, le=MAX_INT, description="rows to skip")]
+"""How many rows a listing skips (bounded: no database keeps a larger offset)."""
+SEED_MAX = 2**32 - 1
+"""The largest bootstrap seed (a seed is a non-negative 32-bit number)."""
+EvaluationQ = Annotated[
+    int | None, Query(ge=0, le=MAX_INT, description="an evaluation of the run (default: latest)")
+]
+"""Which evaluation of a run a page shows."""

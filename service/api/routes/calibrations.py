@@ -23,8 +23,9 @@ from judges.calibration.labeltable import DEFAULT_TASK, set_from_label_table
 from regua.errors import CalibrationError, InputError, NotFoundError
 from service.access.pools import check_task_access
 from service.api.deps import Admin, Ctx
+from service.api.text import SEED_MAX, Text
 from service.calibration.calibrate import CalibrationRequest, calibrate, store_run
-from service.calibration.sets import LoadedSet, check_drawings, files_artifact, set_exists
+from service.calibration.sets import BUNDLED_NAMES, LoadedSet, check_drawings, files_artifact
 from service.calibration.store import (
     CalibrationSummary,
     CalibrationView,
@@ -62,11 +63,12 @@ class CalibrationBody(BaseModel):
     (``CalibrationRun.to_dict()``, always at once).
     """
 
-    judge: str | None = None
-    set: str = "bundled"
+    judge: Text | None = Field(None, max_length=200)
+    set: str = Field("bundled", max_length=200)
+    """A bundled set's name (a folder or file on the server is for ``regua calibrate``)."""
     split: str = Field("held_out", pattern="^(held_out|tuning|all)$")
     repeats: int = Field(2, ge=1, le=10)
-    seed: int = 0
+    seed: int = Field(0, ge=0, le=SEED_MAX)
     n_boot: int = Field(1000, ge=100, le=100_000)
     gate: dict[str, Any] | None = None
     task: str | None = None
@@ -101,8 +103,12 @@ def _request(body: CalibrationBody, registry: TaskRegistry) -> CalibrationReques
     if body.task is not None:
         registry.get(body.task)  # 404 unknown_task, naming the registered ones
     uploaded = _uploaded(body.upload, body.task, registry) if body.upload is not None else None
-    if uploaded is None and not set_exists(body.set):
-        raise NotFoundError(f"no calibration set {body.set!r} (bundled, a .jsonl set or a folder)")
+    if uploaded is None and body.set not in BUNDLED_NAMES:
+        # never a path on the server: its existence would answer a file-system probe
+        raise NotFoundError(
+            f"no calibration set {body.set[:100]!r}: over the API a set is one of "
+            f"{', '.join(BUNDLED_NAMES)}, or the labels sent in 'upload'"
+        )
     gate = GateConfig.from_dict(body.gate) if body.gate else None
     name = body.upload.name if body.upload is not None else body.set
     return CalibrationRequest(
