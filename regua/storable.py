@@ -10,7 +10,7 @@ A document (a task spec, an experiment file, a request body) is storable when:
 - it nests at most :data:`MAX_DEPTH` deep.
 
 :func:`check_storable` raises :class:`NotStorableError` (a ``ValueError``) naming the first
-offending field (``arms.1.name``), which each caller turns into its own error (422 through the
+offending field (``arms[1].name``), which each caller turns into its own error (422 through the
 error hierarchy, a CLI message).
 """
 
@@ -38,12 +38,20 @@ class NotStorableError(ValueError):
         """Name the field and the problem."""
         self.loc = loc
         self.problem = problem
-        super().__init__(f"{self.field}: {problem}" if loc else problem)
+        super().__init__(f"{problem} at {self.path!r}" if loc else problem)
 
     @property
     def field(self) -> str:
-        """The dotted field path (``arms.1.name``)."""
+        """The dotted field path (``arms.1.name``), as validation errors name fields."""
         return ".".join(str(p) for p in self.loc)
+
+    @property
+    def path(self) -> str:
+        """The JSON key path (``arms[1].name``)."""
+        out = ""
+        for part in self.loc:
+            out += f"[{part}]" if isinstance(part, int) else f".{part}"
+        return out.lstrip(".")
 
 
 def text_problem(value: str, max_chars: int = MAX_TEXT) -> str | None:

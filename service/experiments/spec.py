@@ -141,7 +141,8 @@ def parse_experiment(data: object, source: str = "<experiment>") -> ExperimentFi
     try:
         check_storable(data, max_chars=PROMPT_MAX_CHARS)
     except NotStorableError as exc:
-        raise ExperimentFileError(f"{source}: {exc}") from None
+        where = exc.field or "(top level)"
+        raise ExperimentFileError(f"{source}: {where}: {exc.problem}") from None
     try:
         return ExperimentFile.model_validate(data)
     except ValidationError as exc:

@@ -12,7 +12,6 @@ accepted, so a bad one gets its 4xx at once.
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
@@ -23,7 +22,7 @@ from judges.calibration.labeltable import DEFAULT_TASK, set_from_label_table
 from regua.errors import CalibrationError, InputError, NotFoundError
 from service.access.pools import check_task_access
 from service.api.deps import Admin, Ctx
-from service.api.text import SEED_MAX, Text
+from service.api.text import SEED_MAX, StorableJson, Text
 from service.calibration.calibrate import CalibrationRequest, calibrate, store_run
 from service.calibration.sets import BUNDLED_NAMES, LoadedSet, check_drawings, files_artifact
 from service.calibration.store import (
@@ -70,7 +69,7 @@ class CalibrationBody(BaseModel):
     repeats: int = Field(2, ge=1, le=10)
     seed: int = Field(0, ge=0, le=SEED_MAX)
     n_boot: int = Field(1000, ge=100, le=100_000)
-    gate: dict[str, Any] | None = None
+    gate: StorableJson | None = None
     task: str | None = None
     """The task of a label set (default ``pelican-bicycle-structured@1``): any registered version,
     bundled or added; the decisions are stored for its family."""
@@ -79,7 +78,7 @@ class CalibrationBody(BaseModel):
     replace: bool = False
     """Store the decisions even where they demote a trusted judge on a smaller set (otherwise
     such a calibration is refused with 409 ``would_demote``, naming both sets)."""
-    run: dict[str, Any] | None = None
+    run: StorableJson | None = None
     wait: bool = Field(False, description=WAIT_DOC)
 
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from service.access.pools import hidden_refs, sees_hidden
 from service.api.deps import Ctx, Reviewer
-from service.api.text import Offset
+from service.api.text import Offset, Text
 from service.review import store
 from service.review.actions import label_item, next_item_for, reviewer_of
 from service.review.agreement import ReviewStatus
@@ -70,7 +70,7 @@ class ReviewBody(BaseModel):
     """A label: one of the four statuses, an optional note and (animated tasks) a frame time."""
 
     status: ReviewStatus
-    note: str = Field(default="", max_length=4000)
+    note: Text = Field(default="", max_length=4000)
     time_s: float | None = Field(default=None, ge=0)
 
 
