@@ -42,6 +42,7 @@ from judges.model import JudgeProfile
 from judges.panel import ALL_CRITERIA, ANY_FAMILY, DEFAULT_MAX_LEVEL_SPREAD, JudgePanel
 from judges.vision.templates import BALANCED, TEMPLATES, template_text
 from regua.errors import ConfigurationError
+from regua.safe_yaml import load_yaml
 from tasks import bundled_registry
 
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -138,7 +139,7 @@ def parse_judge_text(text: str, source: str = "<text>") -> JudgeFile:
     Raises :class:`ConfigurationError` naming ``source`` and each bad field.
     """
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         raise ConfigurationError(f"{source}: not valid YAML: {exc}") from exc
     if data is None:

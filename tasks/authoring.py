@@ -15,7 +15,12 @@ import yaml
 from pydantic import ValidationError
 
 from regua.errors import InvalidTaskError
+from regua.safe_yaml import compose_yaml, load_yaml_with_nodes
+from regua.storable import NotStorableError, check_storable
 from tasks.model import TaskSpec
+
+TASK_TEXT_MAX = 20_000
+"""The longest string a task document may hold (its prompt included)."""
 
 
 def parse_document(text: str, source: str) -> tuple[Any, yaml.Node | None]:
@@ -27,8 +32,7 @@ def parse_document(text: str, source: str) -> tuple[Any, yaml.Node | None]:
     if text.lstrip().startswith("{"):
         return _parse_json(text, source)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        data, node = load_yaml_with_nodes(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
@@ -46,7 +50,7 @@ def _parse_json(text: str, source: str) -> tuple[Any, yaml.Node | None]:
         where = f"line {exc.lineno}, column {exc.colno}"
         raise InvalidTaskError(f"{source}: not valid JSON at {where}: {exc.msg}") from exc
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = compose_yaml(text)
     except yaml.YAMLError:
         node = None
     return data, node
@@ -91,6 +95,14 @@ def spec_from_data(data: Any, node: yaml.Node | None, source: str) -> TaskSpec:
         raise InvalidTaskError(
             f"{source}: a task file holds one mapping (id, version, ...), got {kind}"
         )
+    try:
+        check_storable(data, max_chars=TASK_TEXT_MAX)
+    except NotStorableError as exc:
+        line = node_line(node, exc.loc)
+        where = f" (line {line})" if line is not None else ""
+        raise InvalidTaskError(
+            f"{source}: invalid task spec:\n  {exc.field or '(document)'}{where}: {exc.problem}"
+        ) from None
     try:
         return TaskSpec.model_validate(data)
     except ValidationError as exc:

@@ -21,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from regua.errors import TaskError
+from regua.safe_yaml import load_yaml
 
 
 class Bank(BaseModel):
@@ -37,7 +38,7 @@ class Bank(BaseModel):
 def load_bank_text(text: str, source: str = "<text>") -> Bank:
     """Validate one bank YAML text (:class:`TaskError` naming the source when it is not one)."""
     try:
-        return Bank.model_validate(yaml.safe_load(text))
+        return Bank.model_validate(load_yaml(text))
     except (yaml.YAMLError, ValidationError) as exc:
         raise TaskError(f"{source}: not a valid bank file:\n{exc}") from exc
 

@@ -6,8 +6,7 @@ import re
 from functools import lru_cache
 from importlib import resources
 
-import yaml
-
+from regua.safe_yaml import load_yaml
 from tasks.geometry import GeometrySpec
 from tasks.model import TaskSpec
 
@@ -20,7 +19,7 @@ def family_geometry(family: str) -> GeometrySpec | None:
     entry = resources.files("tasks") / "families" / f"{family}.yaml"
     if not entry.is_file():
         return None
-    data = yaml.safe_load(entry.read_text(encoding="utf-8"))
+    data = load_yaml(entry.read_text(encoding="utf-8"))
     return GeometrySpec.model_validate(data["geometry"])
 
 

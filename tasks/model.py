@@ -201,12 +201,12 @@ class Criterion(Frozen):
 class TaskSpec(Frozen):
     """A frozen task: prompt, constraints, rendering and the acceptance table."""
 
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
-    version: int = Field(ge=1)
-    family: str
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,99}$")
+    version: int = Field(ge=1, le=2**31 - 1)
+    family: str = Field(min_length=1, max_length=100)
     pool: Pool
     mode: Mode
-    title: str
+    title: str = Field(max_length=300)
     prompt: str
     output: OutputConstraints
     render: RenderProfile

@@ -11,13 +11,14 @@ import yaml
 from pydantic import ValidationError
 
 from regua.errors import TaskError, TaskIntegrityError, UnknownTaskError
+from regua.safe_yaml import load_yaml
 from tasks.model import TaskSpec, parse_ref
 
 
 def load_task_text(text: str, source: str = "<text>") -> TaskSpec:
     """Validate one YAML task text into a :class:`TaskSpec`."""
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         raise TaskError(f"{source}: not valid YAML: {exc}") from exc
     try:

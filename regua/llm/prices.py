@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from regua.errors import ConfigurationError
 from regua.llm.call import Usage
+from regua.safe_yaml import load_yaml
 
 
 class Price(BaseModel):
@@ -62,7 +63,7 @@ def load_prices(path: Path | None) -> PriceTable | None:
     if path is None:
         return None
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = load_yaml(path.read_text(encoding="utf-8"))
         return PriceTable.model_validate(doc)
     except OSError as exc:
         raise ConfigurationError(f"REGUA_PRICE_TABLE {path}: cannot read it ({exc})") from exc

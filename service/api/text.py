@@ -12,7 +12,10 @@ import math
 import re
 from typing import Annotated, Any
 
+from fastapi import Path, Query
 from pydantic import AfterValidator
+
+from regua.storable import MAX_INT, check_storable
 
 SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -29,38 +32,19 @@ def no_lone_surrogates(value: str) -> str:
 
 
 def strict_json(value: Any, path: str = "") -> Any:
-    """``value`` when every key and string in it is text and every number finite.
+    """``value`` when it is a storable JSON document (:func:`regua.storable.check_storable`).
 
-    Raises ``ValueError`` naming the offending key path (``a.b[2]``).
+    Every key and string is text, every number finite and every integer within 2^53; raises
+    ``ValueError`` naming the offending key path.
     """
-    where = f" at {path!r}" if path else ""
-    if isinstance(value, str):
-        try:
-            no_lone_surrogates(value)
-        except ValueError as exc:
-            raise ValueError(f"{exc}{where}") from None
-    elif isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{value} is not a JSON number{where} (NaN and Infinity are refused)")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            strict_json(key, f"{path}.{key}".lstrip(".") if _is_text(key) else path)
-            strict_json(item, f"{path}.{key}".lstrip("."))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            strict_json(item, f"{path}[{index}]")
-    return value
-
-
-def _is_text(key: object) -> bool:
-    try:
-        str(key).encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    del path
+    return check_storable(value)
 
 
 Text = Annotated[str, AfterValidator(no_lone_surrogates)]
 """A string field that must be storable Unicode text."""
+StorableJson = Annotated[dict[str, Any], AfterValidator(strict_json)]
+"""A JSON object field that is stored as sent: storable text and numbers throughout."""
 
 
 def displayable(value: Any) -> Any:
@@ -77,3 +61,15 @@ def displayable(value: Any) -> Any:
     if isinstance(value, list):
         return [displayable(v) for v in value]
     return value
+
+
+RowId = Annotated[int, Path(ge=0, le=MAX_INT, description="a stored row's number")]
+"""A numeric id in a path: a number no row can have (``2^70``) is refused with 422, not 500."""
+Offset = Annotated[int, Query(ge=0, le=MAX_INT, description="rows to skip")]
+"""How many rows a listing skips (bounded: no database keeps a larger offset)."""
+SEED_MAX = 2**32 - 1
+"""The largest bootstrap seed (a seed is a non-negative 32-bit number)."""
+EvaluationQ = Annotated[
+    int | None, Query(ge=0, le=MAX_INT, description="an evaluation of the run (default: latest)")
+]
+"""Which evaluation of a run a page shows."""

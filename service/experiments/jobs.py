@@ -11,6 +11,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from regua.errors import QueueShareError
 from service.access.pools import check_task_access, hidden_refs, sees_hidden
 from service.access.tokens import Principal
 from service.experiments.access import plan_refs
@@ -29,6 +30,30 @@ from service.pipeline.jobs import Job, JobFields
 
 if TYPE_CHECKING:
     from service.context import ServiceContext
+
+MAX_RUNNING_PER_TOKEN = 2
+"""Experiments one token may have generating at once (each holds a job of the runner)."""
+RETRY_AFTER_S = 60
+_RUNNING: dict[int | None, int] = {}
+_RUNNING_LOCK = threading.Lock()
+
+
+def _take_slot(token_id: int | None) -> None:
+    """Count one more running experiment of ``token_id``; 429 past its share."""
+    with _RUNNING_LOCK:
+        running = _RUNNING.get(token_id, 0)
+        if token_id is not None and running >= MAX_RUNNING_PER_TOKEN:
+            raise QueueShareError(
+                f"this token has {running} experiment(s) generating (at most "
+                f"{MAX_RUNNING_PER_TOKEN}); retry when one finishes",
+                RETRY_AFTER_S,
+            )
+        _RUNNING[token_id] = running + 1
+
+
+def _free_slot(token_id: int | None) -> None:
+    with _RUNNING_LOCK:
+        _RUNNING[token_id] = max(0, _RUNNING.get(token_id, 0) - 1)
 
 
 @dataclass(frozen=True)
@@ -64,19 +89,40 @@ def start_experiment(
     for arm in plan.arms:
         gen.check(ctx, next(iter(arm.refs.values())), arm.model, is_admin=caller.is_admin)
     token_id = caller.token_id
-    ident, resumed = open_experiment(ctx.db, spec, plan, window, token_id, admin=caller.is_admin)
+    _take_slot(token_id)  # before anything is stored
+    try:
+        ident, resumed = open_experiment(
+            ctx.db, spec, plan, window, token_id, admin=caller.is_admin
+        )
+    except BaseException:
+        _free_slot(token_id)
+        raise
     stop = threading.Event()
+    slot = threading.Lock()  # held while the slot is taken: freed exactly once
+    slot.acquire()
+
+    def free() -> None:
+        if slot.locked():
+            slot.release()
+            _free_slot(token_id)
 
     def work() -> JobFields:
-        new, finished = generate_cases(ctx, ident, gen, token_id=token_id, stop=stop)
+        try:
+            new, finished = generate_cases(ctx, ident, gen, token_id=token_id, stop=stop)
+        finally:
+            free()
         return {"experiment_id": ident, "generated": new, "finished": finished}
 
     def cancelled(_job: Job) -> None:
         stop.set()
 
-    job = ctx.job_runner().submit(
-        "experiment", work, info={"experiment_id": ident}, on_cancel=cancelled
-    )
+    try:
+        job = ctx.job_runner().submit(
+            "experiment", work, info={"experiment_id": ident}, on_cancel=cancelled
+        )
+    except BaseException:
+        free()
+        raise
     return Started(ident, resumed, job.id)
 
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from regua.errors import ExperimentFileError, ReguaError
 from service.evaluation.evaluator import check_panel
-from service.experiments.spec import Arm, ExperimentFile, ModelParams
+from service.experiments.spec import PROMPT_MAX_CHARS, Arm, ExperimentFile, ModelParams
 from tasks import TaskRegistry, TaskSpec
 from tasks.model import parse_ref
 
@@ -83,6 +83,23 @@ def _ref(item: str, arm: Arm, registry: TaskRegistry) -> str:
     return registry.latest(item).ref
 
 
+def check_prompt_size(arm: PlanArm, task: TaskSpec, where: str) -> None:
+    """Refuse an arm whose prompt template, expanded for ``task``, exceeds :data:`PROMPT_MAX_CHARS`.
+
+    Counted without building the prompt (a template repeating ``{prompt}`` 50,000 times would
+    ask for megabytes per case).
+    """
+    template = arm.prompt_template
+    if template is None:
+        return
+    size = len(template) + template.count("{prompt}") * (len(task.prompt) - len("{prompt}"))
+    if size > PROMPT_MAX_CHARS:
+        raise ExperimentFileError(
+            f"{where}: prompt {arm.prompt_variant!r} expands to {size} characters for "
+            f"{task.ref} (at most {PROMPT_MAX_CHARS} per case)"
+        )
+
+
 CASE_KEY_MAX = 200
 """The longest case key the ``generations`` table keeps."""
 
@@ -122,17 +139,18 @@ def resolve_plan(
         except (ReguaError, ValueError) as exc:
             raise ExperimentFileError(f"arms.{index} ({arm.name}): {exc}") from exc
         template = spec.prompts.get(arm.prompt) if arm.prompt is not None else None
-        arms.append(
-            PlanArm(
-                name=arm.name,
-                model=arm.model,
-                prompt_variant=arm.prompt,
-                prompt_template=template,
-                refs=refs,
-                revise=arm.revise,
-                revise_findings=arm.revise_findings,
-            )
+        planned = PlanArm(
+            name=arm.name,
+            model=arm.model,
+            prompt_variant=arm.prompt,
+            prompt_template=template,
+            refs=refs,
+            revise=arm.revise,
+            revise_findings=arm.revise_findings,
         )
+        for ref in sorted(set(refs.values())):
+            check_prompt_size(planned, registry.get(ref), f"arms.{index} ({arm.name})")
+        arms.append(planned)
     return Plan(items=items, repeats=spec.repeats, seed=spec.seed, panel=spec.panel, arms=arms)
 
 

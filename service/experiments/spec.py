@@ -36,8 +36,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from regua.errors import ExperimentFileError
+from regua.safe_yaml import load_yaml
+from regua.storable import MAX_INT, NotStorableError, check_storable
 
 NAME = r"^[A-Za-z0-9][\w.-]{0,99}$"
+PROMPT_MAX_CHARS = 50_000
+"""The longest string an experiment file holds, and the longest prompt one case may send."""
 
 
 class Strict(BaseModel):
@@ -51,11 +55,11 @@ class ModelParams(Strict):
 
     api: Literal["openai", "anthropic", "mock"]
     model: str = Field(min_length=1, max_length=200)
-    base_url: str | None = None
-    api_key_env: str | None = None
+    base_url: str | None = Field(None, max_length=2000)
+    api_key_env: str | None = Field(None, max_length=200)
     temperature: float | None = Field(None, ge=0.0, le=2.0)
     max_tokens: int | None = Field(None, ge=1, le=1_000_000)
-    label: str | None = None
+    label: str | None = Field(None, min_length=1, max_length=200)
     timeout_s: float = Field(120.0, gt=0.0, le=3600.0)
     provider: str | None = Field(None, max_length=200)
     """Who serves the model (default: the base URL's host, else the API)."""
@@ -66,9 +70,9 @@ class Arm(Strict):
 
     name: str = Field(pattern=NAME)
     model: ModelParams
-    task_version: int | None = Field(None, ge=1)
+    task_version: int | None = Field(None, ge=1, le=2**31 - 1)
     """Every item at this version of its task (default: the item's own or newest version)."""
-    prompt: str | None = None
+    prompt: str | None = Field(None, max_length=100)
     """A name from the file's ``prompts`` (default: the task's own prompt)."""
     revise: int = Field(0, ge=0, le=5)
     """Render-and-revise rounds after each first answer (reported apart, never compared)."""
@@ -80,17 +84,17 @@ class ExperimentFile(Strict):
     """An experiment as declared in its file."""
 
     id: str = Field(pattern=NAME)
-    description: str = ""
+    description: str = Field("", max_length=10_000)
     arms: list[Arm] = Field(min_length=1, max_length=20)
     items: list[str] | None = Field(None, min_length=1, max_length=1000)
     """Task ids (``pelican-bicycle-static``) or versions (``...@1``)."""
-    family: str | None = None
+    family: str | None = Field(None, max_length=100)
     """Instead of ``items``: every task of this family."""
     repeats: int = Field(1, ge=1, le=100)
-    seed: int = Field(0, ge=0)
-    panel: str | None = None
+    seed: int = Field(0, ge=0, le=MAX_INT)
+    panel: str | None = Field(None, max_length=200)
     """The judge panel every run asks for (default: each task version's own)."""
-    prompts: dict[str, str] = Field(default_factory=dict)
+    prompts: dict[str, str] = Field(default_factory=dict, max_length=20)
     """Named prompt variants; ``{prompt}`` stands for the task's prompt."""
 
     @model_validator(mode="after")
@@ -139,6 +143,11 @@ def parse_experiment(data: object, source: str = "<experiment>") -> ExperimentFi
     if not isinstance(data, dict):
         raise ExperimentFileError(f"{source}: an experiment file is a mapping (id, arms, ...)")
     try:
+        check_storable(data, max_chars=PROMPT_MAX_CHARS)
+    except NotStorableError as exc:
+        where = exc.field or "(top level)"
+        raise ExperimentFileError(f"{source}: {where}: {exc.problem}") from None
+    try:
         return ExperimentFile.model_validate(data)
     except ValidationError as exc:
         raise ExperimentFileError(located(exc, source)) from exc
@@ -147,7 +156,7 @@ def parse_experiment(data: object, source: str = "<experiment>") -> ExperimentFi
 def load_experiment_text(text: str, source: str = "<experiment>") -> ExperimentFile:
     """Parse YAML text into an :class:`ExperimentFile`."""
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         raise ExperimentFileError(f"{source}: not valid YAML: {exc}") from exc
     return parse_experiment(data, source)

@@ -7,12 +7,15 @@ provider's limits) and stores each reply as a run. The jobs are kept in this pro
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
+import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from regua.errors import BatchTooLargeError, QueueShareError
 from regua.views.jobs import ChainView, GenerationJobView, JobState
 from service.context import ServiceContext
 from service.generation.request import GenerationParams
@@ -22,6 +25,13 @@ from service.generation.runner import generate_runs
 log = logging.getLogger("regua.generation")
 KEEP_JOBS = 200
 JOB_URL = "/v1/generations/{}"
+MAX_JOBS_PER_TOKEN = 4
+"""Running generation jobs (each a thread) one token may have at once."""
+MAX_CALLS_PER_TOKEN = 200
+"""Model calls not made yet, over a token's running jobs (repeats times rounds)."""
+RETRY_AFTER_S = 30
+WAIT_MAX_S = 300.0
+"""The longest a ``wait`` request is answered after (then 202: the job goes on, poll it)."""
 
 
 @dataclass
@@ -59,6 +69,11 @@ class GenerationJob:
             rounds_done=self.rounds_done,
             chains=list(self.chains),
         )
+
+    def calls_left(self) -> int:
+        """Model calls this job has still to make (first answers and revision rounds)."""
+        rounds = 1 + (self.revise.rounds if self.revise else 0)
+        return max(0, self.repeats * rounds - self.done - self.rounds_done)
 
     def progress(self, done: int, total: int) -> None:
         """``generate_runs``' progress callback."""
@@ -108,9 +123,34 @@ _JOBS: OrderedDict[str, GenerationJob] = OrderedDict()
 _LOCK = threading.Lock()
 
 
+def _admit(job: GenerationJob) -> None:
+    """Refuse a job over its token's share (429 with ``Retry-After``, or 422 if it never fits).
+
+    Called under ``_LOCK``; jobs without a token (the service's own) are not counted.
+    """
+    wanted = job.calls_left()
+    if wanted > MAX_CALLS_PER_TOKEN:
+        raise BatchTooLargeError(
+            f"{wanted} model calls (repeats x rounds) in one generation; at most "
+            f"{MAX_CALLS_PER_TOKEN} per token at a time: split it"
+        )
+    if job.token_id is None:
+        return
+    mine = [j for j in _JOBS.values() if j.state == "running" and j.token_id == job.token_id]
+    pending = sum(j.calls_left() for j in mine)
+    if len(mine) >= MAX_JOBS_PER_TOKEN or pending + wanted > MAX_CALLS_PER_TOKEN:
+        raise QueueShareError(
+            f"this token has {len(mine)} generation(s) running with {pending} model call(s) "
+            f"left (at most {MAX_JOBS_PER_TOKEN} generations and {MAX_CALLS_PER_TOKEN} calls); "
+            "retry when they finish",
+            RETRY_AFTER_S,
+        )
+
+
 def start(ctx: ServiceContext, job: GenerationJob) -> GenerationJob:
-    """Run ``job`` on a daemon thread of its own and remember it."""
+    """Run ``job`` on a daemon thread of its own and remember it (refused over its share)."""
     with _LOCK:
+        _admit(job)
         _JOBS[job.id] = job
         finished = [k for k, j in _JOBS.items() if j.state != "running"]
         for key in finished[: max(0, len(finished) - KEEP_JOBS)]:
@@ -123,3 +163,20 @@ def find(job_id: str) -> GenerationJob | None:
     """A job of this process by id (None when unknown or forgotten)."""
     with _LOCK:
         return _JOBS.get(job_id)
+
+
+async def wait_for(job: GenerationJob, limit_s: float = WAIT_MAX_S) -> bool:
+    """Wait on the event loop (no server thread held) until ``job`` ends; False past ``limit_s``."""
+    deadline = time.monotonic() + limit_s
+    while job.state == "running":
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
+
+
+def running(token_id: int | None = None) -> int:
+    """How many generation jobs are running (of ``token_id`` when given)."""
+    with _LOCK:
+        jobs = [j for j in _JOBS.values() if j.state == "running"]
+    return sum(1 for j in jobs if token_id is None or j.token_id == token_id)

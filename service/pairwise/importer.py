@@ -2,11 +2,15 @@
 
 Columns (a header line is required): ``left``, ``right``, ``winner``, ``annotator``
 (``left_file`` / ``right_file`` are accepted for the first two). ``left`` and ``right`` are SVG
-files, relative to the CSV's folder unless absolute; ``winner`` is ``left``, ``right`` or
-``tie``. Every bad row is reported with its line number and nothing is stored; a good file stores
-each drawing in the blob store and one preference row per line. A drawing is known by the sha256
-of its SVG as the check stage extracts it (``checks.extract_svg``), so a preference matches the
-stored runs that submitted the same drawing.
+files in the CSV's folder or below it (``../``, absolute names and symbolic links leading out
+of the folder are refused without looking at what they name, so the import
+reveals nothing about other files); each is read up to :data:`MAX_FILE_BYTES`, and only a
+regular file is read (a FIFO or a device is refused at once, never waited on); ``winner`` is
+``left``, ``right`` or ``tie``. Every bad row is reported with its line number and nothing is
+stored; a good file stores each drawing in the blob store and one preference row per line. A
+drawing is known by the sha256 of its SVG as the check stage extracts it
+(``checks.extract_svg``), so a preference matches the stored runs that submitted the same
+drawing.
 
 Optional columns ``left_model`` and ``right_model`` name the model that made each drawing (else
 drawings map to models through stored runs). Import is idempotent: a preference is keyed by
@@ -19,6 +23,8 @@ from __future__ import annotations
 
 import csv
 import io
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +43,36 @@ WINNERS = ("left", "right", "tie")
 ALIASES = {"left_file": "left", "right_file": "right"}
 REQUIRED = ("left", "right", "winner", "annotator")
 MAX_ERRORS = 50
+MAX_FILE_BYTES = 5_000_000
+"""The largest drawing read (and the largest CSV: ``MAX_CSV_BYTES``)."""
+MAX_CSV_BYTES = 20_000_000
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them.
+
+    Opened without blocking (a FIFO does not hang the open), then checked to be a regular file
+    (``/dev/zero`` or a FIFO is refused), then read up to ``limit + 1`` bytes: more is refused.
+    Raises ``OSError`` (or ``ValueError`` for a file too large or not regular).
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError("not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise ValueError(f"larger than {limit} bytes")
+    return data
+
+
+def inside(folder: Path, name: str) -> Path | None:
+    """``folder / name`` (or absolute ``name``) if inside ``folder``, links followed; else None."""
+    root = folder.resolve()
+    path = (root / name).resolve()
+    return path if path.is_relative_to(root) else None
 
 
 @dataclass(frozen=True)
@@ -71,11 +107,14 @@ class ImportResult:
 def _svg(folder: Path, name: str, side: str) -> tuple[tuple[str, bytes] | None, str | None]:
     if not name:
         return None, f"{side} file is empty"
-    path = Path(name) if Path(name).is_absolute() else folder / name
+    path = inside(folder, name)
+    if path is None:
+        return None, f"{side} file {name!r} is not inside the CSV's folder"
     try:
-        data = path.read_bytes()
-    except OSError:
-        return None, f"{side} file {name!r} cannot be read (looked at {path})"
+        data = read_regular(path, MAX_FILE_BYTES)
+    except (OSError, ValueError) as exc:
+        why = exc if isinstance(exc, ValueError) else "no such readable file"
+        return None, f"{side} file {name!r} cannot be read ({why})"
     found = extract_svg(data)
     if found.svg_text is None:
         return None, f"{side} file {name!r} is not an SVG drawing"
@@ -205,8 +244,8 @@ def import_preferences(
     """Import ``path`` (all rows or none); how many were stored and how many were already."""
     _check_task(db, task_ref, criterion)
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_regular(path, MAX_CSV_BYTES).decode("utf-8-sig")
+    except (OSError, ValueError) as exc:
         raise InputError(f"cannot read {path}: {exc}") from exc
     rows = parse_preferences(text, path.parent)
     with db.write() as s:

@@ -9,12 +9,13 @@ from __future__ import annotations
 import logging
 import threading
 
-from pydantic import ValidationError
 from sqlalchemy import select
 
 from regua.errors import TaskIntegrityError
+from regua.storable import check_storable
 from service.storage import Database, TaskVersionRow
 from tasks import TaskRegistry, TaskSpec
+from tasks.authoring import TASK_TEXT_MAX
 
 log = logging.getLogger(__name__)
 
@@ -44,13 +45,18 @@ class StoredTaskRegistry(TaskRegistry):
                 self._add_row(row_id, doc, digest)
 
     def _add_row(self, row_id: int, doc: object, digest: str) -> None:
-        """Register one stored row; a row that no longer validates or conflicts is skipped."""
+        """Register one stored row; a row that no longer validates or conflicts is skipped.
+
+        So is a row holding text that cannot be answered (a lone surrogate stored before such
+        text was refused): listings skip it, and the log names it, instead of answering 500.
+        """
         try:
+            check_storable(doc, max_chars=TASK_TEXT_MAX)
             spec = TaskSpec.model_validate(doc)
             if spec.content_hash() != digest:
                 raise TaskIntegrityError(f"{spec.ref}: stored hash {digest[:12]} does not match")
             super().register(spec)
-        except (ValidationError, TaskIntegrityError) as exc:
+        except (ValueError, TaskIntegrityError) as exc:
             log.error("task store row %s left out: %s", row_id, exc)
 
     def known_hash(self, ref: str) -> str | None:

@@ -39,6 +39,7 @@ from service.access.sessions import close_session, open_session
 from service.access.tokens import Principal, authenticate
 from service.api.deps import Ctx, get_ctx
 from service.api.headers import PAGE_HEADERS, artifact_headers
+from service.api.text import EvaluationQ
 from service.generation.revision_store import revision_view
 from service.generation.store import generation_view
 from service.review import store
@@ -351,7 +352,7 @@ def runs_page(
 
 
 @router.get("/runs/{run_id}")
-def run_detail(run_id: str, request: Request, ctx: Ctx, evaluation: int | None = None) -> Response:
+def run_detail(run_id: str, request: Request, ctx: Ctx, evaluation: EvaluationQ = None) -> Response:
     """A run's evidence: reply, SVG text, checks, frames, verdicts, versions, history.
 
     ``?evaluation=N`` shows an earlier evaluation's criteria and versions.

@@ -19,6 +19,7 @@ from regua.errors import (
 )
 from service.access.tokens import Principal
 from service.api.deps import Ctx
+from service.api.text import RowId
 from service.generation.proposals import task_store
 from service.tasks_store.proposals import (
     STATES,
@@ -99,7 +100,7 @@ def _decide(
 
 @router.post("/tasks/proposals/{proposal_id}/accept")
 def accept_form(
-    proposal_id: int, request: Request, ctx: Ctx, reason: str = Form(""), csrf: str = Form("")
+    proposal_id: RowId, request: Request, ctx: Ctx, reason: str = Form(""), csrf: str = Form("")
 ) -> Response:
     """Accept from the page: register the task version, record the decision."""
     return _decide(request, ctx, proposal_id, True, reason, csrf)
@@ -107,7 +108,7 @@ def accept_form(
 
 @router.post("/tasks/proposals/{proposal_id}/reject")
 def reject_form(
-    proposal_id: int, request: Request, ctx: Ctx, reason: str = Form(""), csrf: str = Form("")
+    proposal_id: RowId, request: Request, ctx: Ctx, reason: str = Form(""), csrf: str = Form("")
 ) -> Response:
     """Reject from the page: record the decision, register nothing."""
     return _decide(request, ctx, proposal_id, False, reason, csrf)

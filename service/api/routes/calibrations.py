@@ -12,7 +12,6 @@ accepted, so a bad one gets its 4xx at once.
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
@@ -25,8 +24,14 @@ from regua.views.calibrations import CalibrationList, CalibrationView, JobList
 from regua.views.jobs import JobView
 from service.access.pools import check_task_access
 from service.api.deps import Admin, Ctx
+from service.api.text import SEED_MAX, StorableJson, Text
 from service.calibration.calibrate import CalibrationRequest, calibrate, store_run
-from service.calibration.sets import LoadedSet, check_drawings, files_artifact, set_exists
+from service.calibration.sets import (
+    BUNDLED_NAMES,
+    LoadedSet,
+    check_drawings,
+    files_artifact,
+)
 from service.calibration.store import calibration_view, list_calibrations
 from service.context import ServiceContext
 from service.pipeline.jobs import JobFields
@@ -59,13 +64,14 @@ class CalibrationBody(BaseModel):
     (``CalibrationRun.to_dict()``, always at once).
     """
 
-    judge: str | None = None
-    set: str = "bundled"
+    judge: Text | None = Field(None, max_length=200)
+    set: str = Field("bundled", max_length=200)
+    """A bundled set's name (a folder or file on the server is for ``regua calibrate``)."""
     split: str = Field("held_out", pattern="^(held_out|tuning|all)$")
     repeats: int = Field(2, ge=1, le=10)
-    seed: int = 0
+    seed: int = Field(0, ge=0, le=SEED_MAX)
     n_boot: int = Field(1000, ge=100, le=100_000)
-    gate: dict[str, Any] | None = None
+    gate: StorableJson | None = None
     task: str | None = None
     """The task of a label set (default ``pelican-bicycle-structured@1``): any registered version,
     bundled or added; the decisions are stored for its family."""
@@ -74,7 +80,7 @@ class CalibrationBody(BaseModel):
     replace: bool = False
     """Store the decisions even where they demote a trusted judge on a smaller set (otherwise
     such a calibration is refused with 409 ``would_demote``, naming both sets)."""
-    run: dict[str, Any] | None = None
+    run: StorableJson | None = None
     wait: bool = Field(False, description=WAIT_DOC)
 
 
@@ -86,8 +92,12 @@ def _request(body: CalibrationBody, registry: TaskRegistry) -> CalibrationReques
     if body.task is not None:
         registry.get(body.task)  # 404 unknown_task, naming the registered ones
     uploaded = _uploaded(body.upload, body.task, registry) if body.upload is not None else None
-    if uploaded is None and not set_exists(body.set):
-        raise NotFoundError(f"no calibration set {body.set!r} (bundled, a .jsonl set or a folder)")
+    if uploaded is None and body.set not in BUNDLED_NAMES:
+        # never a path on the server: its existence would answer a file-system probe
+        raise NotFoundError(
+            f"no calibration set {body.set[:100]!r}: over the API a set is one of "
+            f"{', '.join(BUNDLED_NAMES)}, or the labels sent in 'upload'"
+        )
     gate = GateConfig.from_dict(body.gate) if body.gate else None
     name = body.upload.name if body.upload is not None else body.set
     return CalibrationRequest(

@@ -8,12 +8,15 @@ context's job runner, one job at a time. ``"wait": true`` runs it inside the req
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
 from regua.errors import ReguaError
 from service.access.pools import check_task_access
 from service.api.deps import Admin, Ctx
+from service.api.text import Text
 from service.context import ServiceContext
 from service.evaluation.batches import (
     BatchView,
@@ -37,11 +40,11 @@ WAIT_DOC = "run inside the request and answer 201 with the result (instead of 20
 class RescoreBody(BaseModel):
     """Re-judge stored runs of ``task`` with ``panel`` (optionally under another rubric)."""
 
-    task: str
-    panel: str
-    runs: list[str] | None = None
-    rubric: str | None = None
-    note: str | None = None
+    task: Text = Field(max_length=200)
+    panel: Text = Field(max_length=200)
+    runs: list[Annotated[Text, Field(max_length=200)]] | None = Field(None, max_length=100_000)
+    rubric: Text | None = Field(None, max_length=200)
+    note: Text | None = Field(None, max_length=10_000)
     wait: bool = Field(False, description=WAIT_DOC)
 
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Response
+from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from regua.errors import NotFoundError
 from regua.views.jobs import GenerationJobView
 from service.access.pools import check_task_access
+from service.access.tokens import Principal
 from service.api.deps import Ctx, Submitter
 from service.api.text import Text
+from service.context import ServiceContext
 from service.generation import jobs
 from service.generation.jobs import GenerationJob
 from service.generation.policy import check_allowed
@@ -54,8 +57,8 @@ class GenerationRequest(BaseModel):
     )
     wait: bool = Field(
         default=False,
-        description="Generate inside the request and answer 201 when every run is stored "
-        "(instead of 202 and a job to poll)",
+        description="Answer 201 when every run is stored (instead of 202 at once); waited on "
+        "without holding a server thread, at most 300 s (then 202: poll the job)",
     )
 
     @field_validator("base_url")
@@ -75,8 +78,16 @@ class GenerationRequest(BaseModel):
         return GenerationParams.model_validate(self.model_dump(exclude=not_model))
 
 
+def _check(ctx: ServiceContext, body: GenerationRequest, caller: Principal) -> GenerationParams:
+    params = body.params()
+    check_allowed(ctx.settings, params, is_admin=caller.is_admin)
+    check_generation(ctx, body.task, params)
+    check_task_access(ctx.db, ctx.registry, caller, [body.task])
+    return params
+
+
 @router.post("", status_code=202, response_model=GenerationJobView)
-def create_generation(
+async def create_generation(
     body: GenerationRequest, ctx: Ctx, caller: Submitter, response: Response
 ) -> GenerationJobView:
     """Generate ``repeats`` replies and queue each as a run (202 with a job to poll).
@@ -88,19 +99,18 @@ def create_generation(
     which variables the service has. 404 for an unknown task; 422 for an admin's key variable
     that is not set. A provider error is not refused: its run is stored ``incomplete`` with
     the cause.
-    ``wait``: 201 once every run is stored. ``revise``: N render-and-revise rounds per reply
+    429 with ``Retry-After`` past a token's share of running generations (4 jobs, 200 model
+    calls left); 422 for one generation larger than that share.
+    ``wait``: 201 once every run is stored, waited on the event loop (no server thread is held
+    while the model answers), 202 after 300 s. ``revise``: N render-and-revise rounds per reply
     (each a run of its own, linked to the one it revises; the job lists the chains).
     """
-    params = body.params()
-    check_allowed(ctx.settings, params, is_admin=caller.is_admin)
-    check_generation(ctx, body.task, params)
-    check_task_access(ctx.db, ctx.registry, caller, [body.task])
+    params = await run_in_threadpool(_check, ctx, body, caller)
     job = GenerationJob(body.task, params, body.repeats, caller.token_id, body.revise_options())
-    if body.wait:
-        job.run(ctx)
+    jobs.start(ctx, job)
+    if body.wait and await jobs.wait_for(job):
         response.status_code = 201
-        return job.view()
-    return jobs.start(ctx, job).view()
+    return job.view()
 
 
 @router.get("/{job_id}", response_model=GenerationJobView)

@@ -8,7 +8,7 @@ starts a comparison job with the service's pairwise judge (its vision model from
 from __future__ import annotations
 
 import uuid
-from typing import Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
@@ -19,6 +19,7 @@ from regua.views.jobs import JobView
 from regua.views.pairwise import RankingView
 from service.access.pools import check_task_access
 from service.api.deps import Admin, Ctx
+from service.api.text import SEED_MAX, Text
 from service.pairwise.compare import PairRequest, plan_pairs, run_pairs
 from service.pairwise.ranking import RankingQuery, pairwise_ranking
 from service.pipeline.jobs import JobFields
@@ -30,11 +31,13 @@ JOB_URL = "/v1/pairwise/jobs/{}"
 class ComparisonBody(BaseModel):
     """Compare stored runs of ``task`` on ``criterion``: given ``runs`` or ``models``."""
 
-    task: str
-    criterion: str
-    runs: list[str] = Field(default_factory=list, max_length=200)
-    models: list[str] = Field(default_factory=list, max_length=50)
-    judge: str = "vision-llm"
+    task: Text = Field(max_length=200)
+    criterion: Text = Field(max_length=200)
+    runs: list[Annotated[Text, Field(max_length=200)]] = Field(default_factory=list, max_length=200)
+    models: list[Annotated[Text, Field(max_length=200)]] = Field(
+        default_factory=list, max_length=50
+    )
+    judge: Text = Field("vision-llm", max_length=200)
 
 
 @router.get("/ranking", response_model=RankingView)
@@ -45,7 +48,7 @@ def get_ranking(
     criterion: str = Query(description="the criterion compared (rankings are never merged)"),
     judge: str | None = Query(None, description="the judge identity (needed when several)"),
     source: Literal["judges", "people"] = "judges",
-    seed: int = 0,
+    seed: int = Query(0, ge=0, le=SEED_MAX),
     resamples: int = Query(500, ge=50, le=5000),
 ) -> RankingView:
     """Bradley-Terry ranking with bootstrap intervals, Elo, marks and the confrontation matrix."""

@@ -17,6 +17,7 @@ from fastapi.responses import HTMLResponse, Response
 from regua.views.reports import ReportDocument
 from service.api.deps import Ctx, Submitter
 from service.api.headers import REPORT_HEADERS
+from service.api.text import SEED_MAX
 from service.reports.exports import csv_text, summary_rows
 from service.reports.html import stylesheet
 from service.reports.scoped import report_config, report_page_html, scoped_report
@@ -28,7 +29,9 @@ GroupBy = Literal["model", "provider", "model_provider"]
 
 TaskQ = Query(default=[], description="ID@VERSION (one version) or ID (all versions); repeatable")
 ModelQ = Query(default=[], description="only these model labels; repeatable")
-SeedQ = Query(default=20261129, description="bootstrap seed (recorded in the report)")
+SeedQ = Query(
+    default=20261129, ge=0, le=SEED_MAX, description="bootstrap seed (recorded in the report)"
+)
 ResamplesQ = Query(default=1000, ge=0, le=10000)
 WeightsQ = Query(default="equal", description="family weighting: equal or runs")
 ByQ = Query(

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from service.access.pools import hidden_refs, sees_hidden
 from service.api.deps import Ctx, Reviewer
+from service.api.text import Offset, Text
 from service.review import store
 from service.review.actions import label_item, next_item_for, reviewer_of
 from service.review.agreement import ReviewStatus
@@ -69,7 +70,7 @@ class ReviewBody(BaseModel):
     """A label: one of the four statuses, an optional note and (animated tasks) a frame time."""
 
     status: ReviewStatus
-    note: str = Field(default="", max_length=4000)
+    note: Text = Field(default="", max_length=4000)
     time_s: float | None = Field(default=None, ge=0)
 
 
@@ -110,7 +111,7 @@ def list_reviews(
     caller: Reviewer,
     status: Literal["open", "disputed", "resolved"] | None = Query(default=None),
     limit: int = Query(default=500, ge=1, le=5000),
-    offset: int = Query(default=0, ge=0),
+    offset: Offset = 0,
 ) -> ReviewList:
     """Queue items (optionally of one state); items of reserved tasks are for admins only.
 

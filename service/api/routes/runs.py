@@ -12,7 +12,7 @@ from service.access.pools import check_task_access, may_read_run, runs_readable_
 from service.access.tokens import Principal
 from service.api.deps import Ctx, Submitter
 from service.api.schemas import BatchRequest, RunRequest
-from service.api.text import displayable
+from service.api.text import Offset, displayable
 from service.context import ServiceContext
 from service.generation.revision_store import revision_view
 from service.generation.store import generation_view
@@ -85,7 +85,7 @@ def list_runs(
     status: str | None = Query(default=None, pattern="^(queued|running|done)$"),
     task: str | None = None,
     limit: int = Query(default=100, ge=1, le=1000),
-    offset: int = Query(default=0, ge=0),
+    offset: Offset = 0,
 ) -> RunList:
     """Runs visible to the caller (own runs for submitters, all for admins), newest first."""
     with ctx.db.read() as s:

@@ -12,7 +12,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from service.api.deps import Admin, Ctx
-from service.api.text import Text
+from service.api.text import RowId, Text
 from service.generation.policy import check_allowed
 from service.generation.proposals import ProposalRequest, propose_variants, task_store
 from service.generation.request import Api, GenerationParams, http_base_url
@@ -115,7 +115,7 @@ def proposals(
 
 
 @router.get("/{proposal_id}", response_model=ProposalDetail)
-def proposal(proposal_id: int, ctx: Ctx, caller: Admin) -> ProposalDetail:
+def proposal(proposal_id: RowId, ctx: Ctx, caller: Admin) -> ProposalDetail:
     """One proposal, with the prompt and the reply that made it."""
     del caller
     view, prompt, reply = get_proposal(ctx.db, proposal_id)
@@ -123,7 +123,9 @@ def proposal(proposal_id: int, ctx: Ctx, caller: Admin) -> ProposalDetail:
 
 
 @router.post("/{proposal_id}/accept", response_model=Accepted)
-def accept(proposal_id: int, ctx: Ctx, caller: Admin, body: DecisionBody | None = None) -> Accepted:
+def accept(
+    proposal_id: RowId, ctx: Ctx, caller: Admin, body: DecisionBody | None = None
+) -> Accepted:
     """Register the proposal's task version and record the acceptance.
 
     409 when it was decided already or its version is registered with other content; 422 when
@@ -138,7 +140,7 @@ def accept(proposal_id: int, ctx: Ctx, caller: Admin, body: DecisionBody | None 
 
 @router.post("/{proposal_id}/reject", response_model=ProposalView)
 def reject(
-    proposal_id: int, ctx: Ctx, caller: Admin, body: DecisionBody | None = None
+    proposal_id: RowId, ctx: Ctx, caller: Admin, body: DecisionBody | None = None
 ) -> ProposalView:
     """Record a rejection (409 when it was decided already)."""
     who = Decider(caller.token_id, caller.name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Body, Response
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from regua.errors import ConfigurationError
 from service.access.pools import (
@@ -15,6 +15,7 @@ from service.access.pools import (
     task_line,
 )
 from service.api.deps import Admin, Caller, Ctx
+from service.api.text import Text
 from service.storage import iso
 from service.tasks_store import StoredTaskRegistry, register_task
 from service.tasks_store.configured import origin_of
@@ -76,7 +77,7 @@ class Retired(BaseModel):
 class RetireBody(BaseModel):
     """Why a task version is retired (optional)."""
 
-    note: str = ""
+    note: Text = Field("", max_length=4000)
 
 
 @router.get("", response_model=TaskList)

@@ -15,6 +15,7 @@ from service.access.token_admin import (
 from service.access.tokens import create_token
 from service.api.deps import Admin, Ctx
 from service.api.schemas import TokenCreated, TokenRequest
+from service.api.text import RowId
 from service.storage import iso
 
 router = APIRouter(prefix="/v1/tokens", tags=["tokens"])
@@ -83,7 +84,7 @@ def get_tokens(ctx: Ctx, _admin: Admin) -> TokenList:
 
 
 @router.delete("/{token_id}", response_model=TokenLine)
-def delete_token(token_id: int, ctx: Ctx, _admin: Admin) -> TokenLine:
+def delete_token(token_id: RowId, ctx: Ctx, _admin: Admin) -> TokenLine:
     """Revoke a token (admin only): it and its web sessions stop working at once.
 
     404 for an unknown id; revoking a revoked token answers the same as the first time.

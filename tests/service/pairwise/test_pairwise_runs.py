@@ -174,10 +174,12 @@ def _env(api: Api) -> dict[str, str]:
 
 def _check_cli(api: Api, tmp_path: Path) -> None:
     csv = tmp_path / "prefs.csv"
+    for name in (FILES["alpha"], FILES["beta"], FILES["gamma"]):  # drawings sit by the CSV
+        (tmp_path / name).write_bytes((SAMPLES / name).read_bytes())
     csv.write_text(
         "left,right,winner,annotator\n"
-        f"{SAMPLES / FILES['beta']},{SAMPLES / FILES['alpha']},right,ann\n"
-        f"{SAMPLES / FILES['alpha']},{SAMPLES / FILES['gamma']},right,bob\n"
+        f"{FILES['beta']},{FILES['alpha']},right,ann\n"
+        f"{FILES['alpha']},{FILES['gamma']},right,bob\n"
     )
     runner = CliRunner()
     out = runner.invoke(app, ["pairwise", "import", str(csv)], env=_env(api))
@@ -201,8 +203,8 @@ def _check_calibrate(api: Api, fake: Pairwise) -> None:
     assert (done.compared, done.failures) == (2, 0)
     rows = comparison_rows(api.ctx.db, TASK, CRITERION)[-2:]
     assert [(r.a_run_id, r.a_model, r.b_model, r.result) for r in rows] == [
-        (None, str(SAMPLES / FILES["beta"]), str(SAMPLES / FILES["alpha"]), "b"),
-        (None, str(SAMPLES / FILES["alpha"]), str(SAMPLES / FILES["gamma"]), "a"),
+        (None, FILES["beta"], FILES["alpha"], "b"),  # the names the CSV gave
+        (None, FILES["alpha"], FILES["gamma"], "a"),
     ]
     doc = pairwise_ranking(api.ctx.db, RankingQuery(TASK, CRITERION, resamples=50))
     assert [m["comparisons"] for m in doc["models"]] == [3, 3, 2]  # runs' models only
