@@ -77,7 +77,14 @@ def fill(world: PoolWorld) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize("role", ["admin", "submitter"])
+@pytest.mark.heavy  # minutes of requests, mostly waiting on the database: a unit per role
+@pytest.mark.parametrize(
+    "role",
+    [
+        pytest.param("admin", marks=pytest.mark.xdist_group("hostile-sweep-admin")),
+        pytest.param("submitter", marks=pytest.mark.xdist_group("hostile-sweep-submitter")),
+    ],
+)
 def test_no_route_answers_500_to_hostile_input(world: PoolWorld, role: str) -> None:
     """As a token and as a web session of ``role`` (admins reach every route's work)."""
     app = create_app(world.ctx)
