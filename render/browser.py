@@ -38,6 +38,7 @@ from playwright.sync_api import (
     Route,
     sync_playwright,
 )
+from playwright.sync_api import Error as PlaywrightError
 
 from regua.errors import ConfigurationError, RenderError
 from render.launch import (
@@ -49,6 +50,10 @@ from render.launch import (
 from render.netlog import RequestLog, swappable
 from render.watchdog import Watchdog, browser_pids
 from tasks import RenderProfile
+
+CAPTURE_ATTEMPTS = 3
+"""Captures asked of one frame when Chromium has no frame ready (``UNABLE_TO_CAPTURE``)."""
+UNABLE_TO_CAPTURE = "Unable to capture screenshot"
 
 ORIGIN_SUFFIX = "regua-render.invalid"
 SHELL = b'<svg xmlns="http://www.w3.org/2000/svg"/>'
@@ -357,7 +362,16 @@ class BrowserSession:
             "captureBeyondViewport": False,
             "fromSurface": True,
         }
-        data = self._cdp.send("Page.captureScreenshot", params)
+        for attempt in range(1, CAPTURE_ATTEMPTS + 1):
+            try:
+                data = self._cdp.send("Page.captureScreenshot", params)
+                break
+            except PlaywrightError as exc:
+                # Chromium answers this when no compositor frame is ready yet (seen on a loaded
+                # machine): the page's pixels are not at fault, so the capture is asked again
+                if UNABLE_TO_CAPTURE not in str(exc) or attempt == CAPTURE_ATTEMPTS:
+                    raise
+                time.sleep(0.05 * attempt)
         return base64.b64decode(data["data"])
 
     def _script_duration_ms(self) -> float:

@@ -118,8 +118,15 @@ def test_a_wall_stop_with_cpu_to_spare_is_retried_quietly_then_incomplete(
     """Stopped by the wall clock (a 0.2 s safety stop) while its CPU time was under the budget,
     a render is the machine's trouble: retried once on a fresh worker at lower concurrency, then
     ``incomplete`` with cause ``wall_stop`` (what the submitter reads says so), never a fail."""
-    spec = animated_task(times_hz=20.0, observe_s=3.0)  # 61 frames: more than 0.2 s of work
-    svg = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 800 600"><circle r="40"/></svg>'
+    # 91 timestamps, each a different state of the moving circle (a still drawing is captured
+    # once and reused), so the work lasts seconds: well past the 0.2 s stop and the watchdog's
+    # once-a-second reading, on a quiet machine too
+    spec = animated_task(times_hz=30.0, observe_s=3.0)
+    svg = (
+        '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 800 600"><circle r="40">'
+        '<animate attributeName="cx" from="0" to="800" dur="4s" repeatCount="indefinite"/>'
+        "</circle></svg>"
+    )
     fresh_before = render_pool.stats["retired_fresh"]
     out = render(render_pool, svg, spec, masks=False, cpu_budget_s=60.0, timeout_s=0.2)
     assert (out.status, out.cause, out.attempts) == ("incomplete", "wall_stop", 2)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -132,6 +132,8 @@ class Sweep:
     components: dict[str, Any]
     schema_paths: dict[str, Any]
     sent: int = 0
+    reached: set[tuple[str, str]] = field(default_factory=set)
+    """(method, path template) of every endpoint a request was sent to."""
 
     def url(self, ep: Endpoint, path: dict[str, str], query: dict[str, str]) -> str:
         """The request URL (values already percent-encoded)."""
@@ -166,6 +168,7 @@ class Sweep:
     def send(self, ep: Endpoint, url: str, body: Any) -> httpx.Response:
         """One request: JSON bodies for the API, form fields for the pages."""
         self.sent += 1
+        self.reached.add((ep.method, ep.path))
         if ep.method == "GET":
             return self.http.get(url)
         if ep.form_fields and not ep.path.startswith("/v1"):
@@ -216,10 +219,18 @@ class Sweep:
         return failed
 
 
-def sweep_app(app: FastAPI, sweep: Sweep, skipped: set[tuple[str, str]]) -> list[str]:
-    """Sweep every endpoint of ``app`` but ``skipped``; every 500, described."""
+def sweep_app(
+    app: FastAPI,
+    sweep: Sweep,
+    skipped: set[tuple[str, str]],
+    api: bool | None = None,
+) -> list[str]:
+    """Sweep every endpoint of ``app`` but ``skipped`` (``api``: only the ``/v1`` routes, or
+    only the pages; ``None``: both); every 500, described."""
     failed: list[str] = []
     for ep in endpoints(list(app.routes)):
+        if api is not None and ep.path.startswith("/v1") != api:
+            continue
         if (ep.method, ep.path) not in skipped:
             failed += sweep.run(ep)
     return failed
