@@ -18,7 +18,6 @@ evidence.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import os
 import secrets
@@ -38,9 +37,9 @@ from playwright.sync_api import (
     Route,
     sync_playwright,
 )
-from playwright.sync_api import Error as PlaywrightError
 
 from regua.errors import ConfigurationError, RenderError
+from render.capture import capture_png
 from render.launch import (
     FONTCONFIG_FILE,
     LAUNCH_ARGS,
@@ -50,10 +49,6 @@ from render.launch import (
 from render.netlog import RequestLog, swappable
 from render.watchdog import Watchdog, browser_pids
 from tasks import RenderProfile
-
-CAPTURE_ATTEMPTS = 3
-"""Captures asked of one frame when Chromium has no frame ready (``UNABLE_TO_CAPTURE``)."""
-UNABLE_TO_CAPTURE = "Unable to capture screenshot"
 
 ORIGIN_SUFFIX = "regua-render.invalid"
 SHELL = b'<svg xmlns="http://www.w3.org/2000/svg"/>'
@@ -362,17 +357,7 @@ class BrowserSession:
             "captureBeyondViewport": False,
             "fromSurface": True,
         }
-        for attempt in range(1, CAPTURE_ATTEMPTS + 1):
-            try:
-                data = self._cdp.send("Page.captureScreenshot", params)
-                break
-            except PlaywrightError as exc:
-                # Chromium answers this when no compositor frame is ready yet (seen on a loaded
-                # machine): the page's pixels are not at fault, so the capture is asked again
-                if UNABLE_TO_CAPTURE not in str(exc) or attempt == CAPTURE_ATTEMPTS:
-                    raise
-                time.sleep(0.05 * attempt)
-        return base64.b64decode(data["data"])
+        return capture_png(self._cdp, params)
 
     def _script_duration_ms(self) -> float:
         if self._cdp is None:

@@ -94,10 +94,10 @@ def test_a_worker_killed_mid_render_is_replaced(
     first = f.start_worker()
     f.start_worker()
     ids = _submit(f, 30)
-    f.wait_for(lambda: f.done() >= 3 and f.stage_jobs("doing", "render") > 0, 150, "renders")
+    f.wait_for(lambda: f.done() >= 3 and f.stage_jobs("doing", "render") > 0, 300, "renders")
     f.kill9(first)
     f.start_worker()
-    f.wait_for(lambda: f.done() == len(ids), 240, "30 runs done")
+    f.wait_for(lambda: f.done() == len(ids), 400, "30 runs done")
     assert f.count("SELECT count(*) FROM procrastinate_workers") >= 2  # the replacement's two
     _check_stored(f, s3_server, bucket, ids)
 
