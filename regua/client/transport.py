@@ -13,14 +13,13 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any, Generic, TypeVar
 
 import httpx
 from tenacity import RetryCallState, retry_if_result, stop_after_attempt, stop_after_delay
 
 from regua.errors import ApiError, ServiceUnreachableError
+from regua.retry_after import retry_after_seconds
 
 T = TypeVar("T")
 RETRY_STATUSES = frozenset({429, 503})
@@ -97,19 +96,7 @@ def _last_answer(state: RetryCallState) -> httpx.Response:
 
 def retry_after_s(value: str | None) -> float | None:
     """A ``Retry-After`` header in seconds (delta seconds or an HTTP date); ``None`` if unusable."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    return retry_after_seconds(value)
 
 
 def decoded(answer: httpx.Response) -> Any:

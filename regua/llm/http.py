@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 from pydantic import JsonValue
 
 from regua.errors import GenerationError
+from regua.retry_after import retry_after_seconds
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 """Statuses worth another attempt (rate limits, overload, server errors), for every caller."""
@@ -38,18 +37,7 @@ class ProviderHttpError(GenerationError):
 
 def retry_after_s(response: httpx.Response) -> float | None:
     """The server's ``Retry-After`` in seconds (a number or an HTTP date), if it sent one."""
-    value = response.headers.get("Retry-After")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    return retry_after_seconds(response.headers.get("Retry-After"))
 
 
 def post_json(
