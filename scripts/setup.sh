@@ -26,8 +26,22 @@ stamp=.venv/.installed-$(cat pyproject.toml requirements.lock | sha256sum | cut 
 if [ ! -f "$stamp" ]; then
     [ -x .venv/bin/python ] || "$PY" -m venv .venv
     pip=(.venv/bin/python -m pip --quiet --disable-pip-version-check)
-    "${pip[@]}" install --require-hashes --no-deps -r requirements.lock
-    "${pip[@]}" install --no-deps --no-build-isolation -e . --config-settings editable_mode=compat
+    # uv installs the lock several times faster than pip: it is bootstrapped with pip from the
+    # lock's own pin (version and sha256), and pip does the whole work where uv cannot
+    uv_req=$(mktemp)
+    awk '/^uv==/{p=1} p{print} p&&!/\\$/{exit}' requirements.lock >"$uv_req"
+    if [ -s "$uv_req" ] && "${pip[@]}" install --require-hashes --no-deps -r "$uv_req" \
+        && UV_PYTHON=.venv/bin/python .venv/bin/uv pip install --quiet --require-hashes \
+            --no-deps -r requirements.lock \
+        && UV_PYTHON=.venv/bin/python .venv/bin/uv pip install --quiet --no-deps \
+            --no-build-isolation -e . --config-settings editable_mode=compat; then
+        :
+    else
+        echo "setup: installing with pip (uv did not work here)" >&2
+        "${pip[@]}" install --require-hashes --no-deps -r requirements.lock
+        "${pip[@]}" install --no-deps --no-build-isolation -e . --config-settings editable_mode=compat
+    fi
+    rm -f "$uv_req"
     if ! "${pip[@]}" check >/dev/null; then
         "${pip[@]}" check >&2 || true
         echo "setup: requirements.lock no longer satisfies pyproject.toml; run \`make lock\`" >&2
