@@ -180,8 +180,13 @@ class Sweep:
         headers = {"Content-Type": "application/json"}
         return self.http.request(ep.method, url, content=content, headers=headers)
 
-    def requests(self, ep: Endpoint) -> Iterator[tuple[str, Any, str]]:
-        """(url, body, what is hostile) of every request of one endpoint."""
+    def requests(self, ep: Endpoint, *, refused: bool) -> Iterator[tuple[str, Any, str]]:
+        """(url, body, what is hostile) of every request of one endpoint but the valid one.
+
+        ``refused``: the valid request was refused to this caller (401/403), so the body gets
+        each hostile value whole instead of in each of its fields: a route that refuses the
+        caller never reaches them (the role that may call it sweeps every field).
+        """
         body = self.body_of(ep)
         base = self.url(ep, {}, {})
         for name in ep.path_params:
@@ -195,15 +200,15 @@ class Sweep:
                 for value in HOSTILE_URL:
                     yield base, {**(body or {}), name: value}, f"form {name}={value[:20]}"
         elif body is not None:
-            yield base, body, "the valid body"
-            for loc in [(), *leaves(body)]:
+            for loc in [()] if refused else [(), *leaves(body)]:
                 for value in HOSTILE_JSON:
                     yield base, replaced(body, loc, value), f"body {loc}={str(value)[:20]!r}"
 
     def run(self, ep: Endpoint) -> list[str]:
-        """Every request of ``ep`` that answered 500, described."""
-        failed = []
-        for url, body, what in self.requests(ep):
+        """Every request of ``ep`` that answered 500, described (the valid request first)."""
+        valid = self.send(ep, self.url(ep, {}, {}), self.body_of(ep))
+        failed = [] if valid.status_code < 500 else [self.described(ep, "the valid request", valid)]
+        for url, body, what in self.requests(ep, refused=valid.status_code in (401, 403)):
             try:
                 got = self.send(ep, url, body)
             except httpx.TransportError:
@@ -213,10 +218,13 @@ class Sweep:
                     continue
                 got = self.send(ep, url, body)
             if got.status_code >= 500:
-                failed.append(
-                    f"{ep.method} {ep.path} [{what}] -> {got.status_code} {got.text[:200]}"
-                )
+                failed.append(self.described(ep, what, got))
         return failed
+
+    @staticmethod
+    def described(ep: Endpoint, what: str, got: httpx.Response) -> str:
+        """One line for an answer that was a 500."""
+        return f"{ep.method} {ep.path} [{what}] -> {got.status_code} {got.text[:200]}"
 
 
 def sweep_app(

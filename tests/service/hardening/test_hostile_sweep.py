@@ -117,6 +117,8 @@ def test_no_route_answers_500_to_hostile_input(world: PoolWorld, role: str) -> N
     assert takes_input - reached <= {
         (m, p) for m, p in takes_input if m != "GET" and not p.startswith("/v1")
     }, sorted(takes_input - reached)
-    assert sent > 1500
+    # a submitter is refused the admin routes before they read a body, so those get each hostile
+    # value whole rather than in every field (Sweep.requests): fewer requests, nothing less reached
+    assert sent > (1500 if role == "admin" else 1000)
     if failed:
         pytest.fail(f"{len(failed)} answers were 500:\n" + "\n".join(failed))
