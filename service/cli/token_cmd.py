@@ -16,6 +16,7 @@ from service.access.secret import open_database
 from service.access.token_admin import list_tokens, parse_duration, revoke_token
 from service.access.tokens import create_token
 from service.storage import Database, iso
+from service.tasks_store.configured import with_data_dir
 
 token_app = typer.Typer(help="Manage API tokens.", no_args_is_help=True)
 
@@ -23,9 +24,7 @@ DataDir = typer.Option(None, "--data-dir", help="Data folder (REGUA_DATA_DIR)")
 
 
 def _db(data_dir: Path | None) -> Database:
-    settings = load_settings()
-    if data_dir is not None:
-        settings = settings.model_copy(update={"data_dir": data_dir})
+    settings = with_data_dir(load_settings(), data_dir)
     return open_database(settings)
 
 
