@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from judges.verdicts import JudgeFailure, Verdict
 
@@ -22,12 +22,7 @@ AdjudicationResult = Literal[
 because the adjudicator was uncertain, failed (no usable answer) or is not trusted by the gate
 on this criterion."""
 
-ADJUDICATION_RESULTS: dict[str, AdjudicationResult] = {
-    "decided": "decided",
-    "adjudicator_uncertain": "adjudicator_uncertain",
-    "adjudicator_failed": "adjudicator_failed",
-    "adjudicator_not_trusted": "adjudicator_not_trusted",
-}
+ADJUDICATION_RESULTS: dict[str, AdjudicationResult] = {r: r for r in get_args(AdjudicationResult)}
 
 
 @dataclass(frozen=True)

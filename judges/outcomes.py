@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 from judges.adjudication_record import Adjudication
 from judges.rubric_score import RubricScore
@@ -15,12 +15,7 @@ from judges.verdicts import JudgeFailure, Verdict, VerdictStatus
 from regua.outcomes import CriterionStatus as CriterionStatus
 from regua.outcomes import OutcomeStatus as OutcomeStatus
 
-CRITERION_STATUSES: dict[str, CriterionStatus] = {
-    "pass": "pass",
-    "fail": "fail",
-    "uncertain": "uncertain",
-    "not_applicable": "not_applicable",
-}
+CRITERION_STATUSES: dict[str, CriterionStatus] = {s: s for s in get_args(CriterionStatus)}
 """Each criterion status by name (narrows stored text to :data:`CriterionStatus`)."""
 
 

@@ -23,7 +23,6 @@ import time
 from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from types import TracebackType
 from typing import Any
 
 from regua.errors import SandboxError
@@ -323,11 +322,6 @@ class WorkerPool:
         """Use the pool as a context manager that closes it on exit."""
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         """Close the pool and its workers."""
         self.close()

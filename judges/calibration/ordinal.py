@@ -19,6 +19,7 @@ as agreement. Pure; numpy only.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -238,20 +239,13 @@ def decide_graded(
     metrics are kept beside the ordinal ones.
     """
     status, reasons, needs = combine(ordinal_checks(metrics, thresholds))
-    return GateDecision(
-        profile_id=base.profile_id,
-        criterion=base.criterion,
-        task_family=base.task_family,
+    return dataclasses.replace(
+        base,
         passed=status == "trusted",
         reasons=reasons,
         status=status,
         needs=needs,
         metrics={**base.metrics, "ordinal": metrics.to_dict()},
         thresholds={**base.thresholds, "ordinal": thresholds.to_dict()},
-        gate_id=base.gate_id,
-        set_id=base.set_id,
-        split_seed=base.split_seed,
-        decided_at=base.decided_at,
-        run_id=base.run_id,
-        profile_hash=base.profile_hash,
+        set_size=None,  # read again from the merged metrics
     )

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from regua.client.aio import AsyncClient
 from regua.client.calls import RunInput
-from regua.client.sync import Client, Progress
+from regua.client.common import Progress
+from regua.client.sync import Client
 from regua.client.transport import Backoff, ServiceHttp, ServiceResponse, no_service_text
 from regua.errors import ApiError, ServiceUnreachableError
 from regua.views.submissions import RunView

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -12,8 +11,8 @@ from tenacity import AsyncRetrying
 
 from regua.client import calls
 from regua.client.calls import RunInput
-from regua.client.sync import Progress, token_or_error
-from regua.client.transport import AsyncServiceHttp, Backoff, Call, decoded, read
+from regua.client.common import ClientBase, JobWait, Progress, RunsWait
+from regua.client.transport import AsyncServiceHttp, Call, decoded, read
 from regua.views.calibrations import CalibrationList, CalibrationView
 from regua.views.experiments import (
     ExperimentAccepted,
@@ -29,31 +28,18 @@ from regua.views.submissions import BatchAccepted, RunAccepted, RunList, RunView
 T = TypeVar("T")
 
 
-class AsyncClient:
-    """The async client of one regua service: the methods of :class:`regua.client.Client`, awaited.
+class AsyncClient(ClientBase[httpx.AsyncBaseTransport, AsyncServiceHttp]):
+    """The async twin of :class:`regua.client.Client`: the same methods, awaited.
 
-    Every answer is parsed into the service's own read model (:mod:`regua.views`); an error
-    status is an :class:`~regua.errors.ApiError`, nothing answering a
-    :class:`~regua.errors.ServiceUnreachableError`; 429 and 503 are retried as
-    :class:`~regua.client.transport.Backoff` says. Use as a context manager.
+    ``AsyncClient(url, token, timeout_s=60.0, backoff=None, transport=None)``, what
+    :class:`~regua.client.common.ClientBase` says. Use as ``async with AsyncClient(...)``.
     """
 
-    def __init__(
-        self,
-        url: str,
-        token: str | None,
-        *,
-        timeout_s: float = 60.0,
-        backoff: Backoff | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        """A client of the service at ``url`` with the bearer ``token``."""
-        self.url = url.rstrip("/")
-        self.backoff = backoff or Backoff()
-        headers = {"Authorization": f"Bearer {token_or_error(token)}"}
-        self.http = AsyncServiceHttp(
-            base_url=self.url, headers=headers, timeout=timeout_s, transport=transport
-        )
+    def open_http(
+        self, transport: httpx.AsyncBaseTransport | None, **session: Any
+    ) -> AsyncServiceHttp:
+        """An asynchronous HTTP session."""
+        return AsyncServiceHttp(transport=transport, **session)
 
     async def close(self) -> None:
         """Close the connection pool."""
@@ -108,21 +94,10 @@ class AsyncClient:
         poll_s: float = 0.5,
     ) -> dict[str, RunView]:
         """Poll until every run is done; their final views by id (``TimeoutError`` past it)."""
-        pending, done = list(run_ids), dict[str, RunView]()
-        total, deadline = len(pending), time.monotonic() + timeout_s
-        while True:
-            for run_id in list(pending):
-                view = await self.run(run_id)
-                if view.status == "done":
-                    done[run_id] = view
-                    pending.remove(run_id)
-            if on_progress is not None:
-                on_progress(len(done), total)
-            if not pending:
-                return done
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{len(pending)} run(s) not done after {timeout_s}s")
+        waiting = RunsWait(run_ids, timeout_s, on_progress)
+        while not waiting.finished({i: await self.run(i) for i in waiting.pending}):
             await asyncio.sleep(poll_s)
+        return waiting.done
 
     async def evaluate(self, runs: Sequence[RunInput], **wait: Any) -> list[RunView]:
         """Submit outputs as one batch and wait for them; their views in order."""
@@ -153,16 +128,10 @@ class AsyncClient:
         poll_s: float = 0.5,
     ) -> GenerationJobView:
         """Poll a generation until it is no longer running (``TimeoutError`` past the deadline)."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            job = await self.generation(job_id)
-            if on_progress is not None:
-                on_progress(job.done, job.repeats)
-            if job.state != "running":
-                return job
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"generation {job_id} still running after {timeout_s}s")
+        waiting = JobWait(job_id, timeout_s, on_progress)
+        while not waiting.finished(job := await self.generation(job_id)):
             await asyncio.sleep(poll_s)
+        return job
 
     async def start_experiment(
         self,

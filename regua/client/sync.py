@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import httpx
@@ -11,8 +11,8 @@ from tenacity import Retrying
 
 from regua.client import calls
 from regua.client.calls import RunInput
-from regua.client.transport import Backoff, Call, ServiceHttp, decoded, read
-from regua.errors import ConfigurationError
+from regua.client.common import ClientBase, JobWait, Progress, RunsWait
+from regua.client.transport import Call, ServiceHttp, decoded, read
 from regua.views.calibrations import CalibrationList, CalibrationView
 from regua.views.experiments import (
     ExperimentAccepted,
@@ -26,42 +26,18 @@ from regua.views.reports import ReportDocument
 from regua.views.submissions import BatchAccepted, RunAccepted, RunList, RunView
 
 T = TypeVar("T")
-Progress = Callable[[int, int], None]
-"""Called as ``on_progress(done, total)`` after each look at the runs or the job."""
 
 
-def token_or_error(token: str | None) -> str:
-    """The token, or the configuration error saying where one comes from."""
-    if not token:
-        raise ConfigurationError("no API token: pass --token, set REGUA_TOKEN or run serve once")
-    return token
+class Client(ClientBase[httpx.BaseTransport, ServiceHttp]):
+    """The synchronous client of one regua service (``/v1``), what :class:`ClientBase` says.
 
-
-class Client:
-    """A typed, bearer-authenticated client of one regua service (``/v1``).
-
-    Every answer is parsed into the service's own read model (:mod:`regua.views`); an error
-    status is an :class:`~regua.errors.ApiError`, nothing answering a
-    :class:`~regua.errors.ServiceUnreachableError`; 429 and 503 are retried as
-    :class:`~regua.client.transport.Backoff` says. Use as a context manager.
+    ``Client(url, token, timeout_s=60.0, backoff=None, transport=None)``; every answer is the
+    service's own read model (:mod:`regua.views`). Use as ``with Client(...) as client:``.
     """
 
-    def __init__(
-        self,
-        url: str,
-        token: str | None,
-        *,
-        timeout_s: float = 60.0,
-        backoff: Backoff | None = None,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        """A client of the service at ``url`` with the bearer ``token``."""
-        self.url = url.rstrip("/")
-        self.backoff = backoff or Backoff()
-        headers = {"Authorization": f"Bearer {token_or_error(token)}"}
-        self.http = ServiceHttp(
-            base_url=self.url, headers=headers, timeout=timeout_s, transport=transport
-        )
+    def open_http(self, transport: httpx.BaseTransport | None, **session: Any) -> ServiceHttp:
+        """A blocking HTTP session."""
+        return ServiceHttp(transport=transport, **session)
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -116,21 +92,10 @@ class Client:
         poll_s: float = 0.5,
     ) -> dict[str, RunView]:
         """Poll until every run is done; their final views by id (``TimeoutError`` past it)."""
-        pending, done = list(run_ids), dict[str, RunView]()
-        total, deadline = len(pending), time.monotonic() + timeout_s
-        while True:
-            for run_id in list(pending):
-                view = self.run(run_id)
-                if view.status == "done":
-                    done[run_id] = view
-                    pending.remove(run_id)
-            if on_progress is not None:
-                on_progress(len(done), total)
-            if not pending:
-                return done
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{len(pending)} run(s) not done after {timeout_s}s")
+        waiting = RunsWait(run_ids, timeout_s, on_progress)
+        while not waiting.finished({i: self.run(i) for i in waiting.pending}):
             time.sleep(poll_s)
+        return waiting.done
 
     def evaluate(self, runs: Sequence[RunInput], **wait: Any) -> list[RunView]:
         """Submit outputs as one batch and wait for them; their views in order."""
@@ -161,16 +126,10 @@ class Client:
         poll_s: float = 0.5,
     ) -> GenerationJobView:
         """Poll a generation until it is no longer running (``TimeoutError`` past the deadline)."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            job = self.generation(job_id)
-            if on_progress is not None:
-                on_progress(job.done, job.repeats)
-            if job.state != "running":
-                return job
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"generation {job_id} still running after {timeout_s}s")
+        waiting = JobWait(job_id, timeout_s, on_progress)
+        while not waiting.finished(job := self.generation(job_id)):
             time.sleep(poll_s)
+        return job
 
     def start_experiment(
         self,

@@ -14,6 +14,7 @@ from pathlib import Path
 import typer
 
 from regua.settings import Settings, load_settings
+from service.tasks_store.configured import with_data_dir
 
 import_app = typer.Typer(help="Import into this installation.", no_args_is_help=True)
 
@@ -21,9 +22,7 @@ LOCAL_ADMIN = ("regua export", "admin")
 
 
 def _settings(data_dir: Path | None) -> Settings:
-    settings = load_settings()
-    if data_dir is not None:
-        settings = settings.model_copy(update={"data_dir": data_dir})
+    settings = with_data_dir(load_settings(), data_dir)
     return settings
 
 

@@ -14,6 +14,7 @@ demote a trusted judge on a smaller set is refused (exit 1) unless ``--replace``
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -169,14 +170,18 @@ def calibrate_command(
 
 def _print_run(run: CalibrationRun, out: Path | None, as_json: bool) -> None:
     """Write the run to ``out`` (if given); print it as JSON or as the summary lines."""
-    data = run.to_dict()
+    _emit(run.to_dict(), summary_lines(run), out, as_json)
+
+
+def _emit(data: dict[str, Any], lines: Iterable[str], out: Path | None, as_json: bool) -> None:
+    """Write ``data`` to ``out`` (if given) as indented JSON; print it as JSON or as ``lines``."""
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     if as_json:
         typer.echo(json.dumps(data, sort_keys=True))
     else:
-        for line in summary_lines(run):
+        for line in lines:
             typer.echo(line)
 
 
@@ -255,15 +260,7 @@ def _panel(
 ) -> None:
     """``--panel``: measure the panel and print (and write) its report; nothing is stored."""
     report = panel_report(request, settings, with_db)
-    data = report.to_dict()
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    if as_json:
-        typer.echo(json.dumps(data, sort_keys=True))
-    else:
-        for line in panel_lines(report):
-            typer.echo(line)
+    _emit(report.to_dict(), panel_lines(report), out, as_json)
 
 
 def panel_report(

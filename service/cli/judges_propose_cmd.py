@@ -25,7 +25,7 @@ from service.pipeline.render_client import RenderClient
 from service.storage import Database
 from service.storage.blob_registry import open_blob_store
 from service.tasks_store import StoredTaskRegistry
-from service.tasks_store.configured import configured_tasks
+from service.tasks_store.configured import configured_tasks, with_data_dir
 from tasks import bundled_registry
 
 N_HELP = "How many wordings, in this order: strict, balanced, lenient, rubric"
@@ -111,9 +111,7 @@ def propose_command(
     ``REGUA_DATA_DIR``, default ``data``) unless ``--no-store``, as ``regua calibrate`` does.
     """
     target = _folder(folder)
-    settings = load_settings()
-    if data_dir is not None:
-        settings = settings.model_copy(update={"data_dir": data_dir})
+    settings = with_data_dir(load_settings(), data_dir)
     gate = (
         GateConfig.from_dict(json.loads(gate_file.read_text(encoding="utf-8")))
         if gate_file

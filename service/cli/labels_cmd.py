@@ -16,6 +16,7 @@ from regua.settings import load_settings
 from service.calibration.export import review_labels, write_label_folder
 from service.storage import Database
 from service.storage.blob_registry import open_blob_store
+from service.tasks_store.configured import with_data_dir
 
 labels_app = typer.Typer(help="Labels people gave in the review queue.", no_args_is_help=True)
 
@@ -27,9 +28,7 @@ def export_command(
     data_dir: Path = typer.Option(None, "--data-dir", help="Data folder (REGUA_DATA_DIR)"),
 ) -> None:
     """Export the review queue's labels of one task as a label folder for calibration."""
-    settings = load_settings()
-    if data_dir is not None:
-        settings = settings.model_copy(update={"data_dir": data_dir})
+    settings = with_data_dir(load_settings(), data_dir)
     db = Database(settings.resolved_database_url())
     try:
         with db.read() as s:

@@ -33,6 +33,7 @@ from service.pipeline.render_client import RenderClient
 from service.storage import Database
 from service.storage.blobs import LocalBlobStore
 from service.tasks_store import StoredTaskRegistry
+from service.tasks_store.configured import with_data_dir
 from tasks import bundled_registry
 
 pairwise_app = typer.Typer(
@@ -43,9 +44,7 @@ DataDir = typer.Option(None, "--data-dir", help="Data folder (REGUA_DATA_DIR)")
 
 
 def _settings(data_dir: Path | None) -> Settings:
-    settings = load_settings()
-    if data_dir is not None:
-        settings = settings.model_copy(update={"data_dir": data_dir})
+    settings = with_data_dir(load_settings(), data_dir)
     return settings
 
 

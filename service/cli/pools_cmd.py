@@ -18,6 +18,7 @@ from service.access.pools import retire_task
 from service.access.secret import open_database
 from service.storage import iso
 from service.tasks_store import StoredTaskRegistry
+from service.tasks_store.configured import with_data_dir
 from tasks import bundled_registry
 from tasks.bank import Bank, check_banks, load_bank_text, shared_anchors
 
@@ -28,9 +29,7 @@ def retire(
     data_dir: Path | None = typer.Option(None, "--data-dir", help="Data folder (REGUA_DATA_DIR)"),
 ) -> None:
     """Retire a task version: rotated out of the bank; a reserved prompt may now be published."""
-    settings = load_settings()
-    if data_dir is not None:
-        settings = settings.model_copy(update={"data_dir": data_dir})
+    settings = with_data_dir(load_settings(), data_dir)
     db = open_database(settings)
     try:
         spec = StoredTaskRegistry(db, bundled_registry()).get(ref)  # bundled or added

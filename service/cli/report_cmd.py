@@ -9,6 +9,7 @@ import typer
 
 from regua.errors import ReguaError
 from regua.settings import Settings, load_settings
+from service.tasks_store.configured import with_data_dir
 
 
 def report(
@@ -47,9 +48,7 @@ def report(
     from service.reports.exports import write_outputs
     from service.storage import Database
 
-    settings = load_settings()
-    if data_dir is not None:
-        settings = settings.model_copy(update={"data_dir": data_dir})
+    settings = with_data_dir(load_settings(), data_dir)
     if experiment is not None or gallery:
         _not_statistics(settings, experiment, task, out, blind)
         return

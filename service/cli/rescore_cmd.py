@@ -17,6 +17,7 @@ from regua.errors import InputError
 from regua.settings import load_settings
 from service.evaluation.diff import EvaluationDiff
 from service.evaluation.rescore import RescoreResult
+from service.tasks_store.configured import with_data_dir
 
 
 def diff_lines(diff: EvaluationDiff, max_runs: int = 20) -> list[str]:
@@ -55,9 +56,7 @@ def rescore_command(
     from service.evaluation.rescore import RescoreOptions, rescore
     from service.pipeline.rerender import rerenderer
 
-    settings = load_settings()
-    if data_dir is not None:
-        settings = settings.model_copy(update={"data_dir": data_dir})
+    settings = with_data_dir(load_settings(), data_dir)
     ctx = ServiceContext.open(settings)  # its render pool starts only if a re-render is needed
     try:
         if compare:

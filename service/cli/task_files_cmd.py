@@ -13,6 +13,7 @@ from regua.errors import ApiError, ReguaError, ServiceUnreachableError
 from regua.settings import load_settings
 from service.api.client import read_token
 from service.cli.tasks_cmd import tasks_app
+from service.tasks_store.configured import with_data_dir
 from service.tasks_store.files import read_text, specs_of_file
 from tasks import TaskSpec
 from tasks.variants import expand_template
@@ -26,9 +27,7 @@ DataDir = typer.Option(None, "--data-dir", help="Data folder (REGUA_DATA_DIR)")
 
 def _admin_client(url: str | None, token: str | None, data_dir: Path | None) -> Client:
     """A client of the running service with an admin token, or an exit saying how to get one."""
-    settings = load_settings()
-    if data_dir is not None:
-        settings = settings.model_copy(update={"data_dir": data_dir})
+    settings = with_data_dir(load_settings(), data_dir)
     base = url or os.environ.get("REGUA_URL") or f"http://{settings.host}:{settings.port}"
     secret = token or os.environ.get("REGUA_TOKEN") or read_token(settings.data_dir)
     if not secret:

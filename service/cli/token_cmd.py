@@ -7,6 +7,8 @@ the token's row on every request and keeps no cache of principals.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -16,17 +18,21 @@ from service.access.secret import open_database
 from service.access.token_admin import list_tokens, parse_duration, revoke_token
 from service.access.tokens import create_token
 from service.storage import Database, iso
+from service.tasks_store.configured import with_data_dir
 
 token_app = typer.Typer(help="Manage API tokens.", no_args_is_help=True)
 
 DataDir = typer.Option(None, "--data-dir", help="Data folder (REGUA_DATA_DIR)")
 
 
-def _db(data_dir: Path | None) -> Database:
-    settings = load_settings()
-    if data_dir is not None:
-        settings = settings.model_copy(update={"data_dir": data_dir})
-    return open_database(settings)
+@contextmanager
+def _db(data_dir: Path | None) -> Iterator[Database]:
+    """The database of ``--data-dir`` (with the installation secret), disposed on exit."""
+    db = open_database(with_data_dir(load_settings(), data_dir))
+    try:
+        yield db
+    finally:
+        db.dispose()
 
 
 @token_app.command("create")
@@ -39,12 +45,9 @@ def token_create(
     data_dir: Path | None = DataDir,
 ) -> None:
     """Create a token (the secret is printed once; only its keyed hash is stored)."""
-    db = _db(data_dir)
-    try:
+    with _db(data_dir) as db:
         lifetime = parse_duration(expires_in) if expires_in else None
         secret, principal = create_token(db, role, name, expires_in=lifetime)
-    finally:
-        db.dispose()
     typer.echo(secret)
     until = f", expires in {expires_in}" if expires_in else ""
     typer.echo(f"(token id {principal.token_id}, role {principal.role}{until})", err=True)
@@ -53,11 +56,8 @@ def token_create(
 @token_app.command("list")
 def token_list(data_dir: Path | None = DataDir) -> None:
     """Every token: id, state, role, name, the secret's first characters and its dates."""
-    db = _db(data_dir)
-    try:
+    with _db(data_dir) as db:
         tokens = list_tokens(db)
-    finally:
-        db.dispose()
     typer.echo(f"{'id':>4}  {'state':<8} {'role':<10} {'prefix':<12} {'expires':<26} name")
     for t in tokens:
         expires = iso(t.expires_at) or "never"
@@ -71,11 +71,8 @@ def token_revoke(
     data_dir: Path | None = DataDir,
 ) -> None:
     """Revoke a token: it and its web sessions stop working at once."""
-    db = _db(data_dir)
-    try:
+    with _db(data_dir) as db:
         info = revoke_token(db, token_id)
-    finally:
-        db.dispose()
     typer.echo(f"token {info.id} ({info.role}, {info.name}) revoked at {iso(info.revoked_at)}")
 
 

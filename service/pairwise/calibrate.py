@@ -100,12 +100,8 @@ def calibrate_preferences(
         else:
             outcome = both_orders(judge, task, criterion, fa, fb)
         with db.write() as s:
-            report.comparison_ids.append(
-                record_comparison(s, blobs, (task.ref, cid), (a, b), outcome).id
-            )
-        report.compared += 1
-        report.failures += outcome.result is None
-        report.position_biased += outcome.position_biased
+            row = record_comparison(s, blobs, (task.ref, cid), (a, b), outcome)
+        report.count(row.id, outcome)
         if progress is not None:
             progress(done, len(pairs))
     return report

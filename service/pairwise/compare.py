@@ -17,7 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 import judges
-from judges.pairwise import PairwiseJudge, both_orders
+from judges.pairwise import PairOutcome, PairwiseJudge, both_orders
 from regua.errors import ConfigurationError, InputError, NotFoundError
 from service.evaluation.inputs import load_eval_inputs
 from service.pairwise.store import PairSide, record_comparison
@@ -44,6 +44,13 @@ class PairReport:
     failures: int = 0
     position_biased: int = 0
     comparison_ids: list[int] = field(default_factory=list)
+
+    def count(self, comparison_id: int, outcome: PairOutcome) -> None:
+        """Count one stored comparison: a failure when it has no result, maybe position-biased."""
+        self.comparison_ids.append(comparison_id)
+        self.compared += 1
+        self.failures += outcome.result is None
+        self.position_biased += outcome.position_biased
 
 
 def _task(s: Session, ref: str) -> TaskSpec:
@@ -153,10 +160,7 @@ def run_pairs(
         )
         with db.write() as s:
             row = record_comparison(s, blobs, (req.task_ref, req.criterion), (a, b), outcome)
-            report.comparison_ids.append(row.id)
-        report.compared += 1
-        report.failures += outcome.result is None
-        report.position_biased += outcome.position_biased
+        report.count(row.id, outcome)
         if progress is not None:
             progress(done, len(pairs))
     return report

@@ -93,7 +93,8 @@ def task_spec(session: Session, ref: str) -> TaskSpec | None:
         return None
 
 
-def _time_of(a: Artifact) -> float:
+def frame_time(a: Artifact) -> float:
+    """A frame's timestamp: its ``time_s`` meta, else the ``-MS.png`` of its name, else 0."""
     meta = a.meta or {}
     if "time_s" in meta:
         return float(meta["time_s"])
@@ -106,7 +107,7 @@ def frames_of(session: Session, run_id: str) -> list[FrameRef]:
     rows = session.scalars(
         select(Artifact).where(Artifact.run_id == run_id, Artifact.kind == "frame")
     )
-    return sorted({FrameRef(_time_of(a), a.sha256) for a in rows}, key=lambda f: f.time_s)
+    return sorted({FrameRef(frame_time(a), a.sha256) for a in rows}, key=lambda f: f.time_s)
 
 
 def masks_of(session: Session, run_id: str) -> list[FrameRef]:
@@ -118,7 +119,7 @@ def masks_of(session: Session, run_id: str) -> list[FrameRef]:
         meta = a.meta or {}
         part = str(meta.get("part") or a.name)
         kind = str(meta.get("kind") or ("alone" if a.name.endswith("-alone.png") else "visible"))
-        out.append(FrameRef(_time_of(a), a.sha256, part, kind))
+        out.append(FrameRef(frame_time(a), a.sha256, part, kind))
     return sorted(out, key=lambda m: (m.time_s, m.part or "", m.kind or ""))
 
 

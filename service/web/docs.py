@@ -16,9 +16,8 @@ from importlib import resources
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse, Response
 
-from regua.errors import NotFoundError
 from service.api.headers import PAGE_HEADERS
-from service.web.pages import static_url
+from service.web.pages import allowed_file, static_url
 
 router = APIRouter(include_in_schema=False)
 
@@ -60,10 +59,4 @@ def docs_page() -> HTMLResponse:
 @router.get("/v1/docs/assets/{name}")
 def docs_asset(name: str) -> Response:
     """One file of the Swagger UI bundle (404 for anything not on the allow-list)."""
-    if name not in ASSETS:
-        raise NotFoundError(f"no docs asset {name!r}")
-    return Response(
-        _asset(name),
-        media_type=ASSETS[name],
-        headers={"Cache-Control": "public, max-age=86400", "X-Content-Type-Options": "nosniff"},
-    )
+    return allowed_file(name, ASSETS, _asset, "docs asset")

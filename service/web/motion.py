@@ -22,12 +22,12 @@ from sqlalchemy.orm import Session
 from regua.errors import InputError
 from service.access.artifacts import readable_media_type
 from service.access.tokens import Principal
+from service.review.views import frame_time
 from service.storage import Artifact
 from service.storage.blobs import BlobStore
 
 MAX_FRAMES = 60
 SHA = re.compile(r"^[0-9a-f]{64}$")
-_MS = re.compile(r"-(\d+)(?:-|\.png$)")
 _CACHE: OrderedDict[tuple[tuple[str, ...], tuple[float, ...]], bytes] = OrderedDict()
 _LOCK = threading.Lock()
 MIN_MS = 20
@@ -72,7 +72,7 @@ def frame_times(session: Session, shas: Sequence[str]) -> list[float]:
     rows = session.scalars(
         select(Artifact).where(Artifact.sha256.in_(list(shas)), Artifact.kind == "frame")
     )
-    found = {a.sha256: _time_of(a) for a in rows}
+    found = {a.sha256: frame_time(a) for a in rows}
     return [found.get(s, 0.0) for s in shas]
 
 
@@ -93,12 +93,3 @@ def readable_motion(
             while len(_CACHE) > 32:
                 _CACHE.popitem(last=False)
     return found
-
-
-def _time_of(a: Artifact) -> float:
-    """A frame's timestamp: its ``time_s`` meta, else the ``-MS.png`` of its name, else 0."""
-    meta = a.meta or {}
-    if "time_s" in meta:
-        return float(meta["time_s"])
-    m = _MS.search(a.name)
-    return int(m.group(1)) / 1000.0 if m else 0.0

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 from functools import lru_cache
 from importlib import resources
@@ -129,11 +130,18 @@ def _error(request: Request, who: Principal | None, exc: ReguaError, status: int
 @router.get("/ui/static/{name}")
 def static_file(name: str) -> Response:
     """The page stylesheet and script (an allow-list; nothing else is served)."""
-    if name not in STATIC_FILES:
-        raise NotFoundError(f"no static file {name!r}")
+    return allowed_file(name, STATIC_FILES, _static_bytes, "static file")
+
+
+def allowed_file(
+    name: str, allowed: Mapping[str, str], read: Callable[[str], bytes], what: str
+) -> Response:
+    """The file ``name`` of an allow-list (name → media type), cacheable a day; else 404."""
+    if name not in allowed:
+        raise NotFoundError(f"no {what} {name!r}")
     return Response(
-        _static_bytes(name),
-        media_type=STATIC_FILES[name],
+        read(name),
+        media_type=allowed[name],
         headers={"Cache-Control": "public, max-age=86400", "X-Content-Type-Options": "nosniff"},
     )
 

@@ -9,15 +9,17 @@ The HTML page has no script and no inline style: it links ``/v1/reports/report.c
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import HTMLResponse, Response
 
 from regua.views.reports import ReportDocument
 from service.api.deps import Ctx, Submitter
 from service.api.headers import REPORT_HEADERS
 from service.api.text import SEED_MAX
+from service.reports.build import ReportConfig
 from service.reports.exports import csv_text, summary_rows
 from service.reports.html import stylesheet
 from service.reports.scoped import report_config, report_page_html, scoped_report
@@ -40,16 +42,44 @@ ByQ = Query(
 )
 
 
-@router.get("", response_model=ReportDocument, response_model_by_alias=True)
-def get_report(
-    ctx: Ctx,
-    caller: Submitter,
+@dataclass(frozen=True)
+class ReportAsk:
+    """The query every form of the report takes: which runs, grouped how, bootstrapped how."""
+
+    task: list[str]
+    model: list[str]
+    group_by: GroupBy
+    seed: int
+    resamples: int
+    weights: str
+
+    def config(self, include_ids: bool = False, by: str = "family") -> ReportConfig:
+        """The report's configuration (422 for a bad weighting or slice)."""
+        return report_config(
+            self.group_by, self.seed, self.resamples, self.weights, include_ids, by
+        )
+
+
+def report_ask(
     task: list[str] = TaskQ,
     group_by: GroupBy = Query(default="model"),
     model: list[str] = ModelQ,
     seed: int = SeedQ,
     resamples: int = ResamplesQ,
     weights: str = WeightsQ,
+) -> ReportAsk:
+    """The report query of a request (a FastAPI dependency)."""
+    return ReportAsk(task, model, group_by, seed, resamples, weights)
+
+
+Ask = Annotated[ReportAsk, Depends(report_ask)]
+
+
+@router.get("", response_model=ReportDocument, response_model_by_alias=True)
+def get_report(
+    ctx: Ctx,
+    caller: Submitter,
+    ask: Ask,
     include_ids: bool = Query(default=False, description="list every evaluation id"),
     by: str = ByQ,
 ) -> ReportDocument:
@@ -58,42 +88,22 @@ def get_report(
     It holds counts, pending ranges, bootstrap intervals, paired tests, Bradley-Terry ranking,
     repeats, cost and latency, judge view and provenance.
     """
-    cfg = report_config(group_by, seed, resamples, weights, include_ids, by)
-    return ReportDocument.model_validate(scoped_report(ctx.db, caller, task, model, cfg))
+    cfg = ask.config(include_ids, by)
+    return ReportDocument.model_validate(scoped_report(ctx.db, caller, ask.task, ask.model, cfg))
 
 
 @router.get("/html", response_class=HTMLResponse)
-def get_report_html(
-    ctx: Ctx,
-    caller: Submitter,
-    task: list[str] = TaskQ,
-    group_by: GroupBy = Query(default="model"),
-    model: list[str] = ModelQ,
-    seed: int = SeedQ,
-    resamples: int = ResamplesQ,
-    weights: str = WeightsQ,
-    by: str = ByQ,
-) -> HTMLResponse:
+def get_report_html(ctx: Ctx, caller: Submitter, ask: Ask, by: str = ByQ) -> HTMLResponse:
     """The report page (server-side SVG charts, no script), served with a strict CSP."""
-    cfg = report_config(group_by, seed, resamples, weights, False, by)
-    page = report_page_html(ctx.db, caller, task, model, cfg)
+    page = report_page_html(ctx.db, caller, ask.task, ask.model, ask.config(by=by))
     return HTMLResponse(page, headers=REPORT_HEADERS)
 
 
 @router.get("/summary.csv", response_class=Response, responses={200: {"content": {"text/csv": {}}}})
-def get_report_csv(
-    ctx: Ctx,
-    caller: Submitter,
-    task: list[str] = TaskQ,
-    group_by: GroupBy = Query(default="model"),
-    model: list[str] = ModelQ,
-    seed: int = SeedQ,
-    resamples: int = ResamplesQ,
-    weights: str = WeightsQ,
-) -> Response:
+def get_report_csv(ctx: Ctx, caller: Submitter, ask: Ask) -> Response:
     """The summary table (one line per task version and group) as CSV."""
-    cfg = report_config(group_by, seed, resamples, weights, False)
-    text = csv_text(*summary_rows(scoped_report(ctx.db, caller, task, model, cfg)))
+    report = scoped_report(ctx.db, caller, ask.task, ask.model, ask.config())
+    text = csv_text(*summary_rows(report))
     return Response(text, media_type="text/csv; charset=utf-8")
 
 
