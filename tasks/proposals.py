@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from regua.errors import InputError, InvalidTaskError
-from tasks.authoring import parse_document, spec_from_data
+from tasks.authoring import spec_from_data
 from tasks.model import TaskSpec
-from tasks.variants import NAME, PLACEHOLDER, fill
+from tasks.variants import NAME, PLACEHOLDER, fill, template_document
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 """A proposed value: it becomes part of task ids, so a short slug."""
@@ -115,15 +115,7 @@ def _weights(
 
 def read_proposal_template(text: str, source: str = "<template>") -> ProposalTemplate:
     """A template text read for proposing (:class:`InvalidTaskError` names the field)."""
-    data, _node = parse_document(text, source)
-    if not isinstance(data, dict) or not isinstance(data.get("spec"), dict):
-        raise InvalidTaskError(f"{source}: a template needs 'template', 'dimensions' and 'spec'")
-    unknown = set(data) - {"template", "dimensions", "variants", "spec", "weights"}
-    if unknown:
-        raise InvalidTaskError(f"{source}: unknown template keys: {', '.join(sorted(unknown))}")
-    name = data.get("template")
-    if not isinstance(name, str) or not name:
-        raise InvalidTaskError(f"{source}: template: give the template's id (text)")
+    data, _node, name = template_document(text, source)
     declared = _values(data.get("dimensions"), source)
     used = _placeholders(data["spec"])
     extra = sorted(set(declared) - used)

@@ -103,11 +103,11 @@ def fill(value: Any, combo: Mapping[str, str], where: str = "spec") -> Any:
     return value
 
 
-def expand_template(text: str, source: str = "<template>") -> list[TaskSpec]:
-    """Every variant of a template text, validated, in declaration order.
+def template_document(text: str, source: str) -> tuple[dict[str, Any], Any, str]:
+    """A template text's mapping, its YAML node and its ``template`` id, its keys checked.
 
-    Raises :class:`InvalidTaskError` naming the field (and line) of a bad template, an undeclared
-    placeholder, or two variants that would share one ``ID@VERSION``.
+    Raises :class:`InvalidTaskError` naming the source for a text that is not a template or has
+    keys a template does not take.
     """
     data, node = parse_document(text, source)
     if not isinstance(data, dict) or not isinstance(data.get("spec"), dict):
@@ -118,6 +118,16 @@ def expand_template(text: str, source: str = "<template>") -> list[TaskSpec]:
     name = data.get("template")
     if not isinstance(name, str) or not name:
         raise InvalidTaskError(f"{source}: template: give the template's id (text)")
+    return data, node, name
+
+
+def expand_template(text: str, source: str = "<template>") -> list[TaskSpec]:
+    """Every variant of a template text, validated, in declaration order.
+
+    Raises :class:`InvalidTaskError` naming the field (and line) of a bad template, an undeclared
+    placeholder, or two variants that would share one ``ID@VERSION``.
+    """
+    data, node, name = template_document(text, source)
     dims = _dimensions(data.get("dimensions"), source)
     body, body_node = data["spec"], _child(node, "spec")
     seen: dict[str, dict[str, str]] = {}
