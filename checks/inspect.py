@@ -48,9 +48,15 @@ TagInfo = tuple[str, str, str, bool]
 class Inspector:
     """Careful inspection of single nodes, recording into one :class:`Scan`."""
 
-    def __init__(self, text: str, scan: Scan) -> None:
-        """Inspect nodes of the document parsed from ``text``, recording into ``scan``."""
+    def __init__(self, text: str, scan: Scan, start: int | None = None) -> None:
+        """Inspect nodes of the document parsed from ``text``, recording into ``scan``.
+
+        ``start``: where the root element begins in ``text``, when the text may be read for
+        what it shows of the tree (None: ask the tree only).
+        """
         self.scan = scan
+        self.text = text
+        self.start = start
         self.css_budget = CSS_SCAN_BUDGET
         self._css_memo: dict[tuple[str, str, str], list[CssFinding]] = {}
         # '<' reaches a text node or attribute value only through these (or inside a comment).

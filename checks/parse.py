@@ -76,7 +76,9 @@ class Document:
     def scan(self) -> Scan:
         """The shared one-pass scan of the tree (computed once, on first use)."""
         if self._scan is None:
-            self._scan = scan_document(self.text, self.root)
+            dt = self.prolog.doctype  # an internal subset could declare attribute types
+            start = self.prolog.root_start if dt is None or dt.subset is None else None
+            self._scan = scan_document(self.text, self.root, start)
         return self._scan
 
     def elements(self, tag: str) -> list[etree._Element]:
@@ -105,7 +107,7 @@ def _neutralise(text: str, prolog: Prolog) -> tuple[str, bool]:
 
 def parse_document(svg: str | bytes) -> Document:
     """Parse untrusted SVG text or bytes. Never raises; a failure is recorded in ``error``."""
-    text, _enc, _bom = to_text(svg)
+    text, enc, bom = to_text(svg)
     byte_length = len(svg) if isinstance(svg, bytes) else len(text.encode("utf-8", "replace"))
     prolog = scan_prolog(text)
     if byte_length > PARSE_MAX_BYTES:
@@ -117,7 +119,10 @@ def parse_document(svg: str | bytes) -> Document:
         return Document(text, byte_length, prolog, None, err, False)
     feed, neutralised = _neutralise(text, prolog)
     try:
-        root = etree.fromstring(feed.encode("utf-8", "replace"), hardened_parser())
+        # valid UTF-8 bytes without a BOM are what encoding their text again would give
+        same = isinstance(svg, bytes) and enc == "utf-8" and not bom and not neutralised
+        data = svg if same and isinstance(svg, bytes) else feed.encode("utf-8", "replace")
+        root = etree.fromstring(data, hardened_parser())
     except etree.XMLSyntaxError as exc:
         line, col = exc.position if exc.position else (None, None)
         msg = _POSITION_SUFFIX.sub("", str(exc.msg or exc))

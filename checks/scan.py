@@ -101,9 +101,12 @@ class _Walker(Inspector):
         els = list(islice(root.iter(etree.Element), SCAN_MAX_ELEMENTS + 1))
         if len(els) > SCAN_MAX_ELEMENTS:
             return False
-        if next(root.iter(etree.ProcessingInstruction, etree.Entity), None) is not None:
+        text = self.text[self.start :] if self.start is not None else self.text
+        if ("<?" in text or "&" in text) and next(
+            root.iter(etree.ProcessingInstruction, etree.Entity), None
+        ) is not None:
             return False
-        if "<" in "".join(filter(None, map(_TEXT, root.iter(etree.Comment)))):
+        if "<!--" in text and "<" in "".join(filter(None, map(_TEXT, root.iter(etree.Comment)))):
             return False
         if self.escaped_lt and "<" in "".join(
             filter(None, chain(map(_TEXT, els), map(_TAIL, els)))
@@ -218,9 +221,13 @@ def nesting_depth(root: etree._Element) -> tuple[int, etree._Element]:
     return best, deepest
 
 
-def scan_document(text: str, root: etree._Element | None) -> Scan:
-    """Walk a document's tree ``root`` (parsed from ``text``) once; no tree gives an empty scan."""
+def scan_document(text: str, root: etree._Element | None, start: int | None = None) -> Scan:
+    """Walk a document's tree ``root`` (parsed from ``text``) once; no tree gives an empty scan.
+
+    ``start`` is where the root element's start tag begins in ``text`` when the attributes may
+    be read from the text (:mod:`checks.attrtext`); None leaves every question to the tree.
+    """
     scan = Scan()
     if root is not None:
-        _Walker(text, scan).walk(root)
+        _Walker(text, scan, start).walk(root)
     return scan

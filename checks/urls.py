@@ -90,6 +90,8 @@ def classify_url(value: str) -> tuple[UrlKind, str]:
 
 def script_substring(norm: str) -> str | None:
     """The script-running scheme found anywhere in normalised text, if any."""
+    if "script:" not in norm and "mocha:" not in norm and "data:" not in norm:
+        return None  # every alternative of the pattern holds one of these: no search needed
     m = _SCRIPT_SUBSTRING.search(norm)
     return None if m is None else m.group()
 
@@ -101,6 +103,8 @@ def absolute_url(text: str) -> str | None:
         if i > 0 and (text[i - 1].isalnum() or text[i - 1] in "+.-"):
             return text[max(0, i - 30) : i + 60]
         i = text.find("://", i + 3)
+    if "//" not in text:
+        return None
     m = _NETWORK_PATH.search(text)
     return None if m is None else text[m.start() : m.end() + 60].lstrip(" ,;'\"(=")
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from lxml import etree
 
 from checks import CHECK_STATUSES, check_reply, parse_document, run_checks
 from tasks import TaskSpec
@@ -149,3 +150,25 @@ def test_hostile_shapes_stay_linear(name: str, static_task: TaskSpec) -> None:
     small_s, large_s = _check_cpu_s(small, static_task), _check_cpu_s(large, static_task)
     assert large_s < 8 * small_s + 0.05, f"{name}: {small_s:.3f}s -> {large_s:.3f}s for 4x input"
     assert large_s < 5.0
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        svg('<rect id="é" fill="#fff"/>').encode(),
+        b"\xef\xbb\xbf" + svg("<text>bom</text>").encode(),
+        b'<?xml version="1.0" encoding="ISO-8859-1"?>' + svg("<text>\xe9</text>").encode("latin-1"),
+        svg("<text>bad \xff byte</text>").encode("latin-1"),
+        "\ufeff".encode("utf-16-le") + svg("<text>wide</text>").encode("utf-16-le"),
+        svg('<rect x="1"').encode(),
+    ],
+)
+def test_bytes_parse_exactly_as_the_text_they_decode_to(data: bytes) -> None:
+    from_bytes = parse_document(data)
+    from_text = parse_document(from_bytes.text)
+    assert from_bytes.error == from_text.error
+    assert (from_bytes.root is None) == (from_text.root is None)
+    if from_bytes.root is not None and from_text.root is not None:
+        assert etree.tostring(from_bytes.root) == etree.tostring(from_text.root)
+        lines = [e.sourceline for e in from_bytes.root.iter()]
+        assert lines == [e.sourceline for e in from_text.root.iter()]
