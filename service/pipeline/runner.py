@@ -23,6 +23,7 @@ from service.evaluation.evaluator import Evaluator
 from service.pipeline.render_client import RenderOutput
 from service.storage import Database, Run, StageAttempt, StageRecord, TaskRow
 from service.storage.blobs import BlobStore
+from service.storage.cached_blobs import WrittenBlobs
 from service.storage.details import DetailT, StageDetail, StageStatus, read_detail, stage_status
 from tasks import TaskSpec
 
@@ -242,6 +243,7 @@ def advance(
         if run is None or run.status == "done":
             return True
         task = load_task(s, run)
-    ctx = StageContext(db, blobs, machinery, run_id, task)
+    # the evaluate stage reads what check and render just wrote from memory, not the store
+    ctx = StageContext(db, WrittenBlobs(blobs).for_run(run_id), machinery, run_id, task)
     # stop at the first stage that could not be recorded (it is retried on the next claim)
     return all(run_stage(ctx, stage) for stage in stages)
