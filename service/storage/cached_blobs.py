@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from service.storage.blobs import BlobStore
+from service.storage.blobs import BlobStore, LocalBlobStore
 
 READ_THREADS = 16
 """Blobs read from the store at once by :func:`get_many` (S3 reads are round-trip bound)."""
@@ -40,7 +40,7 @@ def get_many(blobs: BlobStore, shas: Sequence[str]) -> dict[str, bytes]:
 
 
 def _fetch(blobs: BlobStore, distinct: Sequence[str]) -> dict[str, bytes]:
-    if len(distinct) <= 1:
+    if len(distinct) <= 1 or isinstance(blobs, LocalBlobStore):  # a file read needs no thread
         return {sha: blobs.get(sha) for sha in distinct}
     with ThreadPoolExecutor(max_workers=min(READ_THREADS, len(distinct))) as pool:
         return dict(zip(distinct, pool.map(blobs.get, distinct), strict=True))
