@@ -43,7 +43,15 @@ from service.pipeline.pgqueue import (
     defer_stage,
     orphan_runs,
 )
-from service.pipeline.runner import Machinery, StageContext, finished, load_task, run_stage
+from service.pipeline.runner import (
+    Known,
+    Machinery,
+    StageContext,
+    attempts_of,
+    finished,
+    load_task,
+    run_stage,
+)
 from service.pipeline.stages import STAGES
 from service.storage import Database, Run, StageRecord
 from service.storage.blobs import BlobStore
@@ -102,14 +110,15 @@ class StageJobs:
             self._abandon(run_id, stage, delivery)
             chosen = STAGES[-1]
         version = chosen.version(ctx)
-        with self.db.write() as s:
+        with self.db.write() as s:  # one transaction: recorded?, attempts so far, running
             if finished(s, run_id, chosen.name, version):  # a re-delivered job: a no-op
                 defer_next(s, run_id, chosen.name)
                 return
+            known = Known(version, attempts_of(s, run_id, chosen.name, version))
             s.execute(
                 update(Run).where(Run.id == run_id, Run.status == "queued").values(status="running")
             )
-        recorded = run_stage(ctx, chosen)  # model calls take fleet slots (FleetLimiter)
+        recorded = run_stage(ctx, chosen, known)  # model calls take fleet slots (FleetLimiter)
         if chosen.name == STAGES[-1].name:
             self.written.forget(run_id)
         if not recorded:

@@ -46,6 +46,17 @@ def _fetch(blobs: BlobStore, distinct: Sequence[str]) -> dict[str, bytes]:
         return dict(zip(distinct, pool.map(blobs.get, distinct), strict=True))
 
 
+def put_many(blobs: BlobStore, datas: Sequence[bytes]) -> list[str]:
+    """Store every blob of ``datas`` (several at once: an S3 write is two round trips).
+
+    Returns their sha256 in order.
+    """
+    if len(datas) <= 1:
+        return [blobs.put(d) for d in datas]
+    with ThreadPoolExecutor(max_workers=min(READ_THREADS, len(datas))) as pool:
+        return list(pool.map(blobs.put, datas))
+
+
 class CachedBlobs:
     """Read-through cache over a blob store (clones of one render share their blobs)."""
 
