@@ -1,26 +1,36 @@
-"""Scale-out benchmark: runs/second with 1, 2 and 3 workers beside the embedded default.
+"""Scale-out benchmark: what extra workers buy, and what the queue costs a run, in one run.
 
-The workers are `regua worker` processes on one PostgreSQL database and one S3 bucket behind
-`regua serve --no-worker`; the embedded default is `regua serve` (SQLite, local artifacts,
-in-process executor); all in the same run. Also the queue's overhead per run against the bare
-stage time (the same stages called in-process on one run at a time, no queue).
+One fleet — `regua serve --no-worker` plus `regua worker` processes on one PostgreSQL database
+and one S3 bucket (moto on loopback) — grows from 1 to 3 workers; each figure is printed beside
+its reference measured in the same run, with the load average:
+
+- CPU-bound: static structured runs (checks, sandboxed Chromium render, geometry judges), runs/s
+  with 2 workers against 1 (target >= 1.6x; 2 cores);
+- I/O-bound: the same runs judged by the vision panel against a slow fake model server
+  (`regua.llm.testing`, every call answered after 1 s), each worker one judge job at a time
+  (REGUA_QUEUE_JUDGE_CONCURRENCY=1): runs/s with 3 workers against 1 (target >= 2.5x);
+- the queue's overhead per run: submit-to-done of one run at a time on the 1-worker fleet minus
+  the bare stage time (the same stages called in-process on SQLite, no queue), measured
+  alternately so both see the same load (target <= 0.15 s).
 
 Needs the loopback PostgreSQL server (REGUA_TEST_PG, default postgresql://postgres@127.0.0.1:5432/
 test), moto (dev dependency) for the S3 server, bubblewrap and Debian Chromium.
 
-    .venv/bin/python benchmarks/scale.py [--n 16] [--latency-runs 5]
+    .venv/bin/python benchmarks/scale.py [--n 12] [--n-io 6] [--latency-runs 7]
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -28,45 +38,69 @@ sys.path.insert(0, str(REPO))
 
 import psycopg  # noqa: E402
 
+from regua.llm.testing import FrameTruth, Reply, Request, serving, slow  # noqa: E402
 from regua.settings import Settings  # noqa: E402
-from service.api.client import read_token  # noqa: E402
 from service.context import ServiceContext  # noqa: E402
 from service.pipeline.runner import advance  # noqa: E402
 from service.pipeline.stages import STAGES  # noqa: E402
 from service.pipeline.submit import Submission  # noqa: E402
-from service.server.run import free_port, wait_ready  # noqa: E402
 from tests.helpers.api_client import JsonClient  # noqa: E402
 from tests.helpers.fleet import Fleet  # noqa: E402
+from tests.helpers.ports import free_port  # noqa: E402
 
 TASK = "pelican-bicycle-structured@1"
+VISION_PANEL = "pelican-bicycle-vision@1"
 GOOD = (REPO / "samples/outputs/structured-good.svg").read_text()
 PG_ADMIN = os.environ.get("REGUA_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+MODEL_WAIT_S = 1.0
+"""Seconds the fake model server waits before every answer (the I/O-bound judge call)."""
 
 
-def runs(n: int, tag: str) -> list[dict[str, object]]:
-    """``n`` distinct submissions (distinct bytes, the same drawing)."""
+class SlowModel:
+    """A vision model answering ``pass`` to every question after :data:`MODEL_WAIT_S`."""
+
+    def __init__(self) -> None:
+        """Count the calls it answers."""
+        self.truth = FrameTruth(default="pass")
+        self.calls = 0
+
+    def __call__(self, request: Request) -> Reply:
+        """The truth table's answer, :data:`MODEL_WAIT_S` late."""
+        self.calls += 1
+        return slow(MODEL_WAIT_S, self.truth(request))
+
+
+def load() -> str:
+    """The 1-minute load average, printed beside each figure."""
+    return f"load {os.getloadavg()[0]:.1f}"
+
+
+def runs(n: int, tag: str, panel: str | None = None) -> list[dict[str, object]]:
+    """``n`` distinct submissions (distinct bytes, the same drawing), judged by ``panel``."""
+    extra = {"panel": panel} if panel else {}
     return [
-        {"task": TASK, "model": {"label": "bench"}, "output": f"{GOOD}<!-- {tag} {i} -->"}
+        {"task": TASK, "model": {"label": "bench"}, "output": f"{GOOD}<!-- {tag} {i} -->", **extra}
         for i in range(n)
     ]
 
 
 def wait_done(client: JsonClient, ids: list[str], timeout_s: float = 900) -> None:
-    """Poll until every run is done."""
+    """Poll until every run is done (the oldest pending run first: one request while waiting)."""
     deadline = time.monotonic() + timeout_s
-    pending = set(ids)
+    pending = list(ids)
     while pending and time.monotonic() < deadline:
-        pending = {i for i in pending if client.run(i)["status"] != "done"}
+        while pending and client.run(pending[0])["status"] == "done":
+            pending.pop(0)
         if pending:
-            time.sleep(0.05)
+            time.sleep(0.02)
     if pending:
         raise SystemExit(f"{len(pending)} runs not done after {timeout_s}s")
 
 
-def throughput(client: JsonClient, n: int, tag: str) -> float:
+def throughput(client: JsonClient, n: int, tag: str, panel: str | None = None) -> float:
     """Submit ``n`` runs at once; runs per second until the last is done."""
     t0 = time.monotonic()
-    ids = client.submit_batch(runs(n, tag))
+    ids = client.submit_batch(runs(n, tag, panel))
     wait_done(client, ids)
     return n / (time.monotonic() - t0)
 
@@ -82,29 +116,6 @@ def latency(client: JsonClient, k: int, tag: str) -> float:
     return statistics.median(times)
 
 
-def embedded(root: Path, n: int, k: int) -> tuple[float, float]:
-    """The embedded default: one `regua serve` with SQLite and local artifacts."""
-    port = free_port()
-    data = root / "embedded"
-    env = {**os.environ, "PYTHONPATH": str(REPO), "REGUA_RENDER_WORKERS": "1"}
-    env.update({"REGUA_SUBMIT_RATE_PER_MINUTE": "0", "REGUA_QUEUE": "embedded"})
-    env.pop("REGUA_DATABASE_URL", None)
-    cmd = [sys.executable, "-m", "service.cli", "serve", "--port", str(port)]
-    log = (root / "embedded.log").open("wb")
-    proc = subprocess.Popen(
-        [*cmd, "--data-dir", str(data)], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT
-    )
-    try:
-        wait_ready(f"http://127.0.0.1:{port}", 90)
-        with JsonClient(f"http://127.0.0.1:{port}", read_token(data)) as client:
-            latency(client, 1, "warm-emb")  # the render pool's cold start
-            lat = latency(client, k, "emb")
-            return throughput(client, n, "emb"), lat
-    finally:
-        proc.terminate()
-        proc.wait(60)
-
-
 def pg_database() -> str:
     """A fresh database on the loopback server; its SQLAlchemy URL."""
     name = f"regua_scale_{uuid.uuid4().hex[:8]}"
@@ -118,37 +129,6 @@ def drop_database(url: str) -> None:
     """Drop a database made by :func:`pg_database`."""
     with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
-
-
-def fleet(
-    root: Path, s3: dict[str, str], workers: int, n: int, k: int, bare: Bare
-) -> tuple[float, list[tuple[float, float]]]:
-    """`regua serve --no-worker` plus ``workers`` workers on a fresh database.
-
-    Returns runs/s and, with one worker, ``k`` pairs (bare stage time, queued submit-to-done)
-    measured alternately, one run at a time, so both see the same machine load.
-    """
-    url = pg_database()
-    f = Fleet(root / f"fleet-{workers}", url, s3)
-    f.root.mkdir(parents=True)
-    try:
-        f.start_api()
-        for _ in range(workers):
-            f.start_worker()
-        f.wait_for(
-            lambda: f.count("SELECT count(*) FROM procrastinate_workers") >= 2 * workers,
-            120,
-            "workers registered",
-        )
-        with f.client() as client:
-            latency(client, workers, f"warm-{workers}")  # each worker's render pool warms up
-            pairs = []
-            if workers == 1:
-                pairs = [(bare.one(), latency(client, 1, f"q1-{i}")) for i in range(k)]
-            return throughput(client, n, f"q{workers}"), pairs
-    finally:
-        f.close()
-        drop_database(url)
 
 
 class Bare:
@@ -175,14 +155,16 @@ class Bare:
         self.ctx.close()
 
 
-def main() -> None:
-    """Measure and print the figures."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n", type=int, default=16, help="runs per throughput measurement")
-    parser.add_argument("--latency-runs", type=int, default=5, help="runs for the overhead")
-    args = parser.parse_args()
+Figure = tuple[float, str]
+"""A measured value and the load average when it was measured."""
+
+
+@contextmanager
+def s3_bucket() -> Iterator[dict[str, str]]:
+    """A moto S3 server on loopback with one bucket; the fleet's artifact settings."""
     from moto.server import ThreadedMotoServer
 
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
     os.environ.update({"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench"})
     os.environ["AWS_DEFAULT_REGION"] = "us-east-1"
     port = free_port()
@@ -192,41 +174,112 @@ def main() -> None:
 
     endpoint = f"http://127.0.0.1:{port}"
     boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket="regua-scale")
-    s3 = {"REGUA_ARTIFACTS_URL": "s3://regua-scale/runs", "REGUA_S3_ENDPOINT_URL": endpoint}
-    with tempfile.TemporaryDirectory(prefix="regua-scale-") as tmp:
-        root = Path(tmp)
-        emb, emb_lat = embedded(root, args.n, args.latency_runs)
-        bare = Bare(root)
-        try:
-            results = {w: fleet(root, s3, w, args.n, args.latency_runs, bare) for w in (1, 2, 3)}
-        finally:
-            bare.close()
-    moto.stop()
-    report(args.n, emb, emb_lat, results)
+    try:
+        yield {"REGUA_ARTIFACTS_URL": "s3://regua-scale/runs", "REGUA_S3_ENDPOINT_URL": endpoint}
+    finally:
+        moto.stop()
 
 
-def report(
-    n: int, emb: float, emb_lat: float, results: dict[int, tuple[float, list[tuple[float, float]]]]
-) -> None:
-    """Print the figures."""
-    print(f"cores: {os.cpu_count()}  runs per measurement: {n}  (1 render worker each)")
-    print(f"embedded (SQLite, local files, in-process): {emb:.2f} runs/s")
-    one = results[1][0]
-    for w, (rate, _) in results.items():
-        print(
-            f"queue, {w} worker(s) (PostgreSQL + S3): {rate:.2f} runs/s "
-            f"= {rate / emb:.2f}x embedded, {rate / one:.2f}x one worker"
+class Growing:
+    """One fleet on a fresh database, grown a worker at a time."""
+
+    def __init__(self, root: Path, env: dict[str, str]) -> None:
+        """Start the API; no worker yet."""
+        self.url = pg_database()
+        self.fleet = Fleet(root / "fleet", self.url, env)
+        self.fleet.root.mkdir(parents=True)
+        self.fleet.start_api()
+        self.workers = 0
+        self.client = self.fleet.client()
+
+    def grow(self, to: int) -> None:
+        """Start workers until ``to`` run, and let each render pool warm up."""
+        while self.workers < to:
+            self.fleet.start_worker()
+            self.workers += 1
+        want = 2 * self.workers  # each process registers its render and judge workers (or more)
+        self.fleet.wait_for(
+            lambda: self.fleet.count("SELECT count(*) FROM procrastinate_workers") >= want,
+            180,
+            "workers registered",
         )
-    print(f"ratios 1:2:3 workers = 1.00 : {results[2][0] / one:.2f} : {results[3][0] / one:.2f}")
-    pairs = results[1][1]
+        throughput(self.client, 2 * self.workers, f"warm-{self.workers}")
+
+    def close(self) -> None:
+        """Stop the fleet and drop its database."""
+        self.client.close()
+        self.fleet.close()
+        drop_database(self.url)
+
+
+def measure(args: argparse.Namespace, root: Path) -> dict[str, Figure | list[tuple[float, float]]]:
+    """Every figure of the run (see the module docstring)."""
+    out: dict[str, Figure | list[tuple[float, float]]] = {}
+    model = SlowModel()
+    with s3_bucket() as s3, serving(model) as server:
+        env = {
+            **s3,
+            "REGUA_JUDGE_BASE_URL": server.url,
+            "REGUA_JUDGE_MODEL": "slow-vision",
+            "REGUA_JUDGE_API_KEY": "bench",
+            "REGUA_QUEUE_JUDGE_CONCURRENCY": "1",
+        }
+        bare = Bare(root)
+        fleet = Growing(root, env)
+        try:
+            fleet.grow(1)
+            out["cpu1"] = (throughput(fleet.client, args.n, "cpu1"), load())
+            pairs = [(bare.one(), latency(fleet.client, 1, f"lat{i}")) for i in range(args.k)]
+            out["pairs"] = pairs
+            out["lat_load"] = (0.0, load())
+            calls = model.calls
+            out["io1"] = (throughput(fleet.client, args.n_io, "io1", VISION_PANEL), load())
+            out["calls"] = ((model.calls - calls) / args.n_io, "")
+            fleet.grow(2)
+            out["cpu2"] = (throughput(fleet.client, args.n, "cpu2"), load())
+            fleet.grow(3)
+            out["io3"] = (throughput(fleet.client, args.n_io, "io3", VISION_PANEL), load())
+        finally:
+            fleet.close()
+            bare.close()
+    return out
+
+
+def main() -> None:
+    """Measure and print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=12, help="runs per CPU-bound measurement")
+    parser.add_argument("--n-io", type=int, default=6, help="runs per I/O-bound measurement")
+    parser.add_argument("--latency-runs", dest="k", type=int, default=7, help="overhead runs")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="regua-scale-") as tmp:
+        report(measure(args, Path(tmp)))
+
+
+def report(out: dict[str, Figure | list[tuple[float, float]]]) -> None:
+    """Print the figures, each with its reference and the load average."""
+    fig = {k: v for k, v in out.items() if isinstance(v, tuple)}
+    pairs = out["pairs"]
+    assert isinstance(pairs, list)
+    (cpu1, l1), (cpu2, l2) = fig["cpu1"], fig["cpu2"]
+    (io1, l3), (io3, l4) = fig["io1"], fig["io3"]
+    print(f"cores: {os.cpu_count()}  (1 render worker per process, PostgreSQL + S3)")
+    print(
+        f"CPU-bound renders: 2 workers {cpu2:.2f} runs/s ({l2}) against 1 worker "
+        f"{cpu1:.2f} runs/s ({l1}) = {cpu2 / cpu1:.2f}x (target 1.6x)"
+    )
+    print(
+        f"I/O-bound judging ({fig['calls'][0]:.1f} model calls per run, {MODEL_WAIT_S:g} s each, "
+        f"1 judge job per worker): 3 workers {io3:.3f} runs/s ({l4}) against 1 worker "
+        f"{io1:.3f} runs/s ({l3}) = {io3 / io1:.2f}x (target 2.5x)"
+    )
     bare = statistics.median(b for b, _ in pairs)
     queued = statistics.median(q for _, q in pairs)
     over = statistics.median(q - b for b, q in pairs)
-    print(f"bare stage time per run (in-process, no queue): {bare:.3f} s (median of {len(pairs)})")
-    print(f"submit-to-done, one run at a time: queue {queued:.3f} s, embedded {emb_lat:.3f} s")
     print(
-        f"queue overhead per run (HTTP submit + 4 jobs + S3 + polling): {over:+.3f} s "
-        f"({over / bare:+.0%} of the bare stage time)"
+        f"queue overhead per run: {over:+.3f} s = submit-to-done {queued:.3f} s on the queue "
+        f"against the bare stage time {bare:.3f} s (in-process, no queue; medians of "
+        f"{len(pairs)} alternating pairs, {fig['lat_load'][1]}; target <= 0.15 s)"
     )
 
 

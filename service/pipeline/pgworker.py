@@ -43,10 +43,19 @@ from service.pipeline.pgqueue import (
     defer_stage,
     orphan_runs,
 )
-from service.pipeline.runner import Machinery, StageContext, finished, load_task, run_stage
+from service.pipeline.runner import (
+    Known,
+    Machinery,
+    StageContext,
+    attempts_of,
+    finished,
+    load_task,
+    run_stage,
+)
 from service.pipeline.stages import STAGES
 from service.storage import Database, Run, StageRecord
 from service.storage.blobs import BlobStore
+from service.storage.cached_blobs import WrittenBlobs
 
 log = logging.getLogger("regua.queue")
 
@@ -81,6 +90,8 @@ class StageJobs:
         :class:`~service.pipeline.slots.FleetLimiter` (one key per model endpoint).
         """
         self.db, self.blobs, self.machinery, self.settings = db, blobs, machinery, settings
+        self.written = WrittenBlobs(blobs)
+        """The blobs this worker's stages just wrote, per run (evaluate reads them here)."""
 
     def run(self, run_id: str, stage: str, delivery: int = 1) -> None:
         """Run ``stage`` of ``run_id`` unless recorded; the next stage's job follows its record.
@@ -93,20 +104,23 @@ class StageJobs:
             if run is None or run.status == "done":
                 return
             task = load_task(s, run)
-        ctx = StageContext(self.db, self.blobs, self.machinery, run_id, task)
+        ctx = StageContext(self.db, self.written.for_run(run_id), self.machinery, run_id, task)
         chosen = next(st for st in STAGES if st.name == stage)
         if delivery > MAX_JOB_ATTEMPTS:  # delivered again and again: only close the run
             self._abandon(run_id, stage, delivery)
             chosen = STAGES[-1]
         version = chosen.version(ctx)
-        with self.db.write() as s:
+        with self.db.write() as s:  # one transaction: recorded?, attempts so far, running
             if finished(s, run_id, chosen.name, version):  # a re-delivered job: a no-op
                 defer_next(s, run_id, chosen.name)
                 return
+            known = Known(version, attempts_of(s, run_id, chosen.name, version))
             s.execute(
                 update(Run).where(Run.id == run_id, Run.status == "queued").values(status="running")
             )
-        recorded = run_stage(ctx, chosen)  # model calls take fleet slots (FleetLimiter)
+        recorded = run_stage(ctx, chosen, known)  # model calls take fleet slots (FleetLimiter)
+        if chosen.name == STAGES[-1].name:
+            self.written.forget(run_id)
         if not recorded:
             raise StageNotRecordedError(f"stage {chosen.name} of run {run_id} is retried")
 

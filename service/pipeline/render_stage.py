@@ -9,6 +9,7 @@ from service.pipeline.render_client import RenderOutput
 from service.pipeline.runner import StageContext, Writer, Written
 from service.storage import Artifact, RenderRecord
 from service.storage.blobs import NewArtifact, record_artifact
+from service.storage.cached_blobs import put_many
 from service.storage.details import CheckDetail, RenderDetail
 
 
@@ -32,8 +33,7 @@ def render_compute(ctx: StageContext) -> Writer:
         assert extracted is not None
     svg_text = ctx.blobs.get(extracted.sha256).decode("utf-8")
     out = ctx.machinery.renderer.render(svg_text, ctx.task)
-    for data in out.files.values():  # bytes first, outside the writer's transaction (fsync)
-        ctx.blobs.put(data)
+    put_many(ctx.blobs, list(out.files.values()))  # bytes first, outside the transaction
 
     def write(s: Session) -> Written:
         return record_render(s, ctx, out, extracted.id)

@@ -23,6 +23,7 @@ from service.evaluation.evaluator import Evaluator
 from service.pipeline.render_client import RenderOutput
 from service.storage import Database, Run, StageAttempt, StageRecord, TaskRow
 from service.storage.blobs import BlobStore
+from service.storage.cached_blobs import WrittenBlobs
 from service.storage.details import DetailT, StageDetail, StageStatus, read_detail, stage_status
 from tasks import TaskSpec
 
@@ -140,29 +141,42 @@ def finished(session: Session, run_id: str, stage: str, version: str) -> bool:
     return session.scalar(query) is not None
 
 
-def _attempts(ctx: StageContext, stage: str, version: str) -> int:
-    with ctx.db.read() as s:
-        count = s.scalar(
-            select(func.count(StageAttempt.id)).where(
-                StageAttempt.run_id == ctx.run_id,
-                StageAttempt.stage == stage,
-                StageAttempt.version == version,
-            )
+def attempts_of(s: Session, run_id: str, stage: str, version: str) -> int:
+    """Failed attempts recorded for (run, stage, version)."""
+    count = s.scalar(
+        select(func.count(StageAttempt.id)).where(
+            StageAttempt.run_id == run_id,
+            StageAttempt.stage == stage,
+            StageAttempt.version == version,
         )
+    )
     return int(count or 0)
 
 
-def run_stage(ctx: StageContext, stage: Stage) -> bool:
+@dataclass(frozen=True)
+class Known:
+    """What a caller already read about a stage (its version, and its failed attempts so far)."""
+
+    version: str
+    attempts: int
+
+
+def run_stage(ctx: StageContext, stage: Stage, known: Known | None = None) -> bool:
     """Run one stage unless already finished; returns True when a record exists afterwards.
 
     An exception counts as a failed attempt; after :data:`MAX_STAGE_ATTEMPTS` the stage is recorded
     as ``incomplete`` with the error as its cause (machinery failure, never a fail of the work).
+    ``known``: the caller has just found the stage unrecorded (in its own transaction) and
+    counted its attempts, so they are not read again.
     """
-    version = stage.version(ctx)
-    with ctx.db.read() as s:
-        if finished(s, ctx.run_id, stage.name, version):
-            return True
-    attempts = _attempts(ctx, stage.name, version)
+    if known is None:
+        version = stage.version(ctx)
+        with ctx.db.read() as s:
+            if finished(s, ctx.run_id, stage.name, version):
+                return True
+            attempts = attempts_of(s, ctx.run_id, stage.name, version)
+    else:
+        version, attempts = known.version, known.attempts
     if attempts >= MAX_STAGE_ATTEMPTS:
         _record_given_up(ctx, stage.name, version, attempts)
         return True
@@ -242,6 +256,7 @@ def advance(
         if run is None or run.status == "done":
             return True
         task = load_task(s, run)
-    ctx = StageContext(db, blobs, machinery, run_id, task)
+    # the evaluate stage reads what check and render just wrote from memory, not the store
+    ctx = StageContext(db, WrittenBlobs(blobs).for_run(run_id), machinery, run_id, task)
     # stop at the first stage that could not be recorded (it is retried on the next claim)
     return all(run_stage(ctx, stage) for stage in stages)
