@@ -53,8 +53,10 @@ def test_a_dead_holders_slot_frees_itself_and_long_keys_fit(database_url: str) -
     db = Database(database_url)
     try:
         dead, alive = FleetLimiter(db, "dead", 1), FleetLimiter(db, "alive", 1, poll_s=0.02)
-        assert dead.slots.try_take(slot_key(KEY), 1, ttl_s=0.3) == 0  # never given back
+        # the clock is read before the lease is taken: the lease starts after t0, so its end
+        # is at least 0.3 s after t0 however long the call takes on a loaded machine
         t0 = time.monotonic()
+        assert dead.slots.try_take(slot_key(KEY), 1, ttl_s=0.3) == 0  # never given back
         with alive.slot(KEY, 30):
             assert time.monotonic() - t0 >= 0.25  # waited for the lease to end
         long_key = limit_key("openai", "http://h/" + "p" * 400 + "/v1")
