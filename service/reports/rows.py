@@ -59,11 +59,13 @@ class ReportRow(NamedTuple):
     evaluation_id: str | None = None
     judge_panel_id: str | None = None
     cost_usd: float | None = None
-    """Cost of the attempt; ``None`` = unknown (never estimated)."""
+    """Generation cost of the attempt; ``None`` = unknown (never estimated)."""
     latency_ms: float | None = None
     """Latency of the attempt; ``None`` = unknown."""
     timed_out: bool = False
     provider: str | None = None
+    judging_cost_usd: float | None = 0.0
+    """Cost of the judge calls of the current evaluation; ``None`` = not available."""
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,9 @@ class RowTable:
     item_keys: list[str]
     repeat: IntArray
     cost: FloatArray
-    """NaN = unknown."""
+    """Generation cost; NaN = unknown."""
+    judging_cost: FloatArray
+    """Judging cost; NaN = not available."""
     latency: FloatArray
     """NaN = unknown."""
     timed_out: BoolArray
@@ -146,6 +150,9 @@ def build_table(rows: Sequence[ReportRow], group_by: str = "model") -> RowTable:
     item_keys = [keys[int(c)] for c in pairs % max(len(keys), 1)]
     repeat = np.fromiter((r.repeat for r in rows), np.int64, count=n)
     cost = np.fromiter((np.nan if r.cost_usd is None else r.cost_usd for r in rows), float, n)
+    judging_cost = np.fromiter(
+        (np.nan if r.judging_cost_usd is None else r.judging_cost_usd for r in rows), float, n
+    )
     latency = np.fromiter(
         (np.nan if r.latency_ms is None else r.latency_ms for r in rows), float, count=n
     )
@@ -184,6 +191,7 @@ def build_table(rows: Sequence[ReportRow], group_by: str = "model") -> RowTable:
         item_keys=item_keys,
         repeat=repeat,
         cost=cost,
+        judging_cost=judging_cost,
         latency=latency,
         timed_out=timed_out,
         crit=crit,
