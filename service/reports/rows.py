@@ -136,6 +136,28 @@ def _labels(rows: Sequence[ReportRow], group_by: str) -> list[str]:
     raise ValueError(f"group_by must be model, provider or model_provider, got {group_by!r}")
 
 
+def _criterion_codes(maps: Sequence[Mapping[str, str]]) -> tuple[list[str], IntArray]:
+    """The criterion ids and the (runs, criteria) status codes; ValueError on an unknown one."""
+    n = len(maps)
+    crit_ids = sorted({c for m in maps if m for c in m})
+    crit = np.full((n, len(crit_ids)), C_MISSING, dtype=np.int64)
+    for j, cid in enumerate(crit_ids):
+        values = np.array([m.get(cid, "missing") for m in maps], dtype=object)
+        column = crit[:, j]
+        known = np.zeros(n, dtype=np.bool_)
+        for code, name in enumerate(CRITERION_STATUSES):
+            hit = values == name
+            column[hit] = code
+            known |= hit
+        if not known.all():
+            bad = values[np.flatnonzero(~known)[0]]
+            raise ValueError(
+                f"unknown status {bad!r} for criterion {cid}; "
+                f"expected one of {CRITERION_STATUSES[:4]}"
+            )
+    return crit_ids, crit
+
+
 def build_table(rows: Sequence[ReportRow], group_by: str = "model") -> RowTable:
     """Turn rows into columns; raises ValueError on an unknown outcome or criterion status."""
     n = len(rows)
@@ -157,23 +179,7 @@ def build_table(rows: Sequence[ReportRow], group_by: str = "model") -> RowTable:
         (np.nan if r.latency_ms is None else r.latency_ms for r in rows), float, count=n
     )
     timed_out = np.fromiter((bool(r.timed_out) for r in rows), np.bool_, count=n)
-    maps = [r.criteria for r in rows]
-    crit_ids = sorted({c for m in maps if m for c in m})
-    crit = np.full((n, len(crit_ids)), C_MISSING, dtype=np.int64)
-    for j, cid in enumerate(crit_ids):
-        values = np.array([m.get(cid, "missing") for m in maps], dtype=object)
-        column = crit[:, j]
-        known = np.zeros(n, dtype=np.bool_)
-        for code, name in enumerate(CRITERION_STATUSES):
-            hit = values == name
-            column[hit] = code
-            known |= hit
-        if not known.all():
-            bad = values[np.flatnonzero(~known)[0]]
-            raise ValueError(
-                f"unknown status {bad!r} for criterion {cid}; "
-                f"expected one of {CRITERION_STATUSES[:4]}"
-            )
+    crit_ids, crit = _criterion_codes([r.criteria for r in rows])
     family_of: dict[str, str] = {}
     pool_of: dict[str, str] = {}
     for r in rows:

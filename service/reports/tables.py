@@ -16,39 +16,40 @@ from service.reports.slices import weighted_rows
 
 Table = tuple[list[str], list[list[Any]]]
 """A CSV table: its header and its rows."""
+_SUMMARY_HEADER = (
+    "task_ref",
+    "family",
+    "pool",
+    "group",
+    "pass",
+    "fail",
+    "pending",
+    "incomplete",
+    "pass_rate_lower",
+    "pass_rate_upper",
+    "range_label",
+    "decided_rate",
+    "ci_low",
+    "ci_high",
+    "ci_level",
+    "items",
+    "generation_cost_per_pass_usd",
+    "generation_cost_note",
+    "judging_cost_per_pass_usd",
+    "judging_cost_note",
+    "total_cost_per_pass_usd",
+    "total_cost_note",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_measured",
+    "timeouts",
+    "latency_method",
+)
 
 
 def summary_rows(report: dict[str, Any]) -> Table:
     """One line per (task version, group): counts, range, decided rate, CI, cost, latency."""
-    header = [
-        "task_ref",
-        "family",
-        "pool",
-        "group",
-        "pass",
-        "fail",
-        "pending",
-        "incomplete",
-        "pass_rate_lower",
-        "pass_rate_upper",
-        "range_label",
-        "decided_rate",
-        "ci_low",
-        "ci_high",
-        "ci_level",
-        "items",
-        "generation_cost_per_pass_usd",
-        "generation_cost_note",
-        "judging_cost_per_pass_usd",
-        "judging_cost_note",
-        "total_cost_per_pass_usd",
-        "total_cost_note",
-        "latency_p50_ms",
-        "latency_p95_ms",
-        "latency_measured",
-        "timeouts",
-        "latency_method",
-    ]
+    header = list(_SUMMARY_HEADER)
     out: list[list[Any]] = []
     for tv in report["task_versions"]:
         for g in tv["groups"]:

@@ -177,5 +177,6 @@ def _run_view_has_its_three_costs(ctx: ServiceContext, ident: str) -> None:
     )
     assert costs.judging_cost_usd == pytest.approx(len(priced) * PER_CALL["seeing-1"])
     assert costs.generation_cost_usd == pytest.approx(generation)
+    assert generation is not None and costs.judging_cost_usd is not None
     assert costs.total_cost_usd == pytest.approx(generation + costs.judging_cost_usd)
     assert blind.costs is None  # a price tells the model: never shown to the blind
