@@ -210,20 +210,12 @@ class VisionJudge:
         """Cost of one call in USD, or None when it cannot be known (never estimated).
 
         The provider's reported cost wins; otherwise the token counts times the price table's
-        prices for this api+model (``REGUA_PRICE_TABLE``, the table generation is priced from);
-        otherwise the profile's own prices (USD per million tokens).
+        prices for this api+model (``REGUA_PRICE_TABLE``, the one table generation is priced
+        from; there is no second source of prices).
         """
         if usage.reported_cost_usd is not None:
             return usage.reported_cost_usd
-        priced = cost_of(self._prices, self.api, self.profile.model or "", usage).usd
-        if priced is not None:
-            return priced
-        price_in = self.profile.params.get("usd_per_mtok_in")
-        price_out = self.profile.params.get("usd_per_mtok_out")
-        tin, tout = usage.input_tokens, usage.output_tokens
-        if price_in is None or price_out is None or tin is None or tout is None:
-            return None
-        return (tin * float(price_in) + tout * float(price_out)) / 1_000_000
+        return cost_of(self._prices, self.api, self.profile.model or "", usage).usd
 
 
 def create_vision_judge(profile: JudgeProfile, settings: Settings | None = None) -> VisionJudge:

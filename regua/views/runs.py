@@ -315,10 +315,26 @@ class LeakSummary(View):
     overlap: int = 0
 
 
+class RunCostView(View):
+    """What a run cost: generation, judging and their sum (None: not available, never estimated)."""
+
+    generation_cost_usd: float | None = Field(
+        description="The generation's cost (usage times the price table), or the stated one"
+    )
+    judging_cost_usd: float | None = Field(
+        description="The judge calls of the current evaluation, priced from the same table"
+    )
+    total_cost_usd: float | None = Field(description="generation + judging")
+    judging_calls: int = Field(description="Model calls of the current evaluation's judges")
+    judging_calls_unpriced: int = Field(description="Of those, calls with no price")
+    method: str
+
+
 class RunRecord(View):
     """Everything stored about one run: progress, outcome, checks, render, verdicts, artifacts.
 
-    ``model`` is left out (unset) for anyone who must stay blind; ``leaks`` is set for admins only.
+    ``model`` and ``costs`` are left out (unset) for anyone who must stay blind (a price tells
+    the model); ``leaks`` is set for admins only.
     """
 
     run_id: str
@@ -336,6 +352,11 @@ class RunRecord(View):
     artifacts: list[ArtifactView]
     leaks: list[LeakView] | None = Field(
         default=None, exclude_if=_is_none, description="Leak flags (admins only)"
+    )
+    costs: RunCostView | None = Field(
+        default=None,
+        exclude_if=_is_none,
+        description="Generation, judging and total cost (left out for anyone who must stay blind)",
     )
 
 

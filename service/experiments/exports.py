@@ -54,6 +54,14 @@ def experiment_page_html(ctx: ServiceContext, experiment_id: str, caller: Princi
     return render_experiment_html(report, history)
 
 
+COST_KINDS = ("generation_cost", "judging_cost", "total_cost")
+"""An arm's three costs, each with the same fields (JSON), columns and lines."""
+
+
+def _usd(value: float | None) -> str:
+    return "not available" if value is None else f"${value:.4f}"
+
+
 def _ms(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1f} ms"
 
@@ -64,13 +72,14 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     size = f"{len(exp['items'])} items x {exp['repeats']} repeats"
     lines = [f"experiment {exp['id']} ({exp['status']}): {size}"]
     for a in report["arms"]:
-        c, lat, cost = a["counts"], a["latency"], a["cost"]
-        per_pass = "unknown" if cost["per_pass_usd"] is None else f"${cost['per_pass_usd']:.4f}"
+        c, lat = a["counts"], a["latency"]
+        gen, judged, total = (_usd(a[k]["per_pass_usd"]) for k in COST_KINDS)
         rate = "n/a" if a["pass_rate"] is None else f"{a['pass_rate'] * 100:.1f} %"
         lines.append(
             f"  {a['arm']}: pass {c['pass']}/{a['cases']} ({rate}), fail {c['fail']}, "
             f"pending {c['pending']}, incomplete {c['incomplete']}, running {c['running']}; "
-            f"cost/pass {per_pass}; p50 {_ms(lat['p50_ms'])}, p95 {_ms(lat['p95_ms'])} "
+            f"cost/pass: generation {gen}, judging {judged}, total {total}; "
+            f"p50 {_ms(lat['p50_ms'])}, p95 {_ms(lat['p95_ms'])} "
             f"({lat['timeouts']} timeouts)"
         )
     lines += feedback_lines(report.get("feedback") or [])

@@ -24,7 +24,7 @@ def _ms(value: float | None) -> str:
 
 
 def _usd(value: float | None) -> str:
-    return "unknown" if value is None else f"${value:.4f}"
+    return "not available" if value is None else f"${value:.4f}"
 
 
 _ENV = Environment(

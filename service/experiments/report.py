@@ -15,7 +15,6 @@ from itertools import combinations
 from typing import Any
 
 from service.experiments.paired import (
-    COST_METHOD,
     DIFF_METHOD,
     LATENCY_METHOD,
     PAIR_METHOD,
@@ -30,16 +29,46 @@ from service.experiments.paired import (
 )
 from service.experiments.plan import Plan
 from service.experiments.store import CaseView
+from service.reports.costs import JUDGING_COST_METHOD, TOTAL_COST_METHOD, total_cost
 from service.reports.stats import rng_for
 
 SCHEMA = "regua.experiment-report/1"
+ARM_COST_METHOD = (
+    "cost per pass = the arm's total cost / its passed results, for generation_cost, "
+    "judging_cost and total_cost alike (not available when any case's cost is)"
+)
 RESAMPLES = 2000
 LEVEL = 0.95
 Report = dict[str, Any]
 
 
-def _arm_section(name: str, cases: Sequence[CaseView], planned: int) -> Report:
+def _case_costs(
+    cases: Sequence[CaseView], judging_costs: Mapping[int, float | None] | None
+) -> tuple[list[float | None], list[float | None], list[float | None]]:
+    """Generation, judging and total cost of each case.
+
+    Judging: its run's current evaluation; a run not judged yet cost nothing to judge; without
+    ``judging_costs`` every judging cost is not available.
+    """
+    gen = [c.cost_usd for c in cases]
+    if judging_costs is None:
+        judged: list[float | None] = [None] * len(cases)
+    else:
+        judged = [
+            0.0 if c.evaluation_id is None else judging_costs.get(c.evaluation_id, 0.0)
+            for c in cases
+        ]
+    return gen, judged, [total_cost(g, j) for g, j in zip(gen, judged, strict=True)]
+
+
+def _arm_section(
+    name: str,
+    cases: Sequence[CaseView],
+    planned: int,
+    judging_costs: Mapping[int, float | None] | None,
+) -> Report:
     counts = count_outcomes([c.outcome for c in cases])
+    gen, judged, total = _case_costs(cases, judging_costs)
     by_item: dict[str, list[str]] = defaultdict(list)
     for c in sorted(cases, key=lambda c: (c.item, c.repeat)):
         by_item[c.item].append(c.outcome)
@@ -56,7 +85,9 @@ def _arm_section(name: str, cases: Sequence[CaseView], planned: int) -> Report:
         },
         "pass_rate": counts.pass_rate,
         "pass_range": counts.range_text(),
-        "cost": asdict(cost_per_pass([c.cost_usd for c in cases], counts.passed)),
+        "generation_cost": asdict(cost_per_pass(gen, counts.passed)),
+        "judging_cost": asdict(cost_per_pass(judged, counts.passed)),
+        "total_cost": asdict(cost_per_pass(total, counts.passed)),
         "latency": asdict(
             latency_summary([c.latency_ms for c in cases], [c.timed_out for c in cases])
         ),
@@ -106,14 +137,18 @@ def build_experiment_report(
             ``finished_at``, ``regua_version`` of the stored experiment.
         plan: its stored plan.
         cases: its stored cases with their runs' outcomes.
-        judging: ``panels`` (id and content hash of each panel that judged) and ``judges``
-            (profile id → content hash).
+        judging: ``panels`` (id and content hash of each panel that judged), ``judges``
+            (profile id → content hash), ``voting`` (every voting identity with its gate
+            decision), ``costs`` (evaluation id → judging cost in USD, None: not available;
+            without it every judging cost is not available) and ``machinery`` (renderer and
+            browser versions).
     """
     by_arm: dict[str, list[CaseView]] = defaultdict(list)
     for c in cases:
         by_arm[c.arm].append(c)
     planned = len(plan.items) * plan.repeats
-    arms = [_arm_section(a.name, by_arm[a.name], planned) for a in plan.arms]
+    costs = judging.get("costs")
+    arms = [_arm_section(a.name, by_arm[a.name], planned, costs) for a in plan.arms]
     pairs = [
         _comparison(plan.seed, a.name, b.name, by_arm[a.name], by_arm[b.name])
         for a, b in combinations(plan.arms, 2)
@@ -128,7 +163,9 @@ def build_experiment_report(
             "pairing": PAIR_METHOD,
             "difference": f"{DIFF_METHOD}; {RESAMPLES} resamples, level {LEVEL}",
             "latency": LATENCY_METHOD,
-            "cost": COST_METHOD,
+            "cost": ARM_COST_METHOD,
+            "judging_cost": JUDGING_COST_METHOD,
+            "total_cost": TOTAL_COST_METHOD,
             "pass_rate": "passes / every case; pending, incomplete and running count as not "
             "passed; the range from pending results is not a confidence interval",
         },
@@ -155,6 +192,9 @@ def _reproducibility(
         "panel_requested": plan.panel,
         "panels": judging.get("panels", []),
         "judges": judging.get("judges", {}),
+        "voting_judges": judging.get("voting", []),
+        "voting_judges_by_arm": judging.get("voting_by_arm", {}),
+        "machinery": judging.get("machinery", {}),
         "time_window": {
             "first_generation": times[0].isoformat() if times else None,
             "last_generation": times[-1].isoformat() if times else None,

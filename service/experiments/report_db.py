@@ -12,6 +12,7 @@ import judges
 import regua
 from regua.errors import NotFoundError
 from service.experiments.history import build_history
+from service.experiments.judged_by import judged_by
 from service.experiments.report import Report, build_experiment_report
 from service.experiments.revision_report import METHOD as FEEDBACK_METHOD
 from service.experiments.revision_report import feedback_section
@@ -70,7 +71,7 @@ def experiment_report(db: Database, ident: str) -> Report:
     """The report of the stored experiment ``ident`` (``NAME@WINDOW``)."""
     row = get_experiment(db, ident)
     cases = case_views(db, ident)
-    judging = _judging(db, cases)
+    judging = _judging(db, cases) | judged_by(db, cases)
     plan = plan_of(row)
     report = build_experiment_report(_meta(row), plan, cases, judging)
     report["reproducibility"]["panels_by_arm"] = judging["panels_by_arm"]
@@ -99,7 +100,9 @@ def experiment_history(
                 "model": rep["models"][a["arm"]],
                 "task_versions": rep["task_versions"][a["arm"]],
                 "panels": rep["panels_by_arm"].get(a["arm"], []),
+                "voting_judges": rep["voting_judges_by_arm"].get(a["arm"], []),
                 "pass_rate": a["pass_rate"],
+                "counts": a["counts"],
                 "cases": a["cases"],
             }
             for a in report["arms"]

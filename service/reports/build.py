@@ -39,7 +39,8 @@ class _Figures:
     counts: IntArray
     crit_counts: IntArray
     items: fig.ItemStats
-    costs: list[dict[str, object]]
+    costs: dict[str, list[dict[str, object]]]
+    """``generation_cost`` | ``judging_cost`` | ``total_cost`` → per group."""
     latencies: list[dict[str, object]]
 
 
@@ -89,6 +90,8 @@ def _methods(cfg: ReportConfig) -> dict[str, str]:
         "bootstrap": f"{BOOTSTRAP_METHOD}; {cfg.resamples} resamples, level {cfg.level}",
         "latency": fig.LATENCY_METHOD,
         "cost": fig.COST_METHOD,
+        "judging_cost": fig.JUDGING_COST_METHOD,
+        "total_cost": fig.TOTAL_COST_METHOD,
         "versions": "each task version is reported on its own; versions are never merged",
         "incomplete": "incomplete runs are machinery failures: counted, never a fail",
     }
@@ -135,7 +138,7 @@ def _group_entry(
                 figures.items, gi, (ref, model), cfg.seed, cfg.resamples, cfg.level
             ),
             "criteria": fig.criterion_rows(figures.crit_counts[gi], figures.table.criteria, used),
-            "cost": figures.costs[gi],
+            **{kind: per_group[gi] for kind, per_group in figures.costs.items()},
             "latency": figures.latencies[gi],
             "repeats": fig.repeat_figures(figures.items, gi, figures.table.item_keys),
         }

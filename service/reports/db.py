@@ -7,7 +7,9 @@ schema does not have a column for — all optional, read from the run's ``model.
 * ``item`` (str): the item key shared by every model answering the same item (else: the run id);
 * ``repeat`` (int): the attempt number of that model on that item (else 0);
 * ``cost_usd`` (float), ``latency_ms`` (float), ``timed_out`` (bool): the generation's cost and
-  latency as the submitter measured them (else unknown — never estimated).
+  latency as the submitter measured them (else unknown — never estimated). A run regua generated
+  takes its cost from its stored generation instead; every run's judging cost is its current
+  evaluation's priced judge calls (:mod:`service.reports.costs`).
 
 Family and pool come from the stored task spec; the judge panel id from ``evaluation.judge_panel``
 (``id``, else a hash of the panel).
@@ -28,6 +30,7 @@ from sqlalchemy.orm import Session
 from regua.errors import NotFoundError
 from service.access.pools import hidden_refs, retirements
 from service.reports.build import ReportConfig, build_report
+from service.reports.costs import with_costs
 from service.reports.leaks import leak_report
 from service.reports.revisions import revision_section, split_first_answers
 from service.reports.rows import JudgeVote, ReportRow
@@ -123,7 +126,9 @@ def load_report_inputs(
     )
     selected = select(matching.where(scope).subquery().c.id)
     task_info = _task_info(session, out.task_hashes, out.task_dimensions)
-    rows = _read_rows(session, selected, task_info, _criterion_statuses(session, selected))
+    rows = with_costs(
+        session, _read_rows(session, selected, task_info, _criterion_statuses(session, selected))
+    )
     out.rounds = revision_rounds(session, selected)
     out.rows = split_first_answers(rows, out.rounds)
     out.revised = [r for r in rows if r.run_id in out.rounds]

@@ -38,7 +38,20 @@ LATENCY_METHOD = (
     f"{PERCENTILE_METHOD}; over runs with a known latency that did not time out "
     "(timed-out runs are counted, never given a latency)"
 )
-COST_METHOD = "all attempts' cost / passed runs; not available when any attempt's cost is unknown"
+COST_METHOD = (
+    "cost per pass = all attempts' cost / passed runs, for generation, judging and their total "
+    "(generation_cost, judging_cost, total_cost); not available when any attempt's cost is unknown"
+)
+JUDGING_COST_METHOD = (
+    "judging cost = the sum of each run's judge calls in its current evaluation, each priced "
+    "from the same price table as generation (usage times REGUA_PRICE_TABLE, or the provider's own "
+    "cost); not available when any model call of a run has no price (an adjudication call is "
+    "never priced); static, geometry and human judges cost nothing; failed judge calls carry "
+    "no usage and are not counted"
+)
+TOTAL_COST_METHOD = "total cost = generation cost + judging cost; not available when either is"
+COST_KINDS = ("generation_cost", "judging_cost", "total_cost")
+"""The three costs of a group, each with the same fields, in the JSON, CSV and HTML."""
 
 
 @dataclass(frozen=True)
@@ -165,10 +178,22 @@ def criterion_rows(
 
 def cost_figures(
     t: RowTable, g: IntArray, n_groups: int, counts: IntArray
+) -> dict[str, list[dict[str, object]]]:
+    """Generation, judging and total cost per passed result for every group (never estimated)."""
+    arrays = {
+        "generation_cost": t.cost,
+        "judging_cost": t.judging_cost,
+        "total_cost": t.cost + t.judging_cost,  # NaN (unknown) when either is
+    }
+    return {kind: _cost_kind(cost, g, n_groups, counts) for kind, cost in arrays.items()}
+
+
+def _cost_kind(
+    cost: FloatArray, g: IntArray, n_groups: int, counts: IntArray
 ) -> list[dict[str, object]]:
-    """Cost per passed result for every group (never estimated)."""
-    unknown = np.bincount(g, weights=np.isnan(t.cost), minlength=n_groups)
-    total = np.bincount(g, weights=np.nan_to_num(t.cost, nan=0.0), minlength=n_groups)
+    """One cost per passed result for every group."""
+    unknown = np.bincount(g, weights=np.isnan(cost), minlength=n_groups)
+    total = np.bincount(g, weights=np.nan_to_num(cost, nan=0.0), minlength=n_groups)
     out: list[dict[str, object]] = []
     for gi in range(n_groups):
         passes, runs, unk = int(counts[gi, PASS]), int(counts[gi].sum()), int(unknown[gi])

@@ -59,11 +59,13 @@ class ReportRow(NamedTuple):
     evaluation_id: str | None = None
     judge_panel_id: str | None = None
     cost_usd: float | None = None
-    """Cost of the attempt; ``None`` = unknown (never estimated)."""
+    """Generation cost of the attempt; ``None`` = unknown (never estimated)."""
     latency_ms: float | None = None
     """Latency of the attempt; ``None`` = unknown."""
     timed_out: bool = False
     provider: str | None = None
+    judging_cost_usd: float | None = 0.0
+    """Cost of the judge calls of the current evaluation; ``None`` = not available."""
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,9 @@ class RowTable:
     item_keys: list[str]
     repeat: IntArray
     cost: FloatArray
-    """NaN = unknown."""
+    """Generation cost; NaN = unknown."""
+    judging_cost: FloatArray
+    """Judging cost; NaN = not available."""
     latency: FloatArray
     """NaN = unknown."""
     timed_out: BoolArray
@@ -132,25 +136,9 @@ def _labels(rows: Sequence[ReportRow], group_by: str) -> list[str]:
     raise ValueError(f"group_by must be model, provider or model_provider, got {group_by!r}")
 
 
-def build_table(rows: Sequence[ReportRow], group_by: str = "model") -> RowTable:
-    """Turn rows into columns; raises ValueError on an unknown outcome or criterion status."""
-    n = len(rows)
-    tasks, task = _factorize(r.task_ref for r in rows)
-    models, model = _factorize(_labels(rows, group_by))
-    try:
-        outcome = np.fromiter((_OUTCOME_CODE[r.outcome] for r in rows), np.int64, count=n)
-    except KeyError as exc:
-        raise ValueError(f"unknown outcome {exc.args[0]!r}; expected one of {OUTCOMES}") from exc
-    keys, key_code = _factorize(r.run_id if r.item_key is None else r.item_key for r in rows)
-    pairs, item = np.unique(task * max(len(keys), 1) + key_code, return_inverse=True)
-    item_keys = [keys[int(c)] for c in pairs % max(len(keys), 1)]
-    repeat = np.fromiter((r.repeat for r in rows), np.int64, count=n)
-    cost = np.fromiter((np.nan if r.cost_usd is None else r.cost_usd for r in rows), float, n)
-    latency = np.fromiter(
-        (np.nan if r.latency_ms is None else r.latency_ms for r in rows), float, count=n
-    )
-    timed_out = np.fromiter((bool(r.timed_out) for r in rows), np.bool_, count=n)
-    maps = [r.criteria for r in rows]
+def _criterion_codes(maps: Sequence[Mapping[str, str]]) -> tuple[list[str], IntArray]:
+    """The criterion ids and the (runs, criteria) status codes; ValueError on an unknown one."""
+    n = len(maps)
     crit_ids = sorted({c for m in maps if m for c in m})
     crit = np.full((n, len(crit_ids)), C_MISSING, dtype=np.int64)
     for j, cid in enumerate(crit_ids):
@@ -167,6 +155,31 @@ def build_table(rows: Sequence[ReportRow], group_by: str = "model") -> RowTable:
                 f"unknown status {bad!r} for criterion {cid}; "
                 f"expected one of {CRITERION_STATUSES[:4]}"
             )
+    return crit_ids, crit
+
+
+def build_table(rows: Sequence[ReportRow], group_by: str = "model") -> RowTable:
+    """Turn rows into columns; raises ValueError on an unknown outcome or criterion status."""
+    n = len(rows)
+    tasks, task = _factorize(r.task_ref for r in rows)
+    models, model = _factorize(_labels(rows, group_by))
+    try:
+        outcome = np.fromiter((_OUTCOME_CODE[r.outcome] for r in rows), np.int64, count=n)
+    except KeyError as exc:
+        raise ValueError(f"unknown outcome {exc.args[0]!r}; expected one of {OUTCOMES}") from exc
+    keys, key_code = _factorize(r.run_id if r.item_key is None else r.item_key for r in rows)
+    pairs, item = np.unique(task * max(len(keys), 1) + key_code, return_inverse=True)
+    item_keys = [keys[int(c)] for c in pairs % max(len(keys), 1)]
+    repeat = np.fromiter((r.repeat for r in rows), np.int64, count=n)
+    cost = np.fromiter((np.nan if r.cost_usd is None else r.cost_usd for r in rows), float, n)
+    judging_cost = np.fromiter(
+        (np.nan if r.judging_cost_usd is None else r.judging_cost_usd for r in rows), float, n
+    )
+    latency = np.fromiter(
+        (np.nan if r.latency_ms is None else r.latency_ms for r in rows), float, count=n
+    )
+    timed_out = np.fromiter((bool(r.timed_out) for r in rows), np.bool_, count=n)
+    crit_ids, crit = _criterion_codes([r.criteria for r in rows])
     family_of: dict[str, str] = {}
     pool_of: dict[str, str] = {}
     for r in rows:
@@ -184,6 +197,7 @@ def build_table(rows: Sequence[ReportRow], group_by: str = "model") -> RowTable:
         item_keys=item_keys,
         repeat=repeat,
         cost=cost,
+        judging_cost=judging_cost,
         latency=latency,
         timed_out=timed_out,
         crit=crit,

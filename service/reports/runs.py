@@ -26,12 +26,21 @@ from regua.views.runs import (
     OutcomeView,
     ProcedureRef,
     RenderView,
+    RunCostView,
     RunLine,
     RunRecord,
     StageView,
     VerdictView,
     VersionsView,
     VoteView,
+)
+from service.reports.costs import (
+    JUDGING_COST_METHOD,
+    TOTAL_COST_METHOD,
+    generation_costs,
+    judging_costs,
+    stated_cost,
+    total_cost,
 )
 from service.reports.grading_views import adjudication_views, rubric_view
 from service.reports.leaks import leak_views
@@ -223,6 +232,24 @@ def run_view(s: Session, run: Run, *, include_model: bool, leaks: bool = False) 
             else None
         ),
         leaks=leak_views(s, run.id) if leaks else None,
+        costs=run_costs(s, run) if include_model else None,
+    )
+
+
+def run_costs(s: Session, run: Run) -> RunCostView:
+    """Generation, judging (current evaluation) and total cost of one run, never estimated."""
+    generated = generation_costs(s, [run.id])
+    generation = generated[run.id] if run.id in generated else stated_cost(run.model_params)
+    ev = run.current_evaluation_id
+    judging = judging_costs(s, [ev])[ev] if ev is not None else None
+    judging_usd = judging.usd if judging is not None else 0.0
+    return RunCostView(
+        generation_cost_usd=generation,
+        judging_cost_usd=judging_usd,
+        total_cost_usd=total_cost(generation, judging_usd),
+        judging_calls=judging.calls if judging else 0,
+        judging_calls_unpriced=judging.unpriced if judging else 0,
+        method=f"{JUDGING_COST_METHOD}; {TOTAL_COST_METHOD}",
     )
 
 

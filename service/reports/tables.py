@@ -10,45 +10,52 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from judges.pairwise.bradley_terry import CONVENTION
+from service.reports.figures import COST_KINDS
 from service.reports.rows import ReportRow
 from service.reports.slices import weighted_rows
 
 Table = tuple[list[str], list[list[Any]]]
 """A CSV table: its header and its rows."""
+_SUMMARY_HEADER = (
+    "task_ref",
+    "family",
+    "pool",
+    "group",
+    "pass",
+    "fail",
+    "pending",
+    "incomplete",
+    "pass_rate_lower",
+    "pass_rate_upper",
+    "range_label",
+    "decided_rate",
+    "ci_low",
+    "ci_high",
+    "ci_level",
+    "items",
+    "generation_cost_per_pass_usd",
+    "generation_cost_note",
+    "judging_cost_per_pass_usd",
+    "judging_cost_note",
+    "total_cost_per_pass_usd",
+    "total_cost_note",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_measured",
+    "timeouts",
+    "latency_method",
+)
 
 
 def summary_rows(report: dict[str, Any]) -> Table:
     """One line per (task version, group): counts, range, decided rate, CI, cost, latency."""
-    header = [
-        "task_ref",
-        "family",
-        "pool",
-        "group",
-        "pass",
-        "fail",
-        "pending",
-        "incomplete",
-        "pass_rate_lower",
-        "pass_rate_upper",
-        "range_label",
-        "decided_rate",
-        "ci_low",
-        "ci_high",
-        "ci_level",
-        "items",
-        "cost_per_pass_usd",
-        "cost_note",
-        "latency_p50_ms",
-        "latency_p95_ms",
-        "latency_measured",
-        "timeouts",
-        "latency_method",
-    ]
+    header = list(_SUMMARY_HEADER)
     out: list[list[Any]] = []
     for tv in report["task_versions"]:
         for g in tv["groups"]:
             ci = g["ci"]["interval"] or [None, None]
-            c, rng, cost, lat = g["counts"], g["pass_range"], g["cost"], g["latency"]
+            c, rng, lat = g["counts"], g["pass_range"], g["latency"]
+            costs = [g[k][f] for k in COST_KINDS for f in ("per_pass_usd", "note")]
             out.append(
                 [
                     tv["task_ref"],
@@ -67,8 +74,7 @@ def summary_rows(report: dict[str, Any]) -> Table:
                     ci[1],
                     g["ci"]["level"],
                     g["ci"]["items"],
-                    cost["per_pass_usd"],
-                    cost["note"],
+                    *costs,
                     lat["p50_ms"],
                     lat["p95_ms"],
                     lat["measured"],
@@ -165,7 +171,9 @@ _RUNS_HEADER = [
     "repeat",
     "outcome",
     "judge_panel_id",
-    "cost_usd",
+    "generation_cost_usd",
+    "judging_cost_usd",
+    "total_cost_usd",
     "latency_ms",
     "timed_out",
 ]
@@ -291,6 +299,10 @@ def run_rows(rows: Sequence[ReportRow]) -> Table:
             r.outcome,
             r.judge_panel_id,
             r.cost_usd,
+            r.judging_cost_usd,
+            None
+            if r.cost_usd is None or r.judging_cost_usd is None
+            else r.cost_usd + r.judging_cost_usd,
             r.latency_ms,
             r.timed_out,
         ]

@@ -87,6 +87,26 @@ def _basis(
     return "the gate rejected its calibration: no vote", _gate(latest)
 
 
+GATE_WORDS = ("trusted", "untrusted", "not calibrated", "not needed")
+"""A voting identity's gate decision in one word, as records and history show it."""
+
+
+def gate_word(kind: str | None, content_hash: str | None, latest: GateDecisionRow | None) -> str:
+    """The gate decision in force for a vote, in the words of :data:`GATE_WORDS`.
+
+    The same rules as the run view's basis: static rules and people need none; a decision for
+    other content (another profile hash) is no calibration of this identity; a declared MOCK
+    decision counts as trusted (the run view says MOCK).
+    """
+    if kind in ALWAYS:
+        return "not needed"
+    if latest is None:
+        return "not calibrated"
+    if content_hash is not None and latest.profile_hash not in (None, content_hash):
+        return "not calibrated"
+    return "trusted" if latest.passed else "untrusted"
+
+
 def vote_views(
     s: Session, ev: Evaluation, votes: Mapping[str, Sequence[Any]]
 ) -> dict[str, list[VoteView]]:

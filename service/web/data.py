@@ -96,6 +96,7 @@ def run_page(
         leaks=view.leaks or [],
         raw_text=_text(blobs, session, run.id, "raw"),
         svg_text=_text(blobs, session, run.id, "extracted"),
+        costs=view.costs,
     )
 
 

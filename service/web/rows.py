@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from regua.views.runs import CheckResultView, EvaluationView, LeakView
+from regua.views.runs import CheckResultView, EvaluationView, LeakView, RunCostView
 from service.review.views import FrameRef
 from service.storage import Evaluation, RenderRecord, Run
 
@@ -73,6 +73,8 @@ class RunPage:
     leaks: list[LeakView]
     raw_text: str
     svg_text: str
+    costs: RunCostView | None = None
+    """Generation, judging and total cost of the run (its current evaluation's judging)."""
 
 
 @dataclass(frozen=True)

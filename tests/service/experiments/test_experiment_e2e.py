@@ -205,7 +205,11 @@ def check_report(report: dict[str, Any], latencies: dict[str, list[float]]) -> N
         }
         assert a["pass_rate"] == pytest.approx(c["pass"] / 30)
         # the mock has no price: the cost of a pass is unknown, never made up
-        assert a["cost"]["per_pass_usd"] is None and a["cost"]["unknown"] == 30
+        gen, judging = a["generation_cost"], a["judging_cost"]
+        assert gen["per_pass_usd"] is None and gen["unknown"] == 30
+        # static rules judge here: no model call, judging cost nothing (known, not missing)
+        assert judging["total_usd"] == 0.0 and judging["unknown"] == 0
+        assert a["total_cost"]["per_pass_usd"] is None
         lat = latencies[name]
         assert (a["latency"]["p50_ms"], a["latency"]["p95_ms"]) == (
             nearest(lat, 50),

@@ -97,17 +97,32 @@ def test_latency_excludes_timeouts_and_unknowns_and_counts_them() -> None:
 
 def test_cost_per_pass_is_total_over_passes_and_never_estimated() -> None:
     known = runs("a", ["pass", "fail", "pass", "pending"], cost_usd=0.5)
-    cost = build_report(known)["task_versions"][0]["groups"][0]["cost"]
+    cost = build_report(known)["task_versions"][0]["groups"][0]["generation_cost"]
     assert cost["per_pass_usd"] == pytest.approx(2.0 / 2)
     assert cost["total_usd"] == pytest.approx(2.0)
     partial = [*known[:3], known[3]._replace(cost_usd=None)]
-    cost = build_report(partial)["task_versions"][0]["groups"][0]["cost"]
+    cost = build_report(partial)["task_versions"][0]["groups"][0]["generation_cost"]
     assert cost["per_pass_usd"] is None
     assert cost["total_usd"] is None
     assert cost["note"].startswith("not available")
     none_passed = runs("b", ["fail", "fail"], cost_usd=1.0)
-    cost = build_report(none_passed)["task_versions"][0]["groups"][0]["cost"]
+    cost = build_report(none_passed)["task_versions"][0]["groups"][0]["generation_cost"]
     assert cost["per_pass_usd"] is None and "no passed result" in cost["note"]
+
+
+def test_judging_and_total_cost_per_pass_sit_beside_generation_cost() -> None:
+    rows = runs("a", ["pass", "fail", "pass", "pending"], cost_usd=0.5)
+    judged = [r._replace(judging_cost_usd=0.01 * (i + 1)) for i, r in enumerate(rows)]
+    group = build_report(judged)["task_versions"][0]["groups"][0]
+    assert group["judging_cost"]["total_usd"] == pytest.approx(0.1)
+    assert group["judging_cost"]["per_pass_usd"] == pytest.approx(0.1 / 2)
+    assert group["total_cost"]["per_pass_usd"] == pytest.approx((2.0 + 0.1) / 2)
+    unpriced = [*judged[:3], judged[3]._replace(judging_cost_usd=None)]  # a call without price
+    group = build_report(unpriced)["task_versions"][0]["groups"][0]
+    assert group["judging_cost"]["per_pass_usd"] is None
+    assert group["judging_cost"]["note"].startswith("not available")
+    assert group["total_cost"]["per_pass_usd"] is None
+    assert group["generation_cost"]["per_pass_usd"] == pytest.approx(1.0)  # unaffected
 
 
 def _items(seed: int) -> tuple[np.ndarray, np.ndarray]:
