@@ -81,7 +81,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
             with serve_in_thread(create_app(ctx)) as url:
                 yield Served(url, ctx, model)
                 model.model.gate.set()
-                _until(lambda: jobs.running(served.ctx) == 0)
+                _until(lambda: jobs.running(ctx) == 0)
         finally:
             ctx.close()
 
