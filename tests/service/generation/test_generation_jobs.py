@@ -106,7 +106,7 @@ def test_close_interrupts_a_generation_and_resume_asks_only_what_is_missing(
             assert again.status_code == 422  # only an interrupted job resumes
         assert done["state"] == "done" and len(done["run_ids"]) == 3
         with ctx2.db.read() as s:
-            keys = sorted(s.scalars(select(GenerationRow.case_key)).all())
+            keys = sorted(str(k) for k in s.scalars(select(GenerationRow.case_key)))
         assert keys == [f"{job_id}:{r}" for r in (1, 2, 3)]  # one generation per repeat
         assert model.model.calls == 3  # the two stored repeats were not asked again
     finally:
