@@ -187,9 +187,16 @@ def _one(
     """One call within the endpoint's limits, then its run; the run id (None: stopped first)."""
     if stop is not None and stop.is_set():
         return None
-    call = plan.params.model_call(plan.prompt, repeat, plan.key)
+    call = plan.params.model_call(plan.prompt, repeat, plan.key, idempotency_key(case_key))
     result = call_model(call, plan.policy, limiter=plan.limiter, redact=plan.redact)
     return store_reply(plan, repeat, case_key, result)
+
+
+def idempotency_key(case_key: str | None) -> str | None:
+    """The ``Idempotency-Key`` of a case's call: the same whenever the case is asked again."""
+    if case_key is None:
+        return None
+    return "regua-" + hashlib.sha256(case_key.encode("utf-8")).hexdigest()[:40]
 
 
 StoredHook = Callable[[Session, str], None]

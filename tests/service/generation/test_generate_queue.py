@@ -7,7 +7,8 @@ that stores it; the API is then killed (SIGKILL) and a ``regua worker`` started 
 both jobs to their end, and a new API process reports the stored generation. A worker killed
 while its generation waits on the model leaves the job ``doing``; once its heartbeat is older
 than the stalled-job timeout another worker takes the job over and finishes it, with one
-generation per repeat (the repeats are stored under case keys).
+generation per repeat (the repeats are stored under case keys) and every call sent again carries
+its repeat's ``Idempotency-Key``.
 """
 
 from __future__ import annotations
@@ -127,3 +128,6 @@ def test_a_generation_whose_worker_died_is_finished_by_another(
     keys = fleet.sql("SELECT case_key, count(*) FROM generations GROUP BY case_key ORDER BY 1")
     assert keys == [(f"{job['job_id']}:1", 1), (f"{job['job_id']}:2", 1)]
     assert fleet.count(JOBS_ON_QUEUE, status="failed") == 0
+    sent = [r.headers.get("idempotency-key") for r in model.requests]
+    assert len(sent) > 2 and None not in sent  # the dead worker's calls were sent again ...
+    assert len(set(sent)) == 2  # ... under their repeat's key: a provider answers each once

@@ -109,6 +109,8 @@ def test_close_interrupts_a_generation_and_resume_asks_only_what_is_missing(
             keys = sorted(str(k) for k in s.scalars(select(GenerationRow.case_key)))
         assert keys == [f"{job_id}:{r}" for r in (1, 2, 3)]  # one generation per repeat
         assert model.model.calls == 3  # the two stored repeats were not asked again
+        sent = [r.headers.get("idempotency-key") for r in model.requests]
+        assert None not in sent and len(set(sent)) == 3  # one key per repeat
     finally:
         ctx2.close()
 
