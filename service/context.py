@@ -33,6 +33,7 @@ from service.pipeline.check_stage import CHECKER_VERSION
 from service.pipeline.dispatch import Dispatcher, Workers, choose_dispatcher
 from service.pipeline.executor import Executor, make_owner
 from service.pipeline.jobs import JobFields, JobRunner
+from service.pipeline.pgqueue import GenerateArgs as GenerateArgs
 from service.pipeline.pgqueue import defer_generate
 from service.pipeline.render_client import RenderClient
 from service.pipeline.runner import Machinery
@@ -55,7 +56,6 @@ SHUTDOWN_GRACE_S = 3.0
 GENERATE_THREADS = 4
 """Generation and experiment jobs one embedded context runs at once (its generate runner)."""
 
-GenerateArgs = dict[str, object]
 GenerateWork = Callable[["ServiceContext", GenerateArgs, threading.Event], JobFields | None]
 """One kind of generate job: runs with its (JSON) args until done or until the event is set."""
 GenerateCancel = Callable[["ServiceContext", GenerateArgs], None]

@@ -21,12 +21,12 @@ from sqlalchemy.orm import Session
 from regua.errors import ConfigurationError
 from regua.settings import Settings
 from service.pipeline.executor import Executor
-from service.pipeline.pgqueue import defer_first, defer_next
+from service.pipeline.pgqueue import GenerateArgs, defer_first, defer_next
 from service.pipeline.runner import Machinery
 from service.storage import Database
 from service.storage.blobs import BlobStore
 
-GenerateHandler = Callable[[str, dict[str, object]], None]
+GenerateHandler = Callable[[str, GenerateArgs], None]
 """Runs one generation or experiment job from the queue: (kind, args)."""
 
 

@@ -144,7 +144,11 @@ ORPHANS = text(
 )
 
 
-def defer_generate(session: Session, kind: str, args: dict[str, object], key: str) -> bool:
+GenerateArgs = dict[str, str | int | None]
+"""The arguments of a generate job (ids, a generator name, a token id)."""
+
+
+def defer_generate(session: Session, kind: str, args: GenerateArgs, key: str) -> bool:
     """Insert a job of ``kind`` on the ``generate`` queue in the session's transaction.
 
     ``key`` is its queueing lock (one waiting job per generation or experiment); False when

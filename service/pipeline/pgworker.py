@@ -41,6 +41,7 @@ from service.pipeline.pgqueue import (
     JUDGE_QUEUE,
     RENDER_QUEUE,
     STAGE_TASK,
+    GenerateArgs,
     defer_next,
     defer_stage,
     orphan_runs,
@@ -52,7 +53,7 @@ from service.storage.blobs import BlobStore
 
 log = logging.getLogger("regua.queue")
 
-GenerateHandler = Callable[[str, dict[str, object]], None]
+GenerateHandler = Callable[[str, GenerateArgs], None]
 """Runs one job of the ``generate`` queue: (kind, args); raises to have it retried."""
 MAINTENANCE_QUEUE = "maintenance"
 MAX_GENERATE_ATTEMPTS = 20
@@ -187,7 +188,7 @@ def build_app(
             queue=GENERATE_QUEUE,
             retry=RetryStrategy(max_attempts=MAX_GENERATE_ATTEMPTS, wait=1),
         )
-        def generate_job(kind: str, args: dict[str, object]) -> None:
+        def generate_job(kind: str, args: GenerateArgs) -> None:
             run_generate(kind, args)
 
         del generate_job

@@ -170,7 +170,7 @@ def test_an_uncalibrated_judge_refuses_the_experiment_naming_it(
         with _service(settings, render_pool, trusted=False) as (url, token):
             res = _cli(file, url, token)
             headers = {"Authorization": f"Bearer {token}"}
-            with httpx.Client(base_url=url, headers=headers) as client:
+            with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
                 direct = client.post("/v1/experiments", json={"file": FILE})
                 stored = client.get("/v1/experiments/judged@default")
     assert res.exit_code != 0
