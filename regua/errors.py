@@ -167,3 +167,7 @@ class GenerationSetupError(InputError):
 
 class ModelReplyError(GenerationError):
     """A model asked for a workflow's data (proposals) gave no usable reply (HTTP 502)."""
+
+
+class PanelNotSeatedError(InputError):
+    """An experiment's panel cannot be seated: a judge not configured or not trusted (named)."""

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session
 
 import judges
+from regua.errors import ConfigurationError, ReguaError
 from regua.llm.limits import (
     LayeredLimiter,
     Limiter,
@@ -31,7 +32,9 @@ from service.pipeline.admission import Admission, Limits
 from service.pipeline.check_stage import CHECKER_VERSION
 from service.pipeline.dispatch import Dispatcher, Workers, choose_dispatcher
 from service.pipeline.executor import Executor, make_owner
-from service.pipeline.jobs import JobRunner
+from service.pipeline.jobs import JobFields, JobRunner
+from service.pipeline.pgqueue import GenerateArgs as GenerateArgs
+from service.pipeline.pgqueue import defer_generate
 from service.pipeline.render_client import RenderClient
 from service.pipeline.runner import Machinery
 from service.pipeline.slots import FleetLimiter
@@ -50,6 +53,25 @@ from tasks import TaskRegistry, bundled_registry
 
 SHUTDOWN_GRACE_S = 3.0
 """How long stopping waits for work in progress before leaving it to the next start."""
+GENERATE_THREADS = 4
+"""Generation and experiment jobs one embedded context runs at once (its generate runner)."""
+
+GenerateWork = Callable[["ServiceContext", GenerateArgs, threading.Event], JobFields | None]
+"""One kind of generate job: runs with its (JSON) args until done or until the event is set."""
+GenerateCancel = Callable[["ServiceContext", GenerateArgs], None]
+"""Records that a job of that kind was stopped before its end (it stays resumable)."""
+_GENERATE_KINDS: dict[str, tuple[GenerateWork, GenerateCancel | None]] = {}
+
+
+def register_generate_kind(
+    kind: str, work: GenerateWork, on_cancel: GenerateCancel | None = None
+) -> None:
+    """Register a kind of generate job (``generation``, ``experiment``) by its work."""
+    _GENERATE_KINDS[kind] = (work, on_cancel)
+
+
+class GenerateInterruptedError(ReguaError):
+    """A generate job stopped with its process before its end (the queue retries it)."""
 
 
 def service_panel(settings: Settings, registry: TaskRegistry | None = None) -> str | None:
@@ -86,6 +108,10 @@ class ServiceContext:
     jobs: JobRunner | None = None
     secret: bytes = field(default=b"", repr=False)
     """The installation secret (``service.access.secret``): keys tokens, sessions, blinding."""
+    generate_jobs: JobRunner | None = None
+    """The embedded runner of generation and experiment jobs (:meth:`start_generate`)."""
+    stopping: threading.Event = field(default_factory=threading.Event, repr=False)
+    """Set when the context closes: running generate jobs stop at their next call."""
     _jobs_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     admission: Admission = field(init=False, repr=False)
     """Batch size, per-token rate, queue capacity and per-submitter share (a test may replace it
@@ -192,7 +218,72 @@ class ServiceContext:
             self.start_executor(threads)
             return
         threads = threads or max(2, 2 * self.settings.render_workers)
-        self.workers = self.dispatcher.start_workers(self.db, self.blobs, self.machinery, threads)
+        self.workers = self.dispatcher.start_workers(
+            self.db, self.blobs, self.machinery, threads, self.run_generate
+        )
+
+    def start_generate(
+        self,
+        kind: str,
+        args: GenerateArgs,
+        key: str,
+        *,
+        store: Callable[[Session], None] | None = None,
+        info: JobFields | None = None,
+    ) -> str:
+        """Start a generation or experiment job; its job id.
+
+        ``store`` writes the job's rows first. Embedded: the job runs on this context's generate
+        runner (:data:`GENERATE_THREADS` at once) and :meth:`close` stops it. Procrastinate: it
+        is deferred on the ``generate`` queue in the transaction that runs ``store`` and any
+        worker (``regua worker``, or ``regua serve``) runs it; a job whose worker died is retried
+        by another one.
+        """
+        work, on_cancel = self._generate_kind(kind)
+        embedded = self.dispatcher.name == "embedded"
+        with self.db.write() as s:
+            if store is not None:
+                store(s)
+            if not embedded:
+                defer_generate(s, kind, args, key)
+        if not embedded:
+            return f"{kind}:{key}"
+
+        def cancelled(_job: object) -> None:
+            if on_cancel is not None:
+                on_cancel(self, args)
+
+        with self._jobs_lock:
+            if self.generate_jobs is None:
+                self.generate_jobs = JobRunner(threads=GENERATE_THREADS, name="regua-generate")
+            runner = self.generate_jobs
+        job = runner.submit(
+            kind,
+            lambda: work(self, args, self.stopping),
+            job_id=f"{kind}:{key}",
+            info=info,
+            on_cancel=cancelled,
+        )
+        return job.id
+
+    def run_generate(self, kind: str, args: GenerateArgs) -> None:
+        """Run one job of the ``generate`` queue here (a procrastinate worker calls this).
+
+        Raises:
+            GenerateInterruptedError: the context closed before the job's end (retried).
+        """
+        work, _ = self._generate_kind(kind)
+        work(self, args, self.stopping)
+        if self.stopping.is_set():
+            raise GenerateInterruptedError(f"{kind} job stopped with its worker; it is retried")
+
+    @staticmethod
+    def _generate_kind(kind: str) -> tuple[GenerateWork, GenerateCancel | None]:
+        found = _GENERATE_KINDS.get(kind)
+        if found is None:
+            known = ", ".join(sorted(_GENERATE_KINDS)) or "none"
+            raise ConfigurationError(f"no generate job kind {kind!r} (known: {known})")
+        return found
 
     def submit(
         self,
@@ -256,12 +347,15 @@ class ServiceContext:
         gets ``grace_s`` to finish; the render workers are released; the database is closed.
         """
         deadline = time.monotonic() + grace_s
+        self.stopping.set()
         if self.executor is not None:
             self.executor.request_stop()
         if self.workers is not None:
             self.workers.request_stop()
         if self.jobs is not None:
             self.jobs.close(wait_s=grace_s)
+        if self.generate_jobs is not None:
+            self.generate_jobs.close(wait_s=max(0.0, deadline - time.monotonic()))
         # a render worker still starting or rendering holds the pool: release it on a thread
         # of its own and stop waiting at the deadline (the sandbox dies with this process)
         closer = threading.Thread(target=self.renderer.close, name="regua-close", daemon=True)

@@ -58,6 +58,8 @@ class AnthropicMessages:
         headers = {"anthropic-version": API_VERSION}
         if call.api_key:
             headers["x-api-key"] = call.api_key
+        if call.idempotency_key:
+            headers["Idempotency-Key"] = call.idempotency_key
         url = endpoint_url(self.api, call.base_url)
         doc, raw = post_json(http, url, body, headers, call.timeout_s)
         blocks = doc.get("content") if isinstance(doc.get("content"), list) else []

@@ -73,6 +73,9 @@ class ModelCall:
     repeat: int = 1
     """Which repeat of the same request this is (the mock's replies vary by it)."""
     api_key: str | None = field(default=None, repr=False)
+    idempotency_key: str | None = None
+    """Sent as ``Idempotency-Key`` (the same for every attempt and every resumption of one
+    case), so a provider that honours it answers a call sent again only once."""
 
     def system_text(self) -> str | None:
         """The system turns' text (None without one)."""

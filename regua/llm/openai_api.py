@@ -53,6 +53,8 @@ class OpenAIChat:
         body = self.request_params(call)
         body["messages"] = [_message(m) for m in call.messages]
         headers = {"Authorization": f"Bearer {call.api_key}"} if call.api_key else {}
+        if call.idempotency_key:
+            headers["Idempotency-Key"] = call.idempotency_key
         url = endpoint_url(self.api, call.base_url)
         doc, raw = post_json(http, url, body, headers, call.timeout_s)
         choice = _choice(doc, raw)

@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-JobState = Literal["running", "done", "failed"]
+JobState = Literal["running", "done", "failed", "interrupted"]
+"""``interrupted``: the service stopped while the job ran; it can be resumed."""
 
 
 class JobView(BaseModel):
@@ -49,3 +50,5 @@ class GenerationJobView(BaseModel):
     rounds_done: int = 0
     chains: list[ChainView] = []
     """Per first answer: its run and each revision's, round 0 first (once done)."""
+    resumable: bool = False
+    """An interrupted job: ``POST /v1/generations/{job}/resume`` goes on where it stopped."""

@@ -1,85 +1,88 @@
-"""``regua experiment run FILE``: run an experiment file resumably on this machine.
+"""``regua experiment run FILE``: have the running service run an experiment file, follow it.
 
-It opens the service's data folder (database, artifacts, render pool) in this process, asks the
-generator for every case not stored yet, waits for the runs to be judged and prints the paired
-report. Stopped (Ctrl-C, SIGTERM, or killed), it continues where it stopped when run again with
-the same file and window; nothing is generated twice. A schedule is this command under cron
-with one window per period (see the README).
+The command submits the file to the service (``POST /v1/experiments``) and follows its progress;
+it never generates or judges in its own process, so every run of the experiment is judged by
+the service that stores it, with the panel the service resolved and recorded when the
+experiment started (a panel it cannot seat refuses the experiment, naming the judge). With no
+service answering it says what to start (``regua serve`` or ``make run``) and exits non-zero.
+Stopped (Ctrl-C), the experiment goes on in the service; the same command again follows it, and
+an interrupted one (the service stopped) resumes where it stopped: nothing is generated twice.
+A schedule is this command under cron with one window per period (see the README).
 """
 
 from __future__ import annotations
 
-import signal
-import threading
+import time
 from pathlib import Path
 
 import typer
 from rich.progress import Progress
 
-from regua.errors import ReguaError
-from regua.settings import load_settings
+from regua.client import Client
+from regua.errors import ServiceUnreachableError
+from regua.views.experiments import ExperimentProgress
 
 experiment_app = typer.Typer(help="Run experiments: arms x items x repeats, resumable.")
+POLL_S = 0.5
+ENDED = frozenset({"done", "interrupted", "failed"})
+NO_SERVICE = (
+    "experiment: an experiment is generated and judged by the running service, and none "
+    "answers: start it with `regua serve` (or `make run`), then run this command again"
+)
 
 
 def run(
     file: Path = typer.Argument(..., help="The experiment file (YAML)"),
     window: str = typer.Option("default", help="Time window (a schedule gives each run its own)"),
     generator: str | None = typer.Option(None, help="Registered generator (default: runner)"),
-    wait_s: float = typer.Option(3600.0, help="How long to wait for the runs to be judged"),
-    data_dir: Path | None = typer.Option(None, help="Data folder (REGUA_DATA_DIR)"),
+    wait_s: float = typer.Option(3600.0, help="How long to follow the runs being judged"),
+    url: str | None = typer.Option(None, help="Service URL (REGUA_URL)"),
+    token: str | None = typer.Option(None, help="Bearer token (REGUA_TOKEN)"),
+    data_dir: Path | None = typer.Option(None, help="Where to find admin-token"),
 ) -> None:
-    """Generate the experiment's missing cases, wait for their verdicts, print the report."""
-    from service.context import ServiceContext
+    """Submit the experiment to the service, follow it until judged, print the report."""
+    from service.cli.service_cmd import service_client
     from service.experiments.exports import summary_lines
-    from service.experiments.generator import get_generator
-    from service.experiments.plan import resolve_plan
-    from service.experiments.report_db import experiment_report
-    from service.experiments.runner import run_experiment
     from service.experiments.spec import load_experiment_file
-    from service.experiments.store import open_experiment
 
-    settings = load_settings()
-    if data_dir is not None:
-        settings = settings.model_copy(update={"data_dir": data_dir})
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    load_experiment_file(file)  # a broken file is named here, before the service is asked
+    text = file.read_text(encoding="utf-8")
     try:
-        spec = load_experiment_file(file)
-        gen = get_generator(generator)
-        ctx = ServiceContext.open(settings)
-    except ReguaError as exc:
-        typer.echo(f"experiment: {exc}", err=True)
+        with service_client(url, token, data_dir) as client:
+            accepted = client.start_experiment(file_text=text, window=window, generator=generator)
+            ident = accepted.experiment_id
+            typer.echo(f"{'resuming' if accepted.resumed else 'starting'} experiment {ident}")
+            progress = _follow(client, ident, wait_s)
+            typer.echo(f"{progress.generated} of {progress.planned} case(s); {progress.status}")
+            if progress.status == "interrupted":
+                typer.echo("interrupted: run the same command again to continue", err=True)
+                raise typer.Exit(1)
+            report = client.experiment_report(ident).model_dump(by_alias=True)
+    except ServiceUnreachableError as exc:
+        typer.echo(NO_SERVICE, err=True)
+        typer.echo(str(exc), err=True)
         raise typer.Exit(2) from exc
-    try:
-        plan = resolve_plan(spec, ctx.registry)
-        for arm in plan.arms:  # the command line runs with the data folder's own rights
-            gen.check(ctx, next(iter(arm.refs.values())), arm.model, is_admin=True)
-        ident, resumed = open_experiment(ctx.db, spec, plan, window, None)
-        typer.echo(f"{'resuming' if resumed else 'starting'} experiment {ident}")
-        ctx.start_executor()
-        with Progress() as bar:
-            task = bar.add_task("generating", total=len(plan.arms) * len(plan.items) * plan.repeats)
-            result = run_experiment(
-                ctx,
-                ident,
-                gen,
-                token_id=None,
-                stop=stop,
-                wait_s=wait_s,
-                on_progress=lambda done, total: bar.update(task, completed=done, total=total),
-            )
-        typer.echo(f"{result.generated} case(s) generated now; status {result.status}")
-        for line in summary_lines(experiment_report(ctx.db, ident)):
-            typer.echo(line)
     except KeyboardInterrupt:
-        typer.echo("interrupted: run the same command again to continue", err=True)
+        typer.echo("stopped following: the service goes on; run the same command to follow it")
         raise typer.Exit(130) from None
-    except ReguaError as exc:
-        typer.echo(f"experiment: {exc}", err=True)
-        raise typer.Exit(2) from exc
-    finally:
-        ctx.close()
+    for line in summary_lines(report):
+        typer.echo(line)
+
+
+def _follow(client: Client, ident: str, wait_s: float) -> ExperimentProgress:
+    """Poll the experiment with a progress bar until it ends or ``wait_s`` passes."""
+    deadline = time.monotonic() + wait_s
+    with Progress() as bar:
+        task = bar.add_task("generating", total=None)
+        while True:
+            progress = client.experiment(ident)
+            label = "judging" if progress.status == "evaluating" else "generating"
+            bar.update(
+                task, description=label, completed=progress.generated, total=progress.planned
+            )
+            if progress.status in ENDED or time.monotonic() > deadline:
+                return progress
+            time.sleep(POLL_S)
 
 
 def register(app: typer.Typer) -> None:

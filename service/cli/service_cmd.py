@@ -71,6 +71,8 @@ def worker(
     in-process executor on the shared database.
     """
     from service.context import ServiceContext
+    from service.experiments.jobs import KIND as EXPERIMENT_JOBS
+    from service.generation.jobs import KIND as GENERATION_JOBS
 
     settings = _settings(data_dir)
     if lanes is not None:
@@ -82,6 +84,8 @@ def worker(
     ctx.start_workers(threads)
     owner = ctx.executor.owner if ctx.executor else f"pid {os.getpid()}"
     typer.echo(f"regua worker {owner} ({ctx.dispatcher.name} queue) on {ctx.db.url}", err=False)
+    if ctx.workers is not None:  # the generate queue: jobs registered by the modules imported
+        typer.echo(f"generate queue: {GENERATION_JOBS} and {EXPERIMENT_JOBS} jobs")
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:

@@ -36,6 +36,17 @@ class PlanArm(BaseModel):
     revise_findings: bool = False
 
 
+class PlanJudging(BaseModel):
+    """The panel a task version's runs ask for, resolved once when the experiment started."""
+
+    model_config = ConfigDict(frozen=True)
+
+    panel: str
+    panel_hash: str
+    judges: dict[str, str]
+    """Profile id the panel names → the identity it votes under (``ID#HASH12``)."""
+
+
 class Plan(BaseModel):
     """What an experiment asks for, case by case."""
 
@@ -46,6 +57,8 @@ class Plan(BaseModel):
     seed: int
     panel: str | None
     arms: list[PlanArm]
+    judging: dict[str, PlanJudging] = {}
+    """Per task version: its panel and judges in the service that started the experiment."""
 
 
 @dataclass(frozen=True)

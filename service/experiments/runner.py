@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import func, or_, select
 
 from service.experiments.generator import CaseOptions, Generator
+from service.experiments.judging import panel_of
 from service.experiments.plan import Case, case_key, prompt_for, prompt_sha256
 from service.experiments.store import add_cases, get_experiment, plan_of, set_status, stored_keys
 from service.generation.revise import ReviseOptions
@@ -71,7 +72,7 @@ def generate_cases(
             options: CaseOptions = {
                 "token_id": token_id,
                 "prompt": prompt_for(arm, task),
-                "panel": plan.panel,
+                "panel": panel_of(plan, task.ref),
                 "case_keys": keys,
             }
             if arm.revise:

@@ -1,8 +1,11 @@
-"""Generations running in the background of the service, each on a thread of its own.
+"""Generation jobs: stored rows run by the context's generate jobs (runner or ``generate`` queue).
 
-``POST /v1/generations`` answers at once with a job; the job calls the model (within the
-provider's limits) and stores each reply as a run. The jobs are kept in this process's memory
-(lost on restart; the runs they stored are durable).
+``POST /v1/generations`` stores the job (``generation_jobs``) and starts it with
+:meth:`ServiceContext.start_generate`: embedded, on the context's generate runner (``ctx.close()``
+stops it at its next model call: ``interrupted``, resumable); on PostgreSQL with procrastinate,
+as a job of the ``generate`` queue that any worker runs (a job whose process died is retried by
+another). Each repeat is stored under the case key ``JOB:REPEAT``, so a resumed job never calls
+the model again for a repeat already stored. Every process reads a job's state from its row.
 """
 
 from __future__ import annotations
@@ -12,26 +15,37 @@ import logging
 import threading
 import time
 import uuid
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from regua.errors import BatchTooLargeError, QueueShareError
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from regua.errors import BatchTooLargeError, InputError, QueueShareError
 from regua.views.jobs import ChainView, GenerationJobView, JobState
-from service.context import ServiceContext
+from service.context import (
+    GenerateArgs,
+    GenerateInterruptedError,
+    ServiceContext,
+    register_generate_kind,
+)
 from service.generation.request import GenerationParams
 from service.generation.revise import ReviseOptions, generate_and_revise
 from service.generation.runner import generate_runs
+from service.pipeline.jobs import JobFields
+from service.storage import GenerationJobRow, utcnow
 
 log = logging.getLogger("regua.generation")
-KEEP_JOBS = 200
+KIND = "generation"
 JOB_URL = "/v1/generations/{}"
 MAX_JOBS_PER_TOKEN = 4
-"""Running generation jobs (each a thread) one token may have at once."""
+"""Running generation jobs one token may have at once."""
 MAX_CALLS_PER_TOKEN = 200
 """Model calls not made yet, over a token's running jobs (repeats times rounds)."""
 RETRY_AFTER_S = 30
 WAIT_MAX_S = 300.0
 """The longest a ``wait`` request is answered after (then 202: the job goes on, poll it)."""
+WAIT_POLL_S = 0.2
+_admit_lock = threading.Lock()
 
 
 @dataclass
@@ -68,6 +82,7 @@ class GenerationJob:
             revise=self.revise.rounds if self.revise else 0,
             rounds_done=self.rounds_done,
             chains=list(self.chains),
+            resumable=self.state == "interrupted",
         )
 
     def calls_left(self) -> int:
@@ -75,58 +90,142 @@ class GenerationJob:
         rounds = 1 + (self.revise.rounds if self.revise else 0)
         return max(0, self.repeats * rounds - self.done - self.rounds_done)
 
-    def progress(self, done: int, total: int) -> None:
-        """``generate_runs``' progress callback."""
-        del total
-        self.done = done
+    def case_keys(self) -> list[str]:
+        """The case key of each repeat (``JOB:REPEAT``): a resumed job skips stored ones."""
+        return [f"{self.id}:{r}" for r in range(1, self.repeats + 1)]
 
-    def round_done(self) -> None:
-        """The revision rounds' progress callback."""
-        self.rounds_done += 1
-
-    def run(self, ctx: ServiceContext) -> None:
-        """Generate, then record the runs (or the error: the runs stored so far stay)."""
-        try:
-            ids = self._generate(ctx)
-        except Exception as exc:  # recorded on the job, never raised into the server
-            log.exception("generation %s failed", self.id)
-            self.error, self.state = f"{type(exc).__name__}: {exc}"[:2000], "failed"
-            return
-        self.run_ids, self.state = ids, "done"
-
-    def _generate(self, ctx: ServiceContext) -> list[str]:
-        """The first answers' run ids (and, with ``revise``, every chain on the job)."""
-        if self.revise is None:
-            return generate_runs(
-                ctx,
-                self.task,
-                self.params,
-                self.repeats,
-                token_id=self.token_id,
-                on_progress=self.progress,
-            )
-        chains = generate_and_revise(
-            ctx,
-            self.task,
-            self.params,
-            self.repeats,
-            self.revise,
+    def row(self) -> GenerationJobRow:
+        """A new row for this job."""
+        return GenerationJobRow(
+            id=self.id,
+            task=self.task,
+            params=self.params.model_dump(mode="json"),
+            repeats=self.repeats,
+            revise=self.revise.rounds if self.revise else 0,
+            revise_findings=bool(self.revise and self.revise.findings),
             token_id=self.token_id,
-            on_progress=self.progress,
-            on_round=self.round_done,
+            state=self.state,
+            done=0,
+            rounds_done=0,
+            run_ids=[],
+            chains=[],
         )
-        self.chains = [ChainView(run_ids=c.run_ids, stopped=c.stopped) for c in chains]
-        return [c.first_run_id for c in chains]
+
+    @classmethod
+    def of(cls, row: GenerationJobRow) -> GenerationJob:
+        """The job a stored row describes."""
+        revise = ReviseOptions(row.revise, findings=row.revise_findings) if row.revise else None
+        state: JobState = "running"
+        if row.state in ("done", "failed", "interrupted"):
+            state = "done" if row.state == "done" else "failed"
+            state = "interrupted" if row.state == "interrupted" else state
+        return cls(
+            row.task,
+            GenerationParams.model_validate(row.params),
+            row.repeats,
+            row.token_id,
+            revise,
+            id=row.id,
+            state=state,
+            done=row.done,
+            run_ids=list(row.run_ids),
+            error=row.error,
+            rounds_done=row.rounds_done,
+            chains=[ChainView.model_validate(c) for c in row.chains],
+        )
 
 
-_JOBS: OrderedDict[str, GenerationJob] = OrderedDict()
-_LOCK = threading.Lock()
+def _set(ctx: ServiceContext, job_id: str, **values: object) -> None:
+    with ctx.db.write() as s:
+        s.execute(
+            update(GenerationJobRow)
+            .where(GenerationJobRow.id == job_id)
+            .values(**values, updated_at=utcnow())
+        )
 
 
-def _admit(job: GenerationJob) -> None:
+def load(ctx: ServiceContext, job_id: str) -> GenerationJob | None:
+    """A stored job by id (None when unknown)."""
+    with ctx.db.read() as s:
+        row = s.get(GenerationJobRow, job_id)
+        return None if row is None else GenerationJob.of(row)
+
+
+def _run(ctx: ServiceContext, args: GenerateArgs, stop: threading.Event) -> JobFields | None:
+    """Run (or resume) the stored job ``args['job_id']``; its row records how it ended."""
+    job = load(ctx, str(args["job_id"]))
+    if job is None or job.state == "done":
+        return None
+    _set(ctx, job.id, state="running", error=None)
+    done: list[int] = [0, 0]
+
+    def progress(count: int, total: int) -> None:
+        del total
+        done[0] = count
+        _set(ctx, job.id, done=count)
+
+    def round_done() -> None:
+        done[1] += 1
+        _set(ctx, job.id, rounds_done=done[1])
+
+    try:
+        if job.revise is None:
+            ids = generate_runs(
+                ctx,
+                job.task,
+                job.params,
+                job.repeats,
+                token_id=job.token_id,
+                case_keys=job.case_keys(),
+                on_progress=progress,
+                stop=stop,
+            )
+            chains: list[ChainView] = []
+        else:
+            found = generate_and_revise(
+                ctx,
+                job.task,
+                job.params,
+                job.repeats,
+                job.revise,
+                token_id=job.token_id,
+                case_keys=job.case_keys(),
+                on_progress=progress,
+                on_round=round_done,
+                stop=stop,
+            )
+            chains = [ChainView(run_ids=c.run_ids, stopped=c.stopped) for c in found]
+            ids = [c.first_run_id for c in found]
+    except GenerateInterruptedError as exc:
+        _set(ctx, job.id, state="interrupted", error=str(exc))
+        return {"job_id": job.id, "state": "interrupted"}
+    except Exception as exc:  # recorded on the job, never raised into the server
+        log.exception("generation %s failed", job.id)
+        _set(ctx, job.id, state="failed", error=f"{type(exc).__name__}: {exc}"[:2000])
+        return {"job_id": job.id, "state": "failed"}
+    chain_rows = [c.model_dump(mode="json") for c in chains]
+    _set(ctx, job.id, state="done", run_ids=ids, chains=chain_rows, done=job.repeats)
+    return {"job_id": job.id, "state": "done"}
+
+
+def _cancelled(ctx: ServiceContext, args: GenerateArgs) -> None:
+    """A job the closing runner never started (or left running) is ``interrupted``."""
+    job_id = str(args["job_id"])
+    with ctx.db.write() as s:
+        s.execute(
+            update(GenerationJobRow)
+            .where(GenerationJobRow.id == job_id, GenerationJobRow.state == "running")
+            .values(state="interrupted", error="the service stopped; resume the job")
+        )
+
+
+register_generate_kind(KIND, _run, _cancelled)
+
+
+def _admit(s: Session, job: GenerationJob) -> None:
     """Refuse a job over its token's share (429 with ``Retry-After``, or 422 if it never fits).
 
-    Called under ``_LOCK``; jobs without a token (the service's own) are not counted.
+    Jobs without a token (the service's own) are not counted.
     """
     wanted = job.calls_left()
     if wanted > MAX_CALLS_PER_TOKEN:
@@ -136,7 +235,14 @@ def _admit(job: GenerationJob) -> None:
         )
     if job.token_id is None:
         return
-    mine = [j for j in _JOBS.values() if j.state == "running" and j.token_id == job.token_id]
+    rows = s.scalars(
+        select(GenerationJobRow).where(
+            GenerationJobRow.token_id == job.token_id,
+            GenerationJobRow.state == "running",
+            GenerationJobRow.id != job.id,
+        )
+    ).all()
+    mine = [GenerationJob.of(r) for r in rows]
     pending = sum(j.calls_left() for j in mine)
     if len(mine) >= MAX_JOBS_PER_TOKEN or pending + wanted > MAX_CALLS_PER_TOKEN:
         raise QueueShareError(
@@ -148,35 +254,57 @@ def _admit(job: GenerationJob) -> None:
 
 
 def start(ctx: ServiceContext, job: GenerationJob) -> GenerationJob:
-    """Run ``job`` on a daemon thread of its own and remember it (refused over its share)."""
-    with _LOCK:
-        _admit(job)
-        _JOBS[job.id] = job
-        finished = [k for k, j in _JOBS.items() if j.state != "running"]
-        for key in finished[: max(0, len(finished) - KEEP_JOBS)]:
-            del _JOBS[key]
-    threading.Thread(target=job.run, args=(ctx,), name=f"regua-{job.id}", daemon=True).start()
+    """Store ``job`` and start it (refused over its token's share before anything is stored)."""
+
+    def store(s: Session) -> None:
+        _admit(s, job)
+        s.add(job.row())
+
+    with _admit_lock:  # one process's admissions in turn (the row is the count)
+        ctx.start_generate(KIND, {"job_id": job.id}, job.id, store=store)
     return job
 
 
-def find(job_id: str) -> GenerationJob | None:
-    """A job of this process by id (None when unknown or forgotten)."""
-    with _LOCK:
-        return _JOBS.get(job_id)
+def resume(ctx: ServiceContext, job: GenerationJob) -> GenerationJob:
+    """Start an ``interrupted`` job again: the repeats already stored are not asked again."""
+    if job.state != "interrupted":
+        raise InputError(f"generation {job.id} is {job.state}: only an interrupted one resumes")
+
+    def store(s: Session) -> None:
+        _admit(s, job)
+        s.execute(
+            update(GenerationJobRow)
+            .where(GenerationJobRow.id == job.id)
+            .values(state="running", error=None, updated_at=utcnow())
+        )
+
+    with _admit_lock:
+        ctx.start_generate(KIND, {"job_id": job.id}, job.id, store=store)
+    job.state, job.error = "running", None
+    return job
 
 
-async def wait_for(job: GenerationJob, limit_s: float = WAIT_MAX_S) -> bool:
-    """Wait on the event loop (no server thread held) until ``job`` ends; False past ``limit_s``."""
+async def wait_for(
+    ctx: ServiceContext, job_id: str, limit_s: float = WAIT_MAX_S
+) -> GenerationJob | None:
+    """Wait on the event loop (no server thread held between reads) until the job ends.
+
+    The ended job, or None past ``limit_s``.
+    """
     deadline = time.monotonic() + limit_s
-    while job.state == "running":
+    while True:
+        job = await asyncio.to_thread(load, ctx, job_id)
+        if job is not None and job.state != "running":
+            return job
         if time.monotonic() >= deadline:
-            return False
-        await asyncio.sleep(0.05)
-    return True
+            return None
+        await asyncio.sleep(WAIT_POLL_S)
 
 
-def running(token_id: int | None = None) -> int:
+def running(ctx: ServiceContext, token_id: int | None = None) -> int:
     """How many generation jobs are running (of ``token_id`` when given)."""
-    with _LOCK:
-        jobs = [j for j in _JOBS.values() if j.state == "running"]
-    return sum(1 for j in jobs if token_id is None or j.token_id == token_id)
+    query = select(func.count()).where(GenerationJobRow.state == "running")
+    if token_id is not None:
+        query = query.where(GenerationJobRow.token_id == token_id)
+    with ctx.db.read() as s:
+        return int(s.scalar(query) or 0)

@@ -69,7 +69,9 @@ class GenerationParams(BaseModel, frozen=True):
         name = self.label or self.model
         return f"mock:{name}" if self.is_mock else name
 
-    def model_call(self, prompt: str, repeat: int, api_key: str | None) -> ModelCall:
+    def model_call(
+        self, prompt: str, repeat: int, api_key: str | None, idempotency_key: str | None = None
+    ) -> ModelCall:
         """The call of one repeat: the prompt as the one user turn."""
         return ModelCall(
             api=self.api,
@@ -81,4 +83,5 @@ class GenerationParams(BaseModel, frozen=True):
             timeout_s=self.timeout_s,
             repeat=repeat,
             api_key=api_key,
+            idempotency_key=idempotency_key,
         )

@@ -228,8 +228,9 @@ def generate_and_revise(
     panel: str | None = None,
     on_progress: Progress | None = None,
     on_round: RoundDone | None = None,
+    stop: threading.Event | None = None,
 ) -> list[Chain]:
-    """First answers (as :func:`generate_runs`), then every chain's revision rounds."""
+    """First answers (as :func:`generate_runs`, stopped by ``stop``), then every chain's rounds."""
     first = generate_runs(
         ctx,
         task_ref,
@@ -240,6 +241,7 @@ def generate_and_revise(
         case_keys=case_keys,
         on_progress=on_progress,
         panel=panel,
+        stop=stop,
     )
     plan = plan_generation(ctx, task_ref, params, token_id=token_id, prompt=prompt, panel=panel)
     return revise_all(plan, first, options, on_round)

@@ -26,7 +26,7 @@ from regua.llm.prices import PriceTable, cost_of, load_prices
 from regua.llm.provider import Provider
 from regua.llm.redact import Redactor, redactor_for
 from regua.llm.registry import provider_for
-from service.context import ServiceContext
+from service.context import GenerateInterruptedError, ServiceContext
 from service.generation.policy import api_key
 from service.generation.request import GenerationParams
 from service.generation.store import GenerationRecord, runs_of_cases, write_record
@@ -124,8 +124,12 @@ def generate_runs(
     case_keys: Sequence[str] | None = None,
     on_progress: Progress | None = None,
     panel: str | None = None,
+    stop: threading.Event | None = None,
 ) -> list[str]:
     """Call the model ``repeats`` times and store each reply as a run; run ids in repeat order.
+
+    Once ``stop`` is set no new call starts (calls in flight are stored) and
+    :class:`GenerateInterruptedError` is raised; with ``case_keys`` a later call resumes.
 
     Checked before any call: the task exists (:class:`UnknownTaskError`), the API is known and
     its key variable is set (:class:`GenerationSetupError`), ``case_keys`` has one key per
@@ -147,10 +151,15 @@ def generate_runs(
     if todo:
         workers = min(ctx.settings.generation_concurrency, len(todo))
         with ThreadPoolExecutor(workers, thread_name_prefix="regua-generate") as pool:
-            futures = {pool.submit(_one, plan, i + 1, keys[i]): i for i in todo}
+            futures = {pool.submit(_one, plan, i + 1, keys[i], stop): i for i in todo}
             for future in as_completed(futures):
                 results[futures[future]] = future.result()
-                progress.step()
+                if results[futures[future]] is not None:
+                    progress.step()
+    if any(r is None for r in results):
+        raise GenerateInterruptedError(
+            f"generation of {task_ref} stopped after {progress.done} of {repeats} repeat(s)"
+        )
     return [r for r in results if r is not None]
 
 
@@ -172,11 +181,22 @@ class _Counter:
             self.on_progress(self.done, self.total)
 
 
-def _one(plan: GenerationPlan, repeat: int, case_key: str | None) -> str:
-    """One call within the endpoint's limits, then its run; the run id."""
-    call = plan.params.model_call(plan.prompt, repeat, plan.key)
+def _one(
+    plan: GenerationPlan, repeat: int, case_key: str | None, stop: threading.Event | None = None
+) -> str | None:
+    """One call within the endpoint's limits, then its run; the run id (None: stopped first)."""
+    if stop is not None and stop.is_set():
+        return None
+    call = plan.params.model_call(plan.prompt, repeat, plan.key, idempotency_key(case_key))
     result = call_model(call, plan.policy, limiter=plan.limiter, redact=plan.redact)
     return store_reply(plan, repeat, case_key, result)
+
+
+def idempotency_key(case_key: str | None) -> str | None:
+    """The ``Idempotency-Key`` of a case's call: the same whenever the case is asked again."""
+    if case_key is None:
+        return None
+    return "regua-" + hashlib.sha256(case_key.encode("utf-8")).hexdigest()[:40]
 
 
 StoredHook = Callable[[Session, str], None]

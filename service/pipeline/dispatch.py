@@ -13,7 +13,7 @@ dispatch differs:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from sqlalchemy.orm import Session
@@ -21,10 +21,13 @@ from sqlalchemy.orm import Session
 from regua.errors import ConfigurationError
 from regua.settings import Settings
 from service.pipeline.executor import Executor
-from service.pipeline.pgqueue import defer_first, defer_next
+from service.pipeline.pgqueue import GenerateArgs, defer_first, defer_next
 from service.pipeline.runner import Machinery
 from service.storage import Database
 from service.storage.blobs import BlobStore
+
+GenerateHandler = Callable[[str, GenerateArgs], None]
+"""Runs one generation or experiment job from the queue: (kind, args)."""
 
 
 class Workers(Protocol):
@@ -53,9 +56,14 @@ class Dispatcher(Protocol):
         ...
 
     def start_workers(
-        self, db: Database, blobs: BlobStore, machinery: Machinery, threads: int
+        self,
+        db: Database,
+        blobs: BlobStore,
+        machinery: Machinery,
+        threads: int,
+        generate: GenerateHandler | None = None,
     ) -> Workers:
-        """Start this process's pipeline workers."""
+        """Start this process's pipeline workers (and, on a queue, its generate jobs')."""
         ...
 
 
@@ -75,9 +83,18 @@ class EmbeddedDispatcher:
         """Nothing to do: the executor walks every stage of a claimed run."""
 
     def start_workers(
-        self, db: Database, blobs: BlobStore, machinery: Machinery, threads: int
+        self,
+        db: Database,
+        blobs: BlobStore,
+        machinery: Machinery,
+        threads: int,
+        generate: GenerateHandler | None = None,
     ) -> Executor:
-        """Start the in-process executor with ``threads`` threads."""
+        """Start the in-process executor with ``threads`` threads.
+
+        ``generate`` is unused: embedded generate jobs run on the context's job runner.
+        """
+        del generate
         executor = Executor(
             db, blobs, machinery, threads=threads, heavy_slots=self.settings.heavy_concurrency()
         )
@@ -103,14 +120,22 @@ class ProcrastinateDispatcher:
         defer_next(session, run_id, stage)
 
     def start_workers(
-        self, db: Database, blobs: BlobStore, machinery: Machinery, threads: int
+        self,
+        db: Database,
+        blobs: BlobStore,
+        machinery: Machinery,
+        threads: int,
+        generate: GenerateHandler | None = None,
     ) -> Workers:
-        """Start procrastinate workers on a thread of this process (``threads`` is unused)."""
+        """Start procrastinate workers on a thread of this process (``threads`` is unused).
+
+        ``generate`` runs the jobs of the ``generate`` queue (generations, experiments).
+        """
         from service.pipeline.pgworker import StageJobs, WorkerThread, build_app
 
         del threads  # the queue settings size each worker
         jobs = StageJobs(db, blobs, machinery, self.settings)
-        worker = WorkerThread(build_app(jobs, self.settings), self.settings)
+        worker = WorkerThread(build_app(jobs, self.settings, generate), self.settings)
         worker.start()
         return worker
 

@@ -79,14 +79,17 @@ class Job:
 
 
 class JobRunner:
-    """Runs jobs one at a time on a single background thread and keeps their state."""
+    """Runs jobs on background threads (one by default) and keeps their state."""
 
-    def __init__(self, keep_finished: int = KEEP_FINISHED) -> None:
-        """Remember at most ``keep_finished`` finished jobs."""
+    def __init__(
+        self, keep_finished: int = KEEP_FINISHED, threads: int = 1, name: str = "regua-job"
+    ) -> None:
+        """Remember at most ``keep_finished`` finished jobs; run ``threads`` jobs at once."""
         self.keep_finished = keep_finished
-        self._thread: threading.Thread | None = None
+        self.threads, self.name = max(1, threads), name
+        self._threads: list[threading.Thread] = []
         self._queue: deque[tuple[Job, Work]] = deque()
-        self._current: Job | None = None
+        self._current: set[str] = set()
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._lock = threading.Lock()
         self._ready = threading.Condition(self._lock)
@@ -112,9 +115,10 @@ class JobRunner:
         with self._lock:
             if self._closed:
                 raise ReguaError("the job runner is closed")
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._loop, name="regua-job", daemon=True)
-                self._thread.start()
+            if len(self._threads) < self.threads:
+                thread = threading.Thread(target=self._loop, name=self.name, daemon=True)
+                self._threads.append(thread)
+                thread.start()
             self._jobs[job.id] = job
             self._queue.append((job, work))
             self._ready.notify()
@@ -136,24 +140,24 @@ class JobRunner:
         """Cancel queued jobs, give the running one ``wait_s`` seconds, then stop waiting.
 
         Cancelled jobs are recorded as failed (:data:`CANCELLED`); a job still running after
-        ``wait_s`` is recorded as failed (:data:`INTERRUPTED`) and left to the process's end
-        (its thread is a daemon: stopping the service never waits for a long job).
+        ``wait_s`` (over all threads) is recorded as failed (:data:`INTERRUPTED`) and left to
+        the process's end (its thread is a daemon: stopping the service never waits for it).
         """
         with self._lock:
             self._closed = True
             cancelled = [job for job, _ in self._queue]
             self._queue.clear()
             self._ready.notify_all()
-            thread = self._thread
+            threads = list(self._threads)
         for job in cancelled:
             self._cancel(job, CANCELLED)
-        if thread is None:
-            return
-        thread.join(wait_s)
+        deadline = time.monotonic() + wait_s
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
         with self._lock:
-            current = self._current if thread.is_alive() else None
-        if current is not None:
-            self._cancel(current, INTERRUPTED)
+            current = [self._jobs[i] for i in self._current if i in self._jobs]
+        for job in current:
+            self._cancel(job, INTERRUPTED)
 
     def _cancel(self, job: Job, reason: str) -> None:
         with self._lock:
@@ -174,12 +178,12 @@ class JobRunner:
                 if not self._queue:
                     return
                 job, work = self._queue.popleft()
-                self._current = job
+                self._current.add(job.id)
             try:
                 self._run(job, work)
             finally:
                 with self._lock:
-                    self._current = None
+                    self._current.discard(job.id)
 
     def _run(self, job: Job, work: Work) -> None:
         state: JobState = "done"

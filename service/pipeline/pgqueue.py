@@ -32,6 +32,8 @@ from service.storage import Run
 
 STAGE_TASK = "regua.stage"
 """The procrastinate task name of every pipeline stage job (args: run_id, stage)."""
+GENERATE_TASK = "regua.generate"
+"""The procrastinate task of generation and experiment jobs (args: kind, args) on ``generate``."""
 PIPELINE = "1"
 """Version of the job layout (part of the queueing lock)."""
 RENDER_QUEUE, JUDGE_QUEUE, GENERATE_QUEUE = "render", "judge", "generate"
@@ -140,6 +142,33 @@ ORPHANS = text(
     " AND j.status IN ('todo', 'doing') AND j.args->>'run_id' = r.id)"
     " ORDER BY r.submitted_at LIMIT :limit"
 )
+
+
+GenerateArgs = dict[str, str | int | None]
+"""The arguments of a generate job (ids, a generator name, a token id)."""
+
+
+def defer_generate(session: Session, kind: str, args: GenerateArgs, key: str) -> bool:
+    """Insert a job of ``kind`` on the ``generate`` queue in the session's transaction.
+
+    ``key`` is its queueing lock (one waiting job per generation or experiment); False when
+    one already waits (the new one is dropped, the transaction goes on).
+    """
+    params = {
+        "queue": GENERATE_QUEUE,
+        "task": GENERATE_TASK,
+        "priority": 0,
+        "qlock": f"{kind}:{key}",
+        "args": json.dumps({"kind": kind, "args": args}),
+    }
+    savepoint = session.begin_nested()
+    try:
+        session.execute(_DEFER, params)
+    except IntegrityError:  # the queueing lock: that job already waits
+        savepoint.rollback()
+        return False
+    savepoint.commit()
+    return True
 
 
 def orphan_runs(session: Session, limit: int = 500) -> list[str]:

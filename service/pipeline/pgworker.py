@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Callable
 
 import procrastinate
 from procrastinate import JobContext, RetryStrategy
@@ -35,10 +36,12 @@ from regua.errors import ReguaError
 from regua.settings import Settings
 from service.pipeline.pgqueue import (
     GENERATE_QUEUE,
+    GENERATE_TASK,
     HEAVY_QUEUE,
     JUDGE_QUEUE,
     RENDER_QUEUE,
     STAGE_TASK,
+    GenerateArgs,
     defer_next,
     defer_stage,
     orphan_runs,
@@ -59,7 +62,11 @@ from service.storage.cached_blobs import WrittenBlobs
 
 log = logging.getLogger("regua.queue")
 
+GenerateHandler = Callable[[str, GenerateArgs], None]
+"""Runs one job of the ``generate`` queue: (kind, args); raises to have it retried."""
 MAINTENANCE_QUEUE = "maintenance"
+MAX_GENERATE_ATTEMPTS = 20
+"""A generation or experiment job interrupted (worker stopped) is retried up to this often."""
 MAX_JOB_ATTEMPTS = 6
 """A stage job delivered this many times (crashes, stalls) only finalizes its run (poison pill)."""
 RESTART_PAUSE_S = 1.0
@@ -149,8 +156,13 @@ class StageJobs:
         return len(ids)
 
 
-def build_app(jobs: StageJobs, settings: Settings) -> procrastinate.App:
-    """The procrastinate app of a worker: the stage task and the periodic maintenance task."""
+def build_app(
+    jobs: StageJobs, settings: Settings, generate: GenerateHandler | None = None
+) -> procrastinate.App:
+    """The procrastinate app of a worker: the stage task and the periodic maintenance task.
+
+    With ``generate``, also the task of generation and experiment jobs (``generate`` queue).
+    """
     connector = procrastinate.PsycopgConnector(
         conninfo=libpq_url(jobs.db.url),
         min_size=1,
@@ -182,6 +194,18 @@ def build_app(jobs: StageJobs, settings: Settings) -> procrastinate.App:
         del timestamp  # procrastinate passes the schedule's time; recovery looks at now
         await recover(app, jobs, settings.queue_stalled_s)
 
+    if generate is not None:
+        run_generate = generate
+
+        @app.task(
+            name=GENERATE_TASK,
+            queue=GENERATE_QUEUE,
+            retry=RetryStrategy(max_attempts=MAX_GENERATE_ATTEMPTS, wait=1),
+        )
+        def generate_job(kind: str, args: GenerateArgs) -> None:
+            run_generate(kind, args)
+
+        del generate_job
     del stage_job, maintenance
     return app
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from pydantic import JsonValue
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from regua.errors import InputError, TaskIntegrityError
@@ -47,9 +48,16 @@ def ensure_task_row(s: Session, spec: TaskSpec) -> TaskRow:
             content_hash=digest,
             spec=spec.to_wire(),
         )
-        s.add(row)
-        s.flush()
-    elif row.content_hash != digest:
+        savepoint = s.begin_nested()
+        try:
+            s.add(row)
+            s.flush()
+        except IntegrityError:  # another transaction stored it first (concurrent first runs)
+            savepoint.rollback()
+            row = s.scalars(select(TaskRow).where(TaskRow.ref == spec.ref)).one()
+        else:
+            savepoint.commit()
+    if row.content_hash != digest:
         raise TaskIntegrityError(
             f"{spec.ref} is stored with hash {row.content_hash[:12]} but the registry has "
             f"{digest[:12]}; a changed task must be a new version"

@@ -3,7 +3,7 @@
 from service.storage.access_models import WebSession
 from service.storage.engine import Database, upgrade
 from service.storage.experiment_models import ExperimentCaseRow, ExperimentRow
-from service.storage.generation_models import GenerationRow
+from service.storage.generation_models import GenerationJobRow, GenerationRow
 from service.storage.grading_models import AdjudicationRow, RubricScoreRow
 from service.storage.models import (
     ApiToken,
@@ -51,6 +51,7 @@ __all__ = [
     "ExperimentCaseRow",
     "ExperimentRow",
     "GateDecisionRow",
+    "GenerationJobRow",
     "GenerationRow",
     "JudgeFailureRow",
     "LeakFlag",

@@ -43,3 +43,29 @@ class GenerationRow(Base):
     mock: Mapped[bool] = mapped_column(Boolean, default=False)
     case_key: Mapped[str | None] = mapped_column(String(200), unique=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class GenerationJobRow(Base):
+    """One generation job (``POST /v1/generations``): its request, state and progress.
+
+    Stored so that any process can report it and any worker can run or resume it (migration
+    ``1510_generation_jobs``); its repeats are stored under case keys ``JOB:REPEAT``, so a
+    resumed job never calls the model again for a repeat already stored.
+    """
+
+    __tablename__ = "generation_jobs"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    task: Mapped[str] = mapped_column(String(200))
+    params: Mapped[dict[str, Any]] = mapped_column(JSON)
+    repeats: Mapped[int] = mapped_column(Integer)
+    revise: Mapped[int] = mapped_column(Integer, default=0)
+    revise_findings: Mapped[bool] = mapped_column(Boolean, default=False)
+    token_id: Mapped[int | None] = mapped_column(Integer, index=True)
+    state: Mapped[str] = mapped_column(String(16), default="running", index=True)
+    done: Mapped[int] = mapped_column(Integer, default=0)
+    rounds_done: Mapped[int] = mapped_column(Integer, default=0)
+    run_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
+    chains: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

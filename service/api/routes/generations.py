@@ -107,16 +107,35 @@ async def create_generation(
     """
     params = await run_in_threadpool(_check, ctx, body, caller)
     job = GenerationJob(body.task, params, body.repeats, caller.token_id, body.revise_options())
-    jobs.start(ctx, job)
-    if body.wait and await jobs.wait_for(job):
-        response.status_code = 201
+    await run_in_threadpool(jobs.start, ctx, job)
+    if body.wait:
+        ended = await jobs.wait_for(ctx, job.id)
+        if ended is not None:
+            response.status_code = 201
+            return ended.view()
     return job.view()
+
+
+def _readable(ctx: ServiceContext, job_id: str, caller: Principal) -> GenerationJob:
+    job = jobs.load(ctx, job_id)
+    if job is None or (not caller.is_admin and job.token_id != caller.token_id):
+        raise NotFoundError(f"no generation {job_id!r}")
+    return job
 
 
 @router.get("/{job_id}", response_model=GenerationJobView)
-def get_generation(job_id: str, caller: Submitter) -> GenerationJobView:
-    """A generation job: state, repeats done, run ids once done (kept in memory only)."""
-    job = jobs.find(job_id)
-    if job is None or (not caller.is_admin and job.token_id != caller.token_id):
-        raise NotFoundError(f"no generation {job_id!r} (jobs are kept in memory until restart)")
-    return job.view()
+def get_generation(job_id: str, ctx: Ctx, caller: Submitter) -> GenerationJobView:
+    """A generation job: state, repeats done, run ids once done (stored: any process answers).
+
+    ``interrupted`` (the service stopped while it ran) is ``resumable``.
+    """
+    return _readable(ctx, job_id, caller).view()
+
+
+@router.post("/{job_id}/resume", status_code=202, response_model=GenerationJobView)
+def resume_generation(job_id: str, ctx: Ctx, caller: Submitter) -> GenerationJobView:
+    """Resume an interrupted generation: repeats already stored are never asked again.
+
+    422 for a job that is not interrupted; 429 past the token's share, as for a new one.
+    """
+    return jobs.resume(ctx, _readable(ctx, job_id, caller)).view()

@@ -81,7 +81,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
             with serve_in_thread(create_app(ctx)) as url:
                 yield Served(url, ctx, model)
                 model.model.gate.set()
-                _until(lambda: jobs.running() == 0)
+                _until(lambda: jobs.running(ctx) == 0)
         finally:
             ctx.close()
 
@@ -95,13 +95,13 @@ def _until(done: Any, limit_s: float = 120) -> None:
 
 def test_waiting_generations_hold_no_server_thread(served: Served) -> None:
     clients = [served.client() for _ in range(WAITERS)]
-    before = jobs.running()
+    before = jobs.running(served.ctx)
     with ThreadPoolExecutor(WAITERS) as pool:
         futures = [
             pool.submit(c.post, "/v1/generations", json=served.generation(wait=True))
             for c in clients
         ]
-        _until(lambda: jobs.running() - before >= WAITERS)  # every request is waiting
+        _until(lambda: jobs.running(served.ctx) - before >= WAITERS)  # every request is waiting
         with httpx.Client(base_url=served.url, timeout=10) as probe:
             assert probe.get("/v1/health").status_code == 200  # answered meanwhile
             assert probe.get("/login").status_code == 200
@@ -123,7 +123,7 @@ def test_a_tokens_share_of_generations_is_bounded(served: Served) -> None:
     with served.client() as mine, served.client() as theirs:
         accepted = [mine.post("/v1/generations", json=served.generation()) for _ in range(4)]
         assert [a.status_code for a in accepted] == [202] * 4
-        running = jobs.running()
+        running = jobs.running(served.ctx)
         refused = mine.post("/v1/generations", json=served.generation())
         assert refused.status_code == 429 and refused.headers["Retry-After"] == "30"
         assert refused.json()["error"] == "queue_share_full"
@@ -131,9 +131,9 @@ def test_a_tokens_share_of_generations_is_bounded(served: Served) -> None:
         assert theirs.post("/v1/generations", json=served.generation()).status_code == 202
         too_big = theirs.post("/v1/generations", json=served.generation(repeats=201))
         assert too_big.status_code == 422 and "at most 200 per token" in too_big.text
-        assert jobs.running() == running + 1  # the refusals started nothing (theirs did)
+        assert jobs.running(served.ctx) == running + 1  # the refusals started nothing (theirs did)
         served.model.model.gate.set()
-        _until(lambda: jobs.running() == 0)
+        _until(lambda: jobs.running(served.ctx) == 0)
         assert mine.post("/v1/generations", json=served.generation()).status_code == 202
 
 

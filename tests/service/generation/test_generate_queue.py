@@ -1,0 +1,133 @@
+"""Generation and experiment jobs on the procrastinate ``generate`` queue (PostgreSQL; skipped
+with the reason when it does not answer): real ``regua serve --no-worker`` and ``regua worker``
+processes on a fresh database per test.
+
+An API process without workers defers each job onto the ``generate`` queue in the transaction
+that stores it; the API is then killed (SIGKILL) and a ``regua worker`` started afterwards runs
+both jobs to their end, and a new API process reports the stored generation. A worker killed
+while its generation waits on the model leaves the job ``doing``; once its heartbeat is older
+than the stalled-job timeout another worker takes the job over and finishes it, with one
+generation per repeat (the repeats are stored under case keys) and every call sent again carries
+its repeat's ``Idempotency-Key``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from regua.llm.testing import FakeModelServer, Reply, Request, serving
+from tests.helpers.fleet import STALLED_S, Fleet
+from tests.helpers.pg import fresh_pg_database
+
+pytestmark = [pytest.mark.heavy, pytest.mark.postgres]
+TASK = "pelican-bicycle-structured@1"
+SVG = (Path(__file__).resolve().parents[3] / "samples/outputs/structured-good.svg").read_text()
+EXPERIMENT = {
+    "id": "queued",
+    "items": [TASK],
+    "repeats": 2,
+    "arms": [{"name": "a", "model": {"api": "mock", "model": "m-a"}}],
+}
+JOBS_ON_QUEUE = (
+    "SELECT count(*) FROM procrastinate_jobs WHERE queue_name = 'generate' "
+    "AND task_name = 'regua.generate' AND status = CAST(:status AS procrastinate_job_status)"
+)
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> Iterator[Fleet]:
+    for url in fresh_pg_database("regua_generate"):
+        f = Fleet(tmp_path, url, {})
+        try:
+            yield f
+        finally:
+            f.close()
+
+
+def test_jobs_deferred_by_a_killed_api_are_run_by_a_worker(fleet: Fleet) -> None:
+    fleet.start_api()
+    with fleet.client() as client:
+        job = client.generate({"task": TASK, "api": "mock", "model": "m", "repeats": 3})
+        exp = client.typed.request("POST", "/v1/experiments", json={"experiment": EXPERIMENT})
+    assert job["state"] == "running" and exp["experiment_id"] == "queued@default"
+    assert fleet.count(JOBS_ON_QUEUE, status="todo") == 2  # no worker: both wait on the queue
+    fleet.kill_api()
+
+    fleet.start_worker()
+    fleet.wait_for(
+        lambda: fleet.count(JOBS_ON_QUEUE, status="succeeded") == 2, 180, "both generate jobs"
+    )
+    state = fleet.sql(
+        "SELECT state, done, error FROM generation_jobs WHERE id = :id", id=job["job_id"]
+    )
+    assert state == [("done", 3, None)], fleet.logs()
+    cases = fleet.count(
+        "SELECT count(*) FROM experiment_cases WHERE experiment_id = 'queued@default'"
+    )
+    assert cases == 2
+    status = fleet.sql("SELECT status FROM experiments WHERE id = 'queued@default'")[0][0]
+    assert status in ("evaluating", "done")
+
+    fleet.start_api()  # another API process reads the stored job
+    with fleet.client() as client:
+        view = client.generation(job["job_id"])
+    assert view["state"] == "done" and len(view["run_ids"]) == 3
+
+
+class Held:
+    """Answers with the SVG once ``release`` is set; counts the calls."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.calls = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, request: Request) -> Reply:
+        del request
+        with self.lock:
+            self.calls += 1
+        assert self.release.wait(120), "the test never released the model"
+        return Reply(text=SVG)
+
+
+@pytest.fixture
+def model() -> Iterator[FakeModelServer[Held]]:
+    with serving(Held()) as server:
+        yield server
+
+
+def test_a_generation_whose_worker_died_is_finished_by_another(
+    fleet: Fleet, model: FakeModelServer[Held]
+) -> None:
+    fleet.start_api()
+    request = {
+        "task": TASK,
+        "api": "openai",
+        "base_url": f"{model.url}/v1",
+        "model": "m",
+        "repeats": 2,
+    }
+    with fleet.client() as client:
+        job = client.generate(request)
+    first = fleet.start_worker()
+    fleet.wait_for(lambda: model.model.calls >= 1, 120, "the first worker's model call")
+    assert fleet.count(JOBS_ON_QUEUE, status="doing") == 1
+    fleet.kill9(first)  # dies while its call waits on the model
+    model.model.release.set()
+    fleet.start_worker()
+    fleet.wait_for(
+        lambda: fleet.count(JOBS_ON_QUEUE, status="succeeded") == 1,
+        120 + 10 * STALLED_S,
+        "the job taken over by the second worker",
+    )
+    assert fleet.sql("SELECT state FROM generation_jobs")[0][0] == "done"
+    keys = fleet.sql("SELECT case_key, count(*) FROM generations GROUP BY case_key ORDER BY 1")
+    assert keys == [(f"{job['job_id']}:1", 1), (f"{job['job_id']}:2", 1)]
+    assert fleet.count(JOBS_ON_QUEUE, status="failed") == 0
+    sent = [r.headers.get("idempotency-key") for r in model.requests]
+    assert len(sent) > 2 and None not in sent  # the dead worker's calls were sent again ...
+    assert len(set(sent)) == 2  # ... under their repeat's key: a provider answers each once
