@@ -6,7 +6,9 @@ a later filter only when strictly better), then one zlib stream at level 1. A ma
 empty, and an empty row always takes filter "none" with all-zero bytes, so only the rows and
 columns around the mask's pixels need a filter choice: :func:`mask_png` computes it there (for
 0/255 pixels every filter's bytes are 0, 1 or 255 and its distance is a count of differences),
-leaves the rest zero and compresses the same byte stream Pillow would. The output is checked
+leaves the rest zero and compresses the same byte stream Pillow would; the compression of the
+empty rows above the mask is done once per row count and copied (zlib's output does not depend
+on how its input is split between calls). The output is checked
 against Pillow once per process (:func:`fast_path_matches`); if the two ever differ (another
 zlib inside Pillow, say), every mask is encoded by Pillow. A stream longer than one IDAT chunk
 of Pillow's (64 KiB) is also left to Pillow.

@@ -21,9 +21,10 @@ Masks are 8-bit greyscale PNGs (255 = part pixel) at the frame size.
 Two implementations of the same passes: :func:`capture_masks` + :func:`encode_masks` (the
 reference, kept to prove the fast path equal) and :class:`MaskCapture` (the fast path every job
 uses): the two captures decoded with libspng, each pixel's part read from a lookup table instead
-of a 24-bit code comparison per part, unions taken per channel with bit masks, and every distinct
-mask encoded once per job (a part that does not move, or a frame seen before, costs a dictionary
-lookup instead of a PNG encode). The fast path leaves the mask styles in place; the next ``frame``
+of a 24-bit code comparison per part, only the rows where some part painted read (the band of
+non-white rows of the visible shot, of non-black rows of the alone shot), unions taken per
+channel with bit masks, and every distinct mask encoded once per job (a part that does not move,
+or a frame seen before, costs a dictionary lookup instead of a PNG encode). The fast path leaves the mask styles in place; the next ``frame``
 call of ``instrument.js`` restores the document before it seeks.
 """
 
