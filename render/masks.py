@@ -24,8 +24,9 @@ uses): the two captures decoded with libspng, each pixel's part read from a look
 of a 24-bit code comparison per part, only the rows where some part painted read (the band of
 non-white rows of the visible shot, of non-black rows of the alone shot), unions taken per
 channel with bit masks, and every distinct mask encoded once per job (a part that does not move,
-or a frame seen before, costs a dictionary lookup instead of a PNG encode). The fast path leaves the mask styles in place; the next ``frame``
-call of ``instrument.js`` restores the document before it seeks.
+or a frame seen before, costs a dictionary lookup instead of a PNG encode). The fast path leaves
+the mask styles in place; the next ``frame`` call of ``instrument.js`` restores the document
+before it seeks.
 """
 
 from __future__ import annotations
