@@ -19,6 +19,7 @@ evidence.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import time
@@ -54,7 +55,7 @@ ORIGIN_SUFFIX = "regua-render.invalid"
 SHELL = b'<svg xmlns="http://www.w3.org/2000/svg"/>'
 _INSTRUMENT = resources.files("render").joinpath("instrument.js").read_text(encoding="utf-8")
 _INSTRUMENT_FACTORY = "() => " + _INSTRUMENT.strip()
-_CALL = "(instrument, arg) => instrument(arg)"
+_CALL = "(instrument, arg) => JSON.stringify(instrument(JSON.parse(arg)))"
 
 
 class BrowserSession:
@@ -332,11 +333,13 @@ class BrowserSession:
         sends only ``arg`` (measured 3.2 against 6.5 CPU ms per call for sending the source).
         Through Playwright, not a raw ``Runtime.evaluate`` on the DevTools session: the raw call
         is ~1 ms faster but never returns when the renderer crashes mid-call (measured: V8 OOM),
-        while Playwright raises ``Target crashed`` and the job answers ``crash``.
+        while Playwright raises ``Target crashed`` and the job answers ``crash``. ``arg`` and the
+        result travel as JSON strings, which Playwright does not walk (~3 CPU ms less per call).
         """
         if self._instrument is None:
             self._instrument = page.evaluate_handle(_INSTRUMENT_FACTORY)
-        return self._instrument.evaluate(_CALL, arg)
+        answer = self._instrument.evaluate(_CALL, json.dumps(arg))
+        return None if answer is None else json.loads(answer)
 
     def evaluate_source(self, page: Page, arg: dict[str, Any]) -> Any:
         """The instrumentation script, sent and compiled anew with every call.

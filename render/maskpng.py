@@ -6,7 +6,9 @@ a later filter only when strictly better), then one zlib stream at level 1. A ma
 empty, and an empty row always takes filter "none" with all-zero bytes, so only the rows and
 columns around the mask's pixels need a filter choice: :func:`mask_png` computes it there (for
 0/255 pixels every filter's bytes are 0, 1 or 255 and its distance is a count of differences),
-leaves the rest zero and compresses the same byte stream Pillow would. The output is checked
+leaves the rest zero and compresses the same byte stream Pillow would; the compression of the
+empty rows above the mask is done once per row count and copied (zlib's output does not depend
+on how its input is split between calls). The output is checked
 against Pillow once per process (:func:`fast_path_matches`); if the two ever differ (another
 zlib inside Pillow, say), every mask is encoded by Pillow. A stream longer than one IDAT chunk
 of Pillow's (64 KiB) is also left to Pillow.
@@ -38,14 +40,18 @@ def _chunk(kind: bytes, data: bytes) -> bytes:
     return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
 
-def _filtered_rows(mask: NDArray[np.bool_]) -> NDArray[np.uint8]:
-    """The PNG scanlines (filter byte + filtered row) Pillow's row filter choice produces."""
-    height, width = mask.shape
-    raw = np.zeros((height, width + 1), dtype=np.uint8)
+def _filtered_window(mask: NDArray[np.bool_]) -> tuple[int, int, NDArray[np.uint8]]:
+    """``(r0, r1, scanlines)``: the scanlines of rows ``r0:r1`` as Pillow filters them.
+
+    Each scanline is the filter byte and the filtered row; every other row is all zero (filter
+    "none", no pixel). An empty mask gives ``(0, 0, empty)``.
+    """
+    width = mask.shape[1]
     rows = np.flatnonzero(mask.any(axis=1))
     if rows.size == 0:
-        return raw
+        return 0, 0, np.zeros((0, width + 1), dtype=np.uint8)
     r0, r1 = int(rows[0]), int(rows[-1]) + 1
+    raw = np.zeros((r1 - r0, width + 1), dtype=np.uint8)
     cols = np.flatnonzero(mask[r0:r1].any(axis=0))
     c0, c1 = int(cols[0]), min(width, int(cols[-1]) + 2)  # sub and Paeth see one column past
     # the window, with the zero row above it and the zero column left of it
@@ -55,22 +61,57 @@ def _filtered_rows(mask: NDArray[np.bool_]) -> NDArray[np.uint8]:
     left, upleft = window[1:, :-1], window[:-1, :-1]
     # Paeth's predictor on 0/255 pixels: the pixel above where left == upper-left != above
     paeth = np.where((left == upleft) & (up != upleft), up, left)
-    diffs = (cur, cur ^ up, cur ^ left, cur ^ paeth)  # none, up, sub, Paeth: bytes != 0
-    sums = np.stack([np.count_nonzero(d, axis=1) for d in diffs])
-    best, choice = sums[0].copy(), np.zeros(sums.shape[1], dtype=np.uint8)
-    for filter_type, index in ((2, 1), (1, 2), (4, 3)):
-        better = (best > 0) & (sums[index] < best)
-        choice[better] = filter_type
-        best[better] = sums[index][better]
+    diffs = np.stack((cur, cur ^ up, cur ^ left, cur ^ paeth))  # none, up, sub, Paeth: != 0
+    sums = np.count_nonzero(diffs, axis=2)
+    best, index = sums[0].copy(), np.zeros(sums.shape[1], dtype=np.intp)
+    for i in (1, 2, 3):  # up, sub, Paeth: a later filter only when strictly better
+        better = (best > 0) & (sums[i] < best)
+        index[better] = i
+        best[better] = sums[i][better]
+    picked = diffs[index, np.arange(index.size)]
     # a differing byte is 255 where the pixel is set (255 - 0) and 1 where it is not (0 - 255)
-    value = np.where(cur, np.uint8(255), np.uint8(1))
-    out = raw[r0:r1, 1 + c0 : 1 + c1]
-    for filter_type, diff in zip((0, 2, 1, 4), diffs, strict=True):
-        picked = choice == filter_type
-        if picked.any():
-            out[picked] = np.where(diff[picked], value[picked], np.uint8(0))
-    raw[r0:r1, 0] = choice
-    return raw
+    raw[:, 1 + c0 : 1 + c1] = np.where(picked, np.where(cur, np.uint8(255), np.uint8(1)), 0)
+    raw[:, 0] = _FILTER_TYPE[index]
+    return r0, r1, raw
+
+
+_FILTER_TYPE = np.array([0, 2, 1, 4], dtype=np.uint8)  # none, up, sub, Paeth
+_PREFIX_STEP = 32  # rows of zeros between two kept compressor states
+
+
+class _ZeroPrefix:
+    """zlib states after rows of zeros, kept every ``_PREFIX_STEP`` rows, for one row length.
+
+    Most of a mask's rows are empty; the stream up to its first pixel row is the same for every
+    mask that starts there, so its compression is done once and copied (``Compress.copy``).
+    zlib's output does not depend on how its input is split between calls.
+    """
+
+    def __init__(self, row_bytes: int) -> None:
+        """No state kept yet beyond the fresh compressor."""
+        self.row_bytes = row_bytes
+        self.zeros = bytes(row_bytes * _PREFIX_STEP)
+        fresh = zlib.compressobj(1, zlib.DEFLATED, 15, 9, zlib.Z_DEFAULT_STRATEGY)
+        self.states: list[tuple[zlib._Compress, bytes]] = [(fresh, b"")]
+
+    def start(self, rows: int) -> tuple[zlib._Compress, bytes]:
+        """A compressor that has been fed ``rows`` zero rows, and what it emitted so far."""
+        step = rows // _PREFIX_STEP
+        while len(self.states) <= step:
+            previous, emitted = self.states[-1]
+            state = previous.copy()
+            self.states.append((state, emitted + state.compress(self.zeros)))
+        state, emitted = self.states[step]
+        state = state.copy()
+        rest = rows - step * _PREFIX_STEP
+        if rest:
+            emitted += state.compress(memoryview(self.zeros)[: rest * self.row_bytes])
+        return state, emitted
+
+
+@functools.lru_cache(maxsize=4)
+def _zero_prefix(row_bytes: int) -> _ZeroPrefix:
+    return _ZeroPrefix(row_bytes)
 
 
 def mask_png(mask: NDArray[np.bool_]) -> bytes:
@@ -82,8 +123,17 @@ def mask_png(mask: NDArray[np.bool_]) -> bytes:
 
 def _fast_png(mask: NDArray[np.bool_]) -> bytes | None:
     height, width = mask.shape
-    compressor = zlib.compressobj(1, zlib.DEFLATED, 15, 9, zlib.Z_DEFAULT_STRATEGY)
-    data = compressor.compress(_filtered_rows(mask).data) + compressor.flush()
+    r0, r1, rows = _filtered_window(mask)
+    row_bytes = width + 1
+    prefix = _zero_prefix(row_bytes)
+    compressor, data = prefix.start(r0)
+    data += compressor.compress(rows.data)
+    suffix = (height - r1) * row_bytes
+    while suffix > 0:
+        chunk = min(suffix, len(prefix.zeros))
+        data += compressor.compress(memoryview(prefix.zeros)[:chunk])
+        suffix -= chunk
+    data += compressor.flush()
     if len(data) >= _IDAT_MAX:
         return None
     header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
@@ -99,4 +149,7 @@ def fast_path_matches() -> bool:
     shape[10:30, 20:61] = True
     shape[15:20, 25:30] = False
     samples.append(shape)
+    late = np.zeros((300, 64), dtype=bool)  # past several kept zero-row states
+    late[117:140, 3:50] = True
+    samples.append(late)
     return all(_fast_png(m) == pillow_png(m) for m in samples)

@@ -21,10 +21,12 @@ Masks are 8-bit greyscale PNGs (255 = part pixel) at the frame size.
 Two implementations of the same passes: :func:`capture_masks` + :func:`encode_masks` (the
 reference, kept to prove the fast path equal) and :class:`MaskCapture` (the fast path every job
 uses): the two captures decoded with libspng, each pixel's part read from a lookup table instead
-of a 24-bit code comparison per part, unions taken per channel with bit masks, and every distinct
-mask encoded once per job (a part that does not move, or a frame seen before, costs a dictionary
-lookup instead of a PNG encode). The fast path leaves the mask styles in place; the next ``frame``
-call of ``instrument.js`` restores the document before it seeks.
+of a 24-bit code comparison per part, only the rows where some part painted read (the band of
+non-white rows of the visible shot, of non-black rows of the alone shot), unions taken per
+channel with bit masks, and every distinct mask encoded once per job (a part that does not move,
+or a frame seen before, costs a dictionary lookup instead of a PNG encode). The fast path leaves
+the mask styles in place; the next ``frame`` call of ``instrument.js`` restores the document
+before it seeks.
 """
 
 from __future__ import annotations
@@ -218,15 +220,18 @@ class MaskCapture:
         if not present:
             return result
         members = {p: [q for q in present if q == p or p in present[q]] for p in present}
-        owner = self._owners(decode_rgb(shoot()))
+        rgb = decode_rgb(shoot())
+        top, bottom = _band(rgb, 255, below=True)  # rows with any colour but white
+        owner = self._owners(rgb[top:bottom])
         number = {p: i for i, p in enumerate(self.parts)}
         for part, group in members.items():
+            visible = np.zeros(self.shape, dtype=bool)
             if len(group) == 1:
-                visible = owner == number[part]
+                np.equal(owner, number[part], out=visible[top:bottom])
             else:
                 wanted = np.zeros(256, dtype=bool)
                 wanted[[number[q] for q in group]] = True
-                visible = wanted[owner]
+                visible[top:bottom] = wanted[owner]
             result[part] = {"visible": visible, "alone": empty}
         ordered = sorted(present, key=lambda p: len(present[p]))  # ancestors get lower bits
         for start in range(0, len(ordered), BITS_PER_SHOT):
@@ -256,6 +261,7 @@ class MaskCapture:
         spec = {"root": "none", "background": "rgb(0, 0, 0)", "additive": True, "parts": paints}
         evaluate({"op": "mask_paint", "spec": spec})
         rgb = decode_rgb(shoot())
+        top, bottom = _band(rgb, 0, below=False)  # rows where any part painted
         bit = {p: i for i, p in enumerate(group)}
         planes: dict[int, NDArray[np.uint8]] = {}  # each channel read once, contiguous
         for part in present:
@@ -265,17 +271,30 @@ class MaskCapture:
             channels = [0, 0, 0]  # bits wanted in R, G, B
             for b in wanted:
                 channels[2 - b // 8] |= 1 << (b % 8)
-            hit: NDArray[np.bool_] | None = None
+            hit = np.zeros(self.shape, dtype=bool)
+            band = hit[top:bottom]
             for channel, bits in enumerate(channels):
                 if not bits:
                     continue
                 if channel not in planes:
-                    planes[channel] = np.ascontiguousarray(rgb[..., channel])
+                    planes[channel] = np.ascontiguousarray(rgb[top:bottom, :, channel])
                 found = np.bitwise_and(planes[channel], np.uint8(bits)) != 0
-                hit = found if hit is None else np.logical_or(hit, found, out=hit)
-            assert hit is not None
+                np.logical_or(band, found, out=band)
             previous = result[part]["alone"]
             result[part]["alone"] = hit if not previous.any() else (previous | hit)
+
+
+def _band(rgb: NDArray[np.uint8], background: int, *, below: bool) -> tuple[int, int]:
+    """The rows ``top:bottom`` holding every pixel with a channel other than ``background``.
+
+    ``below``: the background is the highest value (white), else the lowest (black).
+    """
+    rows = rgb.reshape(rgb.shape[0], -1)
+    extreme = rows.min(axis=1) if below else rows.max(axis=1)
+    found = np.flatnonzero(extreme != background)
+    if found.size == 0:
+        return 0, 0
+    return int(found[0]), int(found[-1]) + 1
 
 
 class MaskEncoder:
