@@ -30,12 +30,13 @@ imports: setup
 # `serial` ones alone, then the branch-coverage floor (pyproject's fail_under) over both steps.
 # Both steps run even when the first fails, so one run shows every failure (exit 5 of the
 # serial step, no test marked serial, is not a failure).
-# `make test COVERAGE=0` skips the measurement (CI always measures).
+# `make test COVERAGE=0` skips the measurement (CI always measures); the 30 slowest tests of the
+# parallel step are printed at its end.
 COVERAGE ?= 1
 test: setup lint typecheck imports
 	@rm -f .coverage .coverage.*
 	@status=0; cov=""; [ "$(COVERAGE)" = 0 ] || cov="--cov --cov-report="; \
-	$(PYTEST) -n $(TEST_WORKERS) --dist loadgroup -m "not serial" $$cov || status=$$?; \
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadgroup -m "not serial" --durations=30 $$cov || status=$$?; \
 	$(PYTEST) -m serial $${cov:+$$cov --cov-append} || { rc=$$?; [ $$rc -eq 5 ] || status=$$rc; }; \
 	[ -z "$$cov" ] || $(VENV)/coverage report || status=$$?; \
 	exit $$status
