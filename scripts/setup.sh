@@ -27,12 +27,14 @@ if [ ! -f "$stamp" ]; then
     [ -x .venv/bin/python ] || "$PY" -m venv .venv
     pip=(.venv/bin/python -m pip --quiet --disable-pip-version-check)
     # uv installs the lock several times faster than pip: it is bootstrapped with pip from the
-    # lock's own pin (version and sha256), and pip does the whole work where uv cannot
+    # lock's own pin (version and sha256), and pip does the whole work where uv cannot. Like pip,
+    # it compiles the bytecode at install: with PYTHONDONTWRITEBYTECODE (set on these machines,
+    # and always inside the sandbox) every process would otherwise compile what it imports
     uv_req=$(mktemp)
     awk '/^uv==/{p=1} p{print} p&&!/\\$/{exit}' requirements.lock >"$uv_req"
     if [ -s "$uv_req" ] && "${pip[@]}" install --require-hashes --no-deps -r "$uv_req" \
         && UV_PYTHON=.venv/bin/python .venv/bin/uv pip install --quiet --require-hashes \
-            --no-deps -r requirements.lock \
+            --no-deps --compile-bytecode -r requirements.lock \
         && UV_PYTHON=.venv/bin/python .venv/bin/uv pip install --quiet --no-deps \
             --no-build-isolation -e . --config-settings editable_mode=compat; then
         :
