@@ -8,8 +8,9 @@ through the API with its sha256 and is an object in the bucket; no stage job is 
 3 s here) and none failed for good.
 
 PostgreSQL restart: with ``REGUA_TEST_PG_RESTART=1`` (set by ``.ci/run``) the server itself is
-restarted (``pg_ctlcluster <version> main restart``); otherwise (a shared development server) the
-restart is simulated by terminating every backend connected to the test's database
+restarted (``pg_ctlcluster <version> main restart --mode immediate``); otherwise (a shared
+development server) the restart is simulated by terminating every backend connected to the test's
+database
 (``pg_terminate_backend``), which breaks every connection of the fleet in the same way.
 """
 
@@ -158,7 +159,17 @@ def test_all_workers_killed_at_once(fleet: tuple[Fleet, str], s3_server: S3Serve
 def _restart_postgres(f: Fleet) -> str:
     if os.environ.get("REGUA_TEST_PG_RESTART") == "1":
         version = sorted(os.listdir("/etc/postgresql"))[0]
-        subprocess.run(["pg_ctlcluster", version, "main", "restart"], check=True, timeout=60)
+        # immediate mode, as a crash would: a fast stop also waits for every connection still
+        # being opened to give up (authentication_timeout, 60 s), and the fleet opens many
+        try:
+            subprocess.run(
+                ["pg_ctlcluster", version, "main", "restart", "--mode", "immediate"],
+                check=True,
+                timeout=120,
+            )
+        finally:  # never leave the server down for the tests that follow
+            if subprocess.run(["pg_isready", "-q", "-h", "127.0.0.1"]).returncode != 0:
+                subprocess.run(["pg_ctlcluster", version, "main", "start"], timeout=120)
         return "restarted"
     name = f.pg_url.rsplit("/", 1)[1]
     f.sql(
