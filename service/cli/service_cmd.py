@@ -149,12 +149,21 @@ def status(
         return
     outcome = view.outcome
     typer.echo(f"run {view.run_id}  task {view.task}  status {view.status}")
-    typer.echo(
-        f"outcome {outcome.status if outcome else None}  cause {outcome.cause if outcome else None}"
-    )
-    for c in view.evaluation.criteria if view.evaluation is not None else []:
+    if outcome is None:
+        typer.echo("outcome not decided yet (the run is still in the pipeline)")
+    else:
+        typer.echo(
+            f"outcome {outcome.status}" + (f"  cause {outcome.cause}" if outcome.cause else "")
+        )
+    criteria = view.evaluation.criteria if view.evaluation is not None else []
+    for c in criteria:
         review = f"  review: {c.review_reason}" if c.review_required else ""
         typer.echo(f"  {c.criterion:<4} {c.kind:<10} {c.status}{review}")
+    awaiting = sum(1 for c in criteria if c.review_required)
+    if awaiting:
+        typer.echo(
+            f"{awaiting} criteria await a human label: label them at /review or with `regua review`"
+        )
     typer.echo(f"{len(view.artifacts)} artifacts")
 
 

@@ -62,6 +62,10 @@ def test_token_submit_status(tmp_path: Path) -> None:
         assert "pending" in waited.stdout and "fail" in waited.stdout
         shown = _cli("status", run_ids[1], env=env)
         assert shown.exit_code == 0 and run_ids[1] in shown.stdout and "F1" in shown.stdout
+        pending_id = next(ln.split()[0] for ln in waited.stdout.splitlines() if " pending " in ln)
+        pending = _cli("status", pending_id, env=env)
+        assert "outcome pending" in pending.stdout and "None" not in pending.stdout
+        assert "await a human label" in pending.stdout and "regua review" in pending.stdout
         reviewer = _cli("token", "create", "--role", "reviewer", "--data-dir", str(data))
         denied = _cli("status", run_ids[1], env={**env, "REGUA_TOKEN": reviewer.stdout.strip()})
         assert denied.exit_code == 1 and "HTTP 403" in denied.output
