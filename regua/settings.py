@@ -97,6 +97,12 @@ class Settings(BaseSettings):
     submit_burst: int = Field(
         default=20, ge=1, description="Submission requests a token may send in a row"
     )
+    experiment_cases_per_token: int = Field(
+        default=2000,
+        ge=1,
+        description="Experiment cases (arms x items x repeats) not generated yet that one "
+        "token's experiments may have at once; one experiment larger is refused (422)",
+    )
 
     review_audit_rate: float = 0.05
     reviews_per_item: int = 1

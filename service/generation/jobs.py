@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from regua.errors import BatchTooLargeError, InputError, QueueShareError
+from regua.errors import InputError
 from regua.views.jobs import ChainView, GenerationJobView, JobState
 from service.context import (
     GenerateArgs,
@@ -31,6 +31,7 @@ from service.context import (
 from service.generation.request import GenerationParams
 from service.generation.revise import ReviseOptions, generate_and_revise
 from service.generation.runner import generate_runs
+from service.generation.share import ADMIT_LOCK, Share
 from service.pipeline.jobs import JobFields
 from service.storage import GenerationJobRow, utcnow
 
@@ -45,7 +46,9 @@ RETRY_AFTER_S = 30
 WAIT_MAX_S = 300.0
 """The longest a ``wait`` request is answered after (then 202: the job goes on, poll it)."""
 WAIT_POLL_S = 0.2
-_admit_lock = threading.Lock()
+SHARE = Share(
+    MAX_JOBS_PER_TOKEN, MAX_CALLS_PER_TOKEN, "generation", "running", "model call", RETRY_AFTER_S
+)
 
 
 @dataclass
@@ -228,11 +231,7 @@ def _admit(s: Session, job: GenerationJob) -> None:
     Jobs without a token (the service's own) are not counted.
     """
     wanted = job.calls_left()
-    if wanted > MAX_CALLS_PER_TOKEN:
-        raise BatchTooLargeError(
-            f"{wanted} model calls (repeats x rounds) in one generation; at most "
-            f"{MAX_CALLS_PER_TOKEN} per token at a time: split it"
-        )
+    SHARE.check_size(wanted, "repeats x rounds")
     if job.token_id is None:
         return
     rows = s.scalars(
@@ -243,14 +242,7 @@ def _admit(s: Session, job: GenerationJob) -> None:
         )
     ).all()
     mine = [GenerationJob.of(r) for r in rows]
-    pending = sum(j.calls_left() for j in mine)
-    if len(mine) >= MAX_JOBS_PER_TOKEN or pending + wanted > MAX_CALLS_PER_TOKEN:
-        raise QueueShareError(
-            f"this token has {len(mine)} generation(s) running with {pending} model call(s) "
-            f"left (at most {MAX_JOBS_PER_TOKEN} generations and {MAX_CALLS_PER_TOKEN} calls); "
-            "retry when they finish",
-            RETRY_AFTER_S,
-        )
+    SHARE.check_room(len(mine), sum(j.calls_left() for j in mine), wanted)
 
 
 def start(ctx: ServiceContext, job: GenerationJob) -> GenerationJob:
@@ -260,7 +252,7 @@ def start(ctx: ServiceContext, job: GenerationJob) -> GenerationJob:
         _admit(s, job)
         s.add(job.row())
 
-    with _admit_lock:  # one process's admissions in turn (the row is the count)
+    with ADMIT_LOCK:  # one process's admissions in turn (the row is the count)
         ctx.start_generate(KIND, {"job_id": job.id}, job.id, store=store)
     return job
 
@@ -278,7 +270,7 @@ def resume(ctx: ServiceContext, job: GenerationJob) -> GenerationJob:
             .values(state="running", error=None, updated_at=utcnow())
         )
 
-    with _admit_lock:
+    with ADMIT_LOCK:
         ctx.start_generate(KIND, {"job_id": job.id}, job.id, store=store)
     job.state, job.error = "running", None
     return job

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from service.access.tokens import create_token
 from service.context import ServiceContext
 from service.generation import jobs
 from service.server import create_app
-from service.storage import ExperimentRow
+from service.storage import Artifact, ExperimentCaseRow, ExperimentRow, Run
 from tests.helpers.server import serve_in_thread
 
 TASK = "pelican-bicycle-structured@1"
@@ -67,16 +68,17 @@ class Served:
         return {**base, **extra}
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[Served]:
+@contextmanager
+def _serve(data: Path, **settings: Any) -> Iterator[Served]:
     """A service whose submitters may generate against the gated model."""
     with serving(Gated()) as model:
-        settings = Settings(
-            data_dir=tmp_path / "data",
+        config = Settings(
+            data_dir=data,
             generation_base_urls=[f"{model.url}/v1"],
             generation_backoff_s=0.01,
+            **settings,
         )
-        ctx = ServiceContext.open(settings)
+        ctx = ServiceContext.open(config)
         try:
             with serve_in_thread(create_app(ctx)) as url:
                 yield Served(url, ctx, model)
@@ -84,6 +86,13 @@ def served(tmp_path: Path) -> Iterator[Served]:
                 _until(lambda: jobs.running(ctx) == 0)
         finally:
             ctx.close()
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    """The service with the default shares."""
+    with _serve(tmp_path / "data") as it:
+        yield it
 
 
 def _until(done: Any, limit_s: float = 120) -> None:
@@ -137,9 +146,10 @@ def test_a_tokens_share_of_generations_is_bounded(served: Served) -> None:
         assert mine.post("/v1/generations", json=served.generation()).status_code == 202
 
 
-def experiment(served: Served, name: str) -> dict[str, Any]:
+def experiment(served: Served, name: str, repeats: int = 1) -> dict[str, Any]:
     model = {"api": "openai", "base_url": f"{served.model.url}/v1", "model": "m"}
-    return {"id": name, "items": [TASK], "arms": [{"name": "a", "model": model}]}
+    arms = [{"name": "a", "model": model}]
+    return {"id": name, "items": [TASK], "arms": arms, "repeats": repeats}
 
 
 def test_a_tokens_share_of_experiments_is_bounded(served: Served) -> None:
@@ -164,3 +174,54 @@ def test_a_tokens_share_of_experiments_is_bounded(served: Served) -> None:
                 == 202
             )
         )
+
+
+CASES_CAP = 3
+"""``REGUA_EXPERIMENT_CASES_PER_TOKEN`` of the next test."""
+
+
+def _stored(served: Served) -> tuple[object, ...]:
+    """Rows of experiments, their cases, runs and artifacts, and the blobs on disk."""
+    tables = (ExperimentRow, ExperimentCaseRow, Run, Artifact)
+    with served.ctx.db.read() as s:
+        rows = [s.scalar(select(func.count()).select_from(t)) for t in tables]
+    blobs = served.ctx.settings.resolved_artifact_dir()
+    return (*rows, sorted(str(p) for p in blobs.rglob("*")))
+
+
+def test_a_tokens_share_of_experiment_cases_is_bounded(tmp_path: Path) -> None:
+    with (
+        _serve(tmp_path / "data", experiment_cases_per_token=CASES_CAP) as served,
+        served.client() as mine,
+        served.client() as theirs,
+    ):
+
+        def post(client: httpx.Client, name: str, repeats: int) -> httpx.Response:
+            doc = experiment(served, name, repeats)
+            return client.post("/v1/experiments", json={"experiment": doc})
+
+        before = _stored(served)
+        big = post(mine, "big", CASES_CAP + 1)  # larger than the whole share: never fits
+        assert big.status_code == 422 and big.json()["error"] == "batch_too_large"
+        assert "Retry-After" not in big.headers
+        assert big.json()["detail"] == (
+            "arms x items x repeats (1 x 1 x 4): 4 cases in one experiment; at most 3 per "
+            "token at a time (REGUA_EXPERIMENT_CASES_PER_TOKEN): split it"
+        )
+        assert _stored(served) == before  # nothing stored
+        assert post(mine, "one", 2).status_code == 202  # 2 cases in flight (the model waits)
+        held = _stored(served)
+        refused = post(mine, "two", 2)  # 2 + 2 > 3
+        assert refused.status_code == 429 and refused.headers["Retry-After"] == "60"
+        assert refused.json()["error"] == "queue_share_full"
+        assert (
+            "this token has 1 experiment(s) generating with 2 case(s) left"
+            in (refused.json()["detail"])
+        )
+        assert _stored(served) == held  # no row, no case, no run, no blob
+        with served.ctx.db.read() as s:
+            assert s.get(ExperimentRow, "two@default") is None
+        assert post(theirs, "theirs", 2).status_code == 202  # another token's share is its own
+        served.model.model.gate.set()
+        _until(lambda: mine.get("/v1/experiments/one@default").json()["generated"] == 2)
+        assert post(mine, "two", 2).status_code == 202  # its cases are generated: room again
