@@ -5,9 +5,9 @@ Was: ``wait: true`` generations held a server thread each (80 against a slow end
 ``/v1/health``, ``/v1/tasks`` and every page time out), background generation had no per-token
 cap (30 posts of ``repeats: 1000`` queued 30,000 runs and 150 threads), and a ``wait``
 generation's ``status_url`` answered 404. Now a waiting request holds no thread, a token's
-share is 4 running generations / 200 model calls and 2 generating experiments (429 with
-``Retry-After`` past it, 422 for one request larger than the share), and nothing is stored
-for a refused request.
+share is 4 running generations / 200 model calls and 2 generating experiments with at most
+``REGUA_EXPERIMENT_CASES_PER_TOKEN`` cases not generated yet (429 with ``Retry-After`` past
+it, 422 for one request larger than the share), and nothing is stored for a refused request.
 """
 
 from __future__ import annotations
