@@ -31,6 +31,7 @@ from service.experiments.store import (
     set_status,
     stored_keys,
 )
+from service.generation.calls import resent_calls
 from service.pipeline.jobs import JobFields
 from service.storage import ExperimentRow
 
@@ -153,6 +154,8 @@ class Progress:
     generated: int
     runs_left: int
     error: str | None
+    resent_calls: int = 0
+    """Model calls sent again after a kill cut them off (same ``Idempotency-Key``)."""
 
 
 def experiment_progress(ctx: ServiceContext, ident: str) -> Progress:
@@ -166,4 +169,6 @@ def experiment_progress(ctx: ServiceContext, ident: str) -> Progress:
     if status == "evaluating" and left == 0 and generated == planned:
         set_status(ctx.db, ident, "done")
         status = "done"
-    return Progress(ident, status, planned, generated, left, row.error)
+    with ctx.db.read() as s:
+        resent = resent_calls(s, ident)
+    return Progress(ident, status, planned, generated, left, row.error, resent)
