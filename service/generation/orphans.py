@@ -4,11 +4,12 @@ A process killed while it ran a generate job leaves the job's row ``running`` (a
 ``created``/``generating`` (an experiment) with nobody running it. :func:`recover_generate_jobs`
 runs when the API starts (:func:`service.server.app.create_app`'s lifespan):
 
-- embedded (the API process runs its own generate jobs, so any job still ``running`` lost its
-  process): a generation is resumed on this process's generate runner (the repeats and rounds
-  already stored are not asked again; a call cut off by the kill is sent again with its
-  ``Idempotency-Key`` and counted as re-sent); an experiment, whose generator is not stored,
-  becomes ``interrupted`` with the cause (posting the same file again resumes it);
+- embedded (the API process runs its own generate jobs and is the only one on its database, so
+  any job still ``running`` lost its process): a generation is resumed on this process's
+  generate runner (the repeats and rounds already stored are not asked again; a call cut off
+  by the kill is sent again with its ``Idempotency-Key`` and counted as re-sent); an
+  experiment, whose generator is not stored, becomes ``interrupted`` with the cause (posting
+  the same file again resumes it);
 - procrastinate: only jobs whose ``generate`` queue job is neither waiting nor running are
   touched (a worker runs the others, or takes them over once their worker's heartbeat is
   stale): they become ``interrupted`` with the cause, resumable by ``POST .../resume``.
