@@ -26,6 +26,9 @@ class ExperimentProgress(BaseModel):
     generated: int
     runs_left: int
     error: str | None = None
+    resent_calls: int = 0
+    """Model calls sent again after a kill cut them off (same ``Idempotency-Key``: a provider
+    that honours it generated once; one that ignores it was asked twice)."""
 
 
 class ExperimentReport(BaseModel):

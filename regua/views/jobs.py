@@ -52,3 +52,6 @@ class GenerationJobView(BaseModel):
     """Per first answer: its run and each revision's, round 0 first (once done)."""
     resumable: bool = False
     """An interrupted job: ``POST /v1/generations/{job}/resume`` goes on where it stopped."""
+    resent_calls: int = 0
+    """Model calls sent again after a kill cut them off (with the same ``Idempotency-Key``, so
+    a provider that honours it generated once; one that ignores it was asked twice)."""

@@ -53,7 +53,7 @@ def run(
             ident = accepted.experiment_id
             typer.echo(f"{'resuming' if accepted.resumed else 'starting'} experiment {ident}")
             progress = _follow(client, ident, wait_s)
-            typer.echo(f"{progress.generated} of {progress.planned} case(s); {progress.status}")
+            typer.echo(status_line(progress))
             if progress.status == "interrupted":
                 typer.echo("interrupted: run the same command again to continue", err=True)
                 raise typer.Exit(1)
@@ -67,6 +67,14 @@ def run(
         raise typer.Exit(130) from None
     for line in summary_lines(report):
         typer.echo(line)
+
+
+def status_line(progress: ExperimentProgress) -> str:
+    """``G of P case(s); STATUS`` and, when any, the model calls sent again after a kill."""
+    line = f"{progress.generated} of {progress.planned} case(s); {progress.status}"
+    if progress.resent_calls:
+        line += f"; {progress.resent_calls} model call(s) sent again after a stop cut them off"
+    return line
 
 
 def _follow(client: Client, ident: str, wait_s: float) -> ExperimentProgress:

@@ -101,9 +101,19 @@ def _generate_with_progress(
             time.sleep(0.2)
             job = client.generation(job.job_id)
         progress.update(bar, completed=job.done + job.rounds_done)
+    if job.resent_calls:
+        console.print(resent_line(job))
     if job.state != "done":
         raise GenerationError(f"generation {job.job_id} failed: {job.error}")
     return job
+
+
+def resent_line(job: GenerationJobView) -> str:
+    """The line saying how many calls a kill made the job send again (same Idempotency-Key)."""
+    return (
+        f"{job.resent_calls} model call(s) sent again after a stop cut them off "
+        "(same Idempotency-Key: a provider that honours it generated once)"
+    )
 
 
 def _chain_line(chain: ChainView) -> str:

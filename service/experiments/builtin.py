@@ -47,6 +47,7 @@ class RunnerGenerator:
         gen, revise = _params(params), options.get("revise")
         token_id, prompt, panel = options["token_id"], options["prompt"], options["panel"]
         keys, progress = options["case_keys"], options.get("on_progress")
+        job = options.get("job")
         if revise is None:
             return generate_runs(
                 ctx,
@@ -58,6 +59,7 @@ class RunnerGenerator:
                 panel=panel,
                 case_keys=keys,
                 on_progress=progress,
+                job=job,
             )
         chains = generate_and_revise(
             ctx,
@@ -70,6 +72,7 @@ class RunnerGenerator:
             panel=panel,
             case_keys=keys,
             on_progress=progress,
+            job=job,
         )
         return [c.first_run_id for c in chains]
 

@@ -47,6 +47,8 @@ class CaseOptions(TypedDict):
     revise: NotRequired[ReviseOptions | None]
     """Render-and-revise rounds after each first answer (the returned ids stay the first
     answers'; the rounds are linked to them in ``run_revisions``)."""
+    job: NotRequired[str | None]
+    """The job the model calls belong to (the experiment): calls sent again count under it."""
 
 
 class Generator(Protocol):

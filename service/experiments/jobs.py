@@ -29,6 +29,7 @@ from service.experiments.store import (
     set_status,
     stored_keys,
 )
+from service.generation.calls import resent_calls
 from service.generation.share import ADMIT_LOCK
 from service.pipeline.jobs import JobFields
 from service.storage import ExperimentRow
@@ -125,6 +126,8 @@ class Progress:
     generated: int
     runs_left: int
     error: str | None
+    resent_calls: int = 0
+    """Model calls sent again after a kill cut them off (same ``Idempotency-Key``)."""
 
 
 def experiment_progress(ctx: ServiceContext, ident: str) -> Progress:
@@ -138,4 +141,6 @@ def experiment_progress(ctx: ServiceContext, ident: str) -> Progress:
     if status == "evaluating" and left == 0 and generated == planned:
         set_status(ctx.db, ident, "done")
         status = "done"
-    return Progress(ident, status, planned, generated, left, row.error)
+    with ctx.db.read() as s:
+        resent = resent_calls(s, ident)
+    return Progress(ident, status, planned, generated, left, row.error, resent)

@@ -17,6 +17,7 @@ from service.experiments.report import Report, build_experiment_report
 from service.experiments.revision_report import METHOD as FEEDBACK_METHOD
 from service.experiments.revision_report import feedback_section
 from service.experiments.store import CaseView, case_views, get_experiment, plan_of, windows_of
+from service.generation.calls import resent_calls
 from service.storage import Database, Evaluation, ExperimentRow, iso
 
 
@@ -53,7 +54,7 @@ def _judging(db: Database, cases: Iterable[CaseView]) -> dict[str, Any]:
     }
 
 
-def _meta(row: ExperimentRow) -> dict[str, Any]:
+def _meta(row: ExperimentRow, resent: int) -> dict[str, Any]:
     return {
         "id": row.id,
         "name": row.name,
@@ -64,6 +65,7 @@ def _meta(row: ExperimentRow) -> dict[str, Any]:
         "created_at": iso(row.created_at),
         "finished_at": iso(row.finished_at) if row.finished_at else None,
         "regua_version": regua.__version__,
+        "resent_calls": resent,
     }
 
 
@@ -73,7 +75,9 @@ def experiment_report(db: Database, ident: str) -> Report:
     cases = case_views(db, ident)
     judging = _judging(db, cases) | judged_by(db, cases)
     plan = plan_of(row)
-    report = build_experiment_report(_meta(row), plan, cases, judging)
+    with db.read() as s:
+        resent = resent_calls(s, ident)
+    report = build_experiment_report(_meta(row, resent), plan, cases, judging)
     report["reproducibility"]["panels_by_arm"] = judging["panels_by_arm"]
     report["feedback"] = feedback_section(db, plan, cases)
     report["methods"]["feedback"] = FEEDBACK_METHOD

@@ -74,6 +74,7 @@ def generate_cases(
                 "prompt": prompt_for(arm, task),
                 "panel": panel_of(plan, task.ref),
                 "case_keys": keys,
+                "job": ident,
             }
             if arm.revise:
                 options["revise"] = ReviseOptions(arm.revise, findings=arm.revise_findings)

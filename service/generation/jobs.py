@@ -5,7 +5,9 @@
 stops it at its next model call: ``interrupted``, resumable); on PostgreSQL with procrastinate,
 as a job of the ``generate`` queue that any worker runs (a job whose process died is retried by
 another). Each repeat is stored under the case key ``JOB:REPEAT``, so a resumed job never calls
-the model again for a repeat already stored. Every process reads a job's state from its row.
+the model again for a repeat already stored; every call is recorded before it is sent
+(:mod:`service.generation.calls`) and a call sent again after a kill is counted in the job's
+``resent_calls``. Every process reads a job's state from its row.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from service.context import (
     ServiceContext,
     register_generate_kind,
 )
+from service.generation.calls import resent_calls
 from service.generation.request import GenerationParams
 from service.generation.revise import ReviseOptions, generate_and_revise
 from service.generation.runner import generate_runs
@@ -67,6 +70,8 @@ class GenerationJob:
     error: str | None = None
     rounds_done: int = 0
     chains: list[ChainView] = field(default_factory=list)
+    resent_calls: int = 0
+    """Model calls sent again after the process that sent them died (same Idempotency-Key)."""
 
     def view(self) -> GenerationJobView:
         """Its state as the API answers it."""
@@ -86,6 +91,7 @@ class GenerationJob:
             rounds_done=self.rounds_done,
             chains=list(self.chains),
             resumable=self.state == "interrupted",
+            resent_calls=self.resent_calls,
         )
 
     def calls_left(self) -> int:
@@ -151,7 +157,11 @@ def load(ctx: ServiceContext, job_id: str) -> GenerationJob | None:
     """A stored job by id (None when unknown)."""
     with ctx.db.read() as s:
         row = s.get(GenerationJobRow, job_id)
-        return None if row is None else GenerationJob.of(row)
+        if row is None:
+            return None
+        job = GenerationJob.of(row)
+        job.resent_calls = resent_calls(s, job_id)
+        return job
 
 
 def _run(ctx: ServiceContext, args: GenerateArgs, stop: threading.Event) -> JobFields | None:
@@ -182,6 +192,7 @@ def _run(ctx: ServiceContext, args: GenerateArgs, stop: threading.Event) -> JobF
                 case_keys=job.case_keys(),
                 on_progress=progress,
                 stop=stop,
+                job=job.id,
             )
             chains: list[ChainView] = []
         else:
@@ -196,6 +207,7 @@ def _run(ctx: ServiceContext, args: GenerateArgs, stop: threading.Event) -> JobF
                 on_progress=progress,
                 on_round=round_done,
                 stop=stop,
+                job=job.id,
             )
             chains = [ChainView(run_ids=c.run_ids, stopped=c.stopped) for c in found]
             ids = [c.first_run_id for c in found]

@@ -10,6 +10,9 @@ Rounds always run to ``N`` (a revision is never stopped because a judge liked th
 loop never reads a verdict); a chain stops early only when the model gave no reply or the
 previous run was never rendered in time, with the reason kept. A chain already stored in part
 (an experiment resumed) continues from its last stored round without asking the model again.
+Each round's call has its own ``Idempotency-Key`` and is recorded before it is sent
+(:mod:`service.generation.calls`): a round cut off by a kill is sent again with its key and
+counted as re-sent; a stored round is never asked again.
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ from sqlalchemy.orm import Session
 from regua.errors import InputError
 from regua.llm.call import Message
 from regua.llm.client import call_model
+from service.context import GenerateInterruptedError
 from service.evaluation.inputs import load_eval_inputs
+from service.generation.calls import CallSlot, record_send
 from service.generation.feedback import REVISE_VERSION, Feedback, build_feedback
 from service.generation.feedback import conversation_document as _document
 from service.generation.request import GenerationParams
@@ -117,9 +122,15 @@ def _ask(
     messages: list[Message],
     link: Callable[[bytes], RevisionLink],
     frames: dict[bytes, str],
+    slot: CallSlot | None = None,
 ) -> str:
-    """Call the model with the conversation and store its reply as the round's run."""
-    base = plan.params.model_call("", repeat, plan.key)
+    """Call the model with the conversation and store its reply as the round's run.
+
+    The round's call ``slot`` (when the chain has a case key) is recorded before it is sent.
+    """
+    if slot is not None:
+        record_send(plan.ctx.db, slot)
+    base = plan.params.model_call("", repeat, plan.key, slot.key if slot is not None else None)
     call = dataclasses.replace(base, messages=tuple(messages))
     sent = _document(messages, None, frames)
     result = call_model(call, plan.policy, limiter=plan.limiter, redact=plan.redact)
@@ -130,7 +141,7 @@ def _ask(
         write_link(s, plan.ctx.blobs, run_id, stored)
 
     digest = hashlib.sha256(sent).hexdigest()
-    return store_reply(plan, repeat, None, result, prompt_sha256=digest, also=also)
+    return store_reply(plan, repeat, None, result, prompt_sha256=digest, also=also, slot=slot)
 
 
 def revise_chain(
@@ -139,8 +150,14 @@ def revise_chain(
     repeat: int,
     options: ReviseOptions,
     on_round: RoundDone | None = None,
+    case_key: str | None = None,
+    stop: threading.Event | None = None,
 ) -> Chain:
-    """Run (or continue) the revision rounds of one first answer; the chain's runs in order."""
+    """Run (or continue) the revision rounds of one first answer; the chain's runs in order.
+
+    ``case_key`` (the first answer's) keys each round's call; once ``stop`` is set no new round
+    is asked (:class:`GenerateInterruptedError`: a later call continues the chain).
+    """
     chain = Chain(first_run_id, [first_run_id])
     with plan.ctx.db.read() as s:
         done = stored_rounds(s, first_run_id)
@@ -160,8 +177,10 @@ def revise_chain(
         messages += [Message.text("assistant", reply), fb.message()]
         frames.update({f.png: f.artifact_ref for f in fb.frames})
         if rnd not in done:
+            if stop is not None and stop.is_set():
+                raise GenerateInterruptedError(f"revision of {first_run_id} stopped at round {rnd}")
             link = _linker(previous, first_run_id, rnd, fb, options)
-            done[rnd] = _ask(plan, repeat, messages, link, frames)
+            done[rnd] = _ask(plan, repeat, messages, link, frames, plan.slot(case_key, rnd))
         chain.run_ids.append(done[rnd])
         previous = done[rnd]
         if on_round is not None:
@@ -195,8 +214,13 @@ def revise_all(
     first_run_ids: Sequence[str],
     options: ReviseOptions,
     on_round: RoundDone | None = None,
+    case_keys: Sequence[str] | None = None,
+    stop: threading.Event | None = None,
 ) -> list[Chain]:
-    """Every chain, concurrently within the generation's concurrency; chains in input order."""
+    """Every chain, concurrently within the generation's concurrency; chains in input order.
+
+    ``case_keys`` are the first answers' (one per first run): each round's call is keyed by it.
+    """
     if not first_run_ids:
         return []
     lock = threading.Lock()
@@ -206,10 +230,11 @@ def revise_all(
             with lock:
                 on_round()
 
+    keys: list[str | None] = list(case_keys) if case_keys else [None] * len(first_run_ids)
     workers = min(plan.ctx.settings.generation_concurrency, len(first_run_ids))
     with ThreadPoolExecutor(workers, thread_name_prefix="regua-revise") as pool:
         futures = [
-            pool.submit(revise_chain, plan, run_id, i + 1, options, counted)
+            pool.submit(revise_chain, plan, run_id, i + 1, options, counted, keys[i], stop)
             for i, run_id in enumerate(first_run_ids)
         ]
         return [f.result() for f in futures]
@@ -229,8 +254,12 @@ def generate_and_revise(
     on_progress: Progress | None = None,
     on_round: RoundDone | None = None,
     stop: threading.Event | None = None,
+    job: str | None = None,
 ) -> list[Chain]:
-    """First answers (as :func:`generate_runs`, stopped by ``stop``), then every chain's rounds."""
+    """First answers (as :func:`generate_runs`, stopped by ``stop``), then every chain's rounds.
+
+    Calls are recorded under ``job`` (see :mod:`service.generation.calls`).
+    """
     first = generate_runs(
         ctx,
         task_ref,
@@ -242,6 +271,9 @@ def generate_and_revise(
         on_progress=on_progress,
         panel=panel,
         stop=stop,
+        job=job,
     )
-    plan = plan_generation(ctx, task_ref, params, token_id=token_id, prompt=prompt, panel=panel)
-    return revise_all(plan, first, options, on_round)
+    plan = plan_generation(
+        ctx, task_ref, params, token_id=token_id, prompt=prompt, panel=panel, job=job
+    )
+    return revise_all(plan, first, options, on_round, case_keys, stop)

@@ -3,7 +3,10 @@
 Every reply goes through the normal submit path (:meth:`ServiceContext.submit`) with its
 ``generations`` record written in the same transaction; the pipeline then checks, renders and
 judges it like any submission. A provider that gave no reply leaves an ``incomplete`` run with
-the cause. With ``case_keys``, a case already stored returns its run without a new call.
+the cause. With ``case_keys``, a case already stored returns its run without a new call, and
+every call is recorded before it is sent and sent with its case's ``Idempotency-Key``
+(:mod:`service.generation.calls`): a call cut off by a kill is sent again with the same key and
+counted as re-sent.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from regua.llm.provider import Provider
 from regua.llm.redact import Redactor, redactor_for
 from regua.llm.registry import provider_for
 from service.context import GenerateInterruptedError, ServiceContext
+from service.generation.calls import CallSlot, mark_done, record_send
 from service.generation.policy import api_key
 from service.generation.request import GenerationParams
 from service.generation.store import GenerationRecord, runs_of_cases, write_record
@@ -57,6 +61,14 @@ class GenerationPlan:
     token_id: int | None
     panel: str | None = None
     """The judge panel the runs ask for (None: each task version's default)."""
+    job: str | None = None
+    """The job the calls belong to (a generation job, an experiment): re-sends count under it."""
+
+    def slot(self, case_key: str | None, round_: int) -> CallSlot | None:
+        """The recorded call of a case's round (None without a case key: not recorded)."""
+        if case_key is None:
+            return None
+        return CallSlot(self.job or case_key, case_key, round_)
 
 
 def run_params(params: GenerationParams, provider: Provider) -> dict[str, JsonValue]:
@@ -91,6 +103,7 @@ def plan_generation(
     token_id: int | None,
     prompt: str | None = None,
     panel: str | None = None,
+    job: str | None = None,
 ) -> GenerationPlan:
     """What the calls of one generation share: task, provider, prompt, key, limits, prices."""
     spec = ctx.registry.get(task_ref)
@@ -110,6 +123,7 @@ def plan_generation(
         redactor_for(ctx.settings),
         token_id,
         panel,
+        job,
     )
 
 
@@ -125,6 +139,7 @@ def generate_runs(
     on_progress: Progress | None = None,
     panel: str | None = None,
     stop: threading.Event | None = None,
+    job: str | None = None,
 ) -> list[str]:
     """Call the model ``repeats`` times and store each reply as a run; run ids in repeat order.
 
@@ -135,6 +150,7 @@ def generate_runs(
     its key variable is set (:class:`GenerationSetupError`), ``case_keys`` has one key per
     repeat (:class:`InputError`). ``prompt`` defaults to the task's prompt; its sha256 is
     recorded. Calls run concurrently within the provider's limits (``REGUA_GENERATION_*``).
+    A keyed call is recorded under ``job`` (default: its case key) before it is sent.
     """
     if repeats < 1:
         raise InputError(f"repeats must be at least 1 (got {repeats})")
@@ -142,7 +158,9 @@ def generate_runs(
         raise InputError(f"{len(case_keys)} case keys for {repeats} repeats; give one per repeat")
     if case_keys is not None and any(not 0 < len(k) <= MAX_CASE_KEY for k in case_keys):
         raise InputError(f"a case key must have 1 to {MAX_CASE_KEY} characters")
-    plan = plan_generation(ctx, task_ref, params, token_id=token_id, prompt=prompt, panel=panel)
+    plan = plan_generation(
+        ctx, task_ref, params, token_id=token_id, prompt=prompt, panel=panel, job=job
+    )
     keys: list[str | None] = list(case_keys) if case_keys is not None else [None] * repeats
     stored = runs_of_cases(ctx.db, [k for k in keys if k is not None])
     results: list[str | None] = [stored.get(k) if k else None for k in keys]
@@ -184,19 +202,19 @@ class _Counter:
 def _one(
     plan: GenerationPlan, repeat: int, case_key: str | None, stop: threading.Event | None = None
 ) -> str | None:
-    """One call within the endpoint's limits, then its run; the run id (None: stopped first)."""
+    """One call within the endpoint's limits, then its run; the run id (None: stopped first).
+
+    A keyed call is recorded before it is sent and marked done with its run.
+    """
     if stop is not None and stop.is_set():
         return None
-    call = plan.params.model_call(plan.prompt, repeat, plan.key, idempotency_key(case_key))
+    slot = plan.slot(case_key, 0)
+    if slot is not None:
+        record_send(plan.ctx.db, slot)
+    key = slot.key if slot is not None else None
+    call = plan.params.model_call(plan.prompt, repeat, plan.key, key)
     result = call_model(call, plan.policy, limiter=plan.limiter, redact=plan.redact)
-    return store_reply(plan, repeat, case_key, result)
-
-
-def idempotency_key(case_key: str | None) -> str | None:
-    """The ``Idempotency-Key`` of a case's call: the same whenever the case is asked again."""
-    if case_key is None:
-        return None
-    return "regua-" + hashlib.sha256(case_key.encode("utf-8")).hexdigest()[:40]
+    return store_reply(plan, repeat, case_key, result, slot=slot)
 
 
 StoredHook = Callable[[Session, str], None]
@@ -211,11 +229,13 @@ def store_reply(
     *,
     prompt_sha256: str | None = None,
     also: StoredHook | None = None,
+    slot: CallSlot | None = None,
 ) -> str:
     """Submit the reply (an empty one when there is none) with its generation record.
 
     ``prompt_sha256`` replaces the plan's (a revision round records its conversation's);
-    ``also`` writes more rows in the same transaction.
+    ``also`` writes more rows in the same transaction; the recorded call ``slot`` is marked
+    done in it.
     """
     params, provider = plan.params, plan.provider
     reply = result.reply
@@ -248,6 +268,8 @@ def store_reply(
 
     def hook(s: Session, ids: Sequence[str]) -> None:
         write_record(s, ids[0], record)
+        if slot is not None:
+            mark_done(s, slot, ids[0])
         if also is not None:
             also(s, ids[0])
 

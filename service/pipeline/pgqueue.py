@@ -171,6 +171,21 @@ def defer_generate(session: Session, kind: str, args: GenerateArgs, key: str) ->
     return True
 
 
+_LIVE_GENERATE = text(
+    "SELECT args FROM procrastinate_jobs WHERE task_name = :task AND status IN ('todo', 'doing')"
+)
+
+
+def live_generate_jobs(session: Session) -> list[tuple[str, GenerateArgs]]:
+    """(kind, args) of every generate job waiting or running on the queue."""
+    found: list[tuple[str, GenerateArgs]] = []
+    for doc in session.scalars(_LIVE_GENERATE, {"task": GENERATE_TASK}):
+        loaded = json.loads(doc) if isinstance(doc, str) else doc
+        if isinstance(loaded, dict) and isinstance(loaded.get("args"), dict):
+            found.append((str(loaded.get("kind")), dict(loaded["args"])))
+    return found
+
+
 def orphan_runs(session: Session, limit: int = 500) -> list[str]:
     """Unfinished runs that no waiting or running job will advance (e.g. a job that failed)."""
     return list(session.scalars(ORPHANS, {"task": STAGE_TASK, "limit": limit}))

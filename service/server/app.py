@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -28,6 +29,7 @@ from service.api.routes import (
     tokens,
 )
 from service.context import ServiceContext
+from service.generation.orphans import recover_generate_jobs
 from service.web import (
     docs,
     experiment_pages,
@@ -69,11 +71,14 @@ def create_app(ctx: ServiceContext, *, run_executor: bool = False) -> FastAPI:
 
     OpenAPI is served at ``/v1/openapi.json`` and the API docs at ``/v1/docs``
     (:mod:`service.web.docs`: Swagger UI from the installed bundle, the pages' headers). With
-    ``run_executor`` the in-process executor starts and stops with it.
+    ``run_executor`` the in-process executor starts and stops with it, and the generate jobs a
+    killed process left are resumed or interrupted first (:func:`recover_generate_jobs`).
     """
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        if run_executor:
+            await asyncio.to_thread(recover_generate_jobs, ctx)
         if run_executor and ctx.executor is None and ctx.settings.serve_worker:
             ctx.start_workers()
         try:

@@ -3,7 +3,7 @@
 from service.storage.access_models import WebSession
 from service.storage.engine import Database, upgrade
 from service.storage.experiment_models import ExperimentCaseRow, ExperimentRow
-from service.storage.generation_models import GenerationJobRow, GenerationRow
+from service.storage.generation_models import GenerationJobRow, GenerationRow, ModelCallRow
 from service.storage.grading_models import AdjudicationRow, RubricScoreRow
 from service.storage.models import (
     ApiToken,
@@ -55,6 +55,7 @@ __all__ = [
     "GenerationRow",
     "JudgeFailureRow",
     "LeakFlag",
+    "ModelCallRow",
     "PairwiseComparisonRow",
     "PairwisePreferenceRow",
     "RenderRecord",

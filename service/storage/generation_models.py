@@ -12,7 +12,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from service.storage.models import Base, utcnow
@@ -69,3 +79,25 @@ class GenerationJobRow(Base):
     error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ModelCallRow(Base):
+    """One send of one generation model call, recorded before it is sent (``1520_model_calls``).
+
+    ``round`` 0 is a case's first answer, ``k`` its k-th revision round; ``attempt`` counts the
+    sends of that call (2 and more: sent again after the process that sent it died, with the
+    same ``Idempotency-Key``); ``done_at`` and ``run_id`` are set in the transaction that stores
+    the answer's run.
+    """
+
+    __tablename__ = "model_calls"
+    __table_args__ = (UniqueConstraint("idempotency_key", "attempt", name="uq_model_calls_send"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    job: Mapped[str] = mapped_column(String(200), index=True)
+    case_key: Mapped[str] = mapped_column(String(200))
+    round: Mapped[int] = mapped_column(Integer)
+    attempt: Mapped[int] = mapped_column(Integer)
+    idempotency_key: Mapped[str] = mapped_column(String(80))
+    sent_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    done_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    run_id: Mapped[str | None] = mapped_column(String(32))

@@ -87,7 +87,10 @@ def create_experiment(
 
 @router.get("/{experiment_id}", response_model=ExperimentProgress)
 def get_experiment(experiment_id: str, ctx: Ctx, caller: Submitter) -> ExperimentProgress:
-    """The experiment's status, cases generated of those planned, and runs not judged yet."""
+    """The experiment's status, cases generated of those planned, and runs not judged yet.
+
+    ``resent_calls``: model calls sent again after a kill cut them off (same Idempotency-Key).
+    """
     _may_read(ctx, caller, experiment_id)
     p = experiment_progress(ctx, experiment_id)
     return ExperimentProgress(**p.__dict__)

@@ -127,7 +127,9 @@ def _readable(ctx: ServiceContext, job_id: str, caller: Principal) -> Generation
 def get_generation(job_id: str, ctx: Ctx, caller: Submitter) -> GenerationJobView:
     """A generation job: state, repeats done, run ids once done (stored: any process answers).
 
-    ``interrupted`` (the service stopped while it ran) is ``resumable``.
+    ``interrupted`` (the service stopped while it ran) is ``resumable``. ``resent_calls``:
+    model calls sent again after a kill cut them off, each with its first send's
+    ``Idempotency-Key`` (a provider that honours it generated once).
     """
     return _readable(ctx, job_id, caller).view()
 

@@ -8,7 +8,9 @@ both jobs to their end, and a new API process reports the stored generation. A w
 while its generation waits on the model leaves the job ``doing``; once its heartbeat is older
 than the stalled-job timeout another worker takes the job over and finishes it, with one
 generation per repeat (the repeats are stored under case keys) and every call sent again carries
-its repeat's ``Idempotency-Key``.
+its repeat's ``Idempotency-Key``. An API that starts again interrupts (with the cause) only the
+generations and experiments whose queue job neither waits nor runs; the others are left to the
+workers.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from regua.llm.testing import FakeModelServer, Reply, Request, serving
+from service.generation.orphans import EXPERIMENT_CAUSE, KILLED_CAUSE
 from tests.helpers.fleet import STALLED_S, Fleet
 from tests.helpers.pg import fresh_pg_database
 
@@ -76,6 +80,43 @@ def test_jobs_deferred_by_a_killed_api_are_run_by_a_worker(fleet: Fleet) -> None
     with fleet.client() as client:
         view = client.generation(job["job_id"])
     assert view["state"] == "done" and len(view["run_ids"]) == 3
+
+
+def test_a_restarted_api_interrupts_only_the_jobs_no_worker_runs(fleet: Fleet) -> None:
+    fleet.start_api()
+    with fleet.client() as client:
+        waiting, doing, lost = (
+            client.generate({"task": TASK, "api": "mock", "model": f"m{i}", "repeats": 1})["job_id"]
+            for i in range(3)
+        )
+        client.typed.request("POST", "/v1/experiments", json={"experiment": EXPERIMENT})
+    # a worker runs ``doing``; ``lost``'s queue job failed for good and the experiment's was
+    # cancelled, both with their rows still saying they generate
+    mark = (
+        "UPDATE procrastinate_jobs SET status = CAST(:status AS procrastinate_job_status) "
+        "WHERE args->'args'->>'job_id' = :id OR args->'args'->>'experiment_id' = :id"
+    )
+    with fleet.engine.begin() as conn:
+        conn.execute(text(mark), {"status": "doing", "id": doing})
+        conn.execute(text(mark), {"status": "failed", "id": lost})
+        conn.execute(text(mark), {"status": "cancelled", "id": "queued@default"})
+    fleet.kill_api()
+
+    fleet.start_api()  # its start looks for generate jobs nobody runs
+    states = dict(
+        (str(i), (s, e)) for i, s, e in fleet.sql("SELECT id, state, error FROM generation_jobs")
+    )
+    assert states == {
+        waiting: ("running", None),
+        doing: ("running", None),
+        lost: ("interrupted", KILLED_CAUSE),
+    }
+    exp = fleet.sql("SELECT status, error FROM experiments WHERE id = 'queued@default'")
+    assert exp == [("interrupted", EXPERIMENT_CAUSE)]
+    with fleet.client() as client:
+        view = client.generation(lost)
+    assert view["state"] == "interrupted" and view["resumable"] is True
+    assert fleet.count(JOBS_ON_QUEUE, status="todo") == 1  # nothing deferred or dropped
 
 
 class Held:
