@@ -1,0 +1,81 @@
+"""Geometry the render-cost estimates share: lengths, element boxes, regions, device scale.
+
+Only what an element's own attributes say (no transforms, no CSS layout): a box is known for a
+``rect``/``image``/``use``/``svg``/``foreignObject`` with plain ``width``/``height``, a ``circle``
+or an ``ellipse``; anything else covers the whole of its context (the viewport, or a pattern
+tile). Pure.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lxml import etree
+
+from checks.vocab import local_name
+from tasks import TaskSpec
+
+URL = re.compile(r"url\(\s*['\"]?#([^'\")\s]+)['\"]?\s*\)")
+"""A local ``url(#id)`` reference; group 1 is the id."""
+_NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(%|px)?\s*$")
+DEFAULT_REGION = 1.2
+"""Filter and mask regions default to 120 % of the element's box on each axis."""
+
+
+def number(value: str | None) -> tuple[float, bool] | None:
+    """A length as (value, is_percent), or None when it is not a plain number."""
+    if value is None:
+        return None
+    m = _NUMBER.match(value)
+    return (float(m.group(1)), m.group(2) == "%") if m else None
+
+
+def region_axes(el: etree._Element) -> tuple[float, float]:
+    """How much wider and taller than the element's box a filter or mask region is."""
+    user = el.get("filterUnits") == "userSpaceOnUse" or el.get("maskUnits") == "userSpaceOnUse"
+    out = []
+    for name in ("width", "height"):
+        n = number(el.get(name))
+        if n is None or user:
+            out.append(DEFAULT_REGION)
+        else:
+            out.append(max(0.0, n[0] / 100.0 if n[1] else n[0]))
+    return out[0], out[1]
+
+
+def region_scale(el: etree._Element) -> float:
+    """How much larger than the element's box a filter region is (area factor)."""
+    fx, fy = region_axes(el)
+    return fx * fy
+
+
+def box(el: etree._Element) -> tuple[float, float] | None:
+    """The element's size in user units from its own geometry attributes, when it has one."""
+    tag = local_name(str(el.tag))
+    if tag in ("rect", "image", "use", "foreignObject", "svg"):
+        w, h = number(el.get("width")), number(el.get("height"))
+        if w and h and not w[1] and not h[1]:
+            return abs(w[0]), abs(h[0])
+    if tag == "circle":
+        r = number(el.get("r"))
+        return (2 * abs(r[0]), 2 * abs(r[0])) if r and not r[1] else None
+    if tag == "ellipse":
+        rx, ry = number(el.get("rx")), number(el.get("ry"))
+        if rx and ry and not rx[1] and not ry[1]:
+            return 2 * abs(rx[0]), 2 * abs(ry[0])
+    return None
+
+
+def device_scale(root: etree._Element, task: TaskSpec) -> tuple[float, float, float, float]:
+    """(device pixels per user unit on x, on y, viewport width, height in device pixels)."""
+    profile = task.render
+    vw = profile.viewport_width * profile.device_scale_factor
+    vh = profile.viewport_height * profile.device_scale_factor
+    parts = (root.get("viewBox") or "").replace(",", " ").split()
+    try:
+        bw, bh = float(parts[2]), float(parts[3])
+    except (IndexError, ValueError):
+        return profile.device_scale_factor, profile.device_scale_factor, vw, vh
+    if bw > 0 and bh > 0:
+        return vw / bw, vh / bh, vw, vh
+    return 1.0, 1.0, vw, vh

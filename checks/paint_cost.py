@@ -1,0 +1,347 @@
+"""Offscreen *layer-pixels*: a static estimate of the compositing work a drawing asks for.
+
+Part of the ``render-cost`` check (issue 24, finding 8). Small drawings can cost a renderer tens
+of seconds without a single expensive filter: a chain of masks (each mask references content
+that is itself masked), patterns whose tiles are filled with patterns, a filter chain whose
+kernels make every intermediate surface larger than the viewport. What they have in common is
+offscreen surfaces, so the estimate counts the pixels of every surface the render needs:
+
+* for every element painted (the tree from the root, and the content of every resource it
+  reaches through ``url(#...)`` or ``<use>``, followed transitively), the layers it needs:
+
+  - ``mask``: the masked content and the mask, each a layer of the mask region (default 120 % of
+    the element's box per axis), plus the cost of painting the mask's content;
+  - ``clip-path``: a layer of the element's box plus the cost of the clip path's content;
+  - ``filter``: the source graphic and one surface per primitive, each the filter region clipped
+    to the viewport grown by the kernel margins of the primitives that follow (a blur needs
+    3 sigma of input around what it outputs, a morphology its radius, an offset its shift);
+  - group ``opacity`` below 1 (on ``g``, ``a``, ``svg``, ``use``, ``switch``): a layer of its box;
+  - a ``fill``/``stroke`` with a ``<pattern>``: the filled area, plus for each tile over that area
+    the cost of the tile's content (painted in a context the size of the tile), so nested
+    patterns multiply by the tiles per level;
+
+* the box of an element comes from its own geometry attributes (the whole viewport, or the whole
+  pattern tile, when it has none), in device pixels of the task's viewport.
+
+Each resource is costed once per context (memoised), a reference cycle counts nothing more (the
+renderer does not draw it either), and the walk stops after :data:`MAX_WALK` elements: a walk
+that stops is reported as such (the estimate is then a lower bound and the check fails closed).
+A drawing with no ``url(...)`` reference and no ``opacity`` costs nothing and is not walked. Pure.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from lxml import etree
+
+from checks.boxes import URL, box, device_scale, number, region_axes
+from checks.vocab import XLINK_NS, attr_items
+from tasks import TaskSpec
+
+MAX_WALK = 100_000
+"""Elements the estimate visits at most (every resource content counted each time it is costed
+in a new context); beyond, the estimate stops and the check fails closed."""
+MAX_TEMPLATE_HOPS = 8
+"""``href`` hops followed to find the pattern a pattern inherits its tile and content from."""
+
+MASK_PASSES = 3
+"""A mask writes the masked content's layer, the mask's layer, and its luminance over the first."""
+PRIMITIVE_PASSES = {"feGaussianBlur": 6, "feDropShadow": 7, "feMorphology": 2}
+"""Passes a filter primitive makes over its surface (a blur is three box blurs per axis, a
+morphology one pass per axis); any other primitive writes its surface once."""
+GATE = re.compile(r"url\(|(?<![-\w])opacity\s*[=:]", re.I)
+"""Text that may need a layer: without it the estimate is zero and nothing is walked."""
+_DECL = re.compile(r"([a-zA-Z-]+)\s*:\s*([^;]+)")
+_PROPS = frozenset({"mask", "clip-path", "filter", "opacity", "fill", "stroke"})
+NOT_PAINTED = frozenset(
+    {
+        "defs",
+        "mask",
+        "clipPath",
+        "pattern",
+        "filter",
+        "symbol",
+        "marker",
+        "linearGradient",
+        "radialGradient",
+        "style",
+        "script",
+        "title",
+        "desc",
+        "metadata",
+        "foreignObject",
+    }
+)
+"""Elements (and their subtrees) that are not painted where they stand."""
+GROUPS = frozenset({"g", "a", "svg", "use", "switch"})
+"""Elements whose ``opacity`` below 1 composites their content through a layer."""
+_HREFS = ("href", f"{{{XLINK_NS}}}href")
+Size = tuple[float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class PaintCost:
+    """The estimate for one document."""
+
+    layer_pixels: int
+    walked: int
+    """Elements visited (the estimate's own cost)."""
+    worst: etree._Element | None
+    """The element whose layers (with what they reach) cost the most."""
+    cycles: int
+    """References skipped because they lead back into themselves."""
+    stopped: bool
+    """The walk reached :data:`MAX_WALK` (the estimate is a lower bound)."""
+
+
+def _local(el: etree._Element) -> str:
+    tag = el.tag
+    if not isinstance(tag, str):
+        return ""
+    return tag.rpartition("}")[2]
+
+
+def _props(el: etree._Element) -> dict[str, str]:
+    """The layer-relevant properties of an element (its ``style`` wins over attributes)."""
+    out = {k: v for k, v in attr_items(el) if k in _PROPS}
+    style = el.get("style")
+    if style and ("url(" in style or "opacity" in style):
+        for name, value in _DECL.findall(style):
+            if name.lower() in _PROPS:
+                out[name.lower()] = value.replace("!important", "").strip()
+    return out
+
+
+def _href(el: etree._Element) -> str | None:
+    for name in _HREFS:
+        value = el.get(name)
+        if value and value.strip().startswith("#"):
+            return value.strip()[1:]
+    return None
+
+
+def _floats(value: str | None) -> list[float]:
+    out = []
+    for part in (value or "").replace(",", " ").split()[:2]:
+        try:
+            f = abs(float(part))
+        except ValueError:
+            return []
+        out.append(f if math.isfinite(f) else 0.0)
+    return out
+
+
+class _Walk:
+    """One estimate: the document's id map, the memo of costed resources and the counters."""
+
+    def __init__(self, root: etree._Element, scale: tuple[float, float, float, float]) -> None:
+        self.root = root
+        self.sx, self.sy, vw, vh = scale
+        self.view: Size = (vw, vh)
+        self._ids: dict[str, etree._Element] | None = None
+        self.memo: dict[tuple[str, int, int], float] = {}
+        self.active: set[str] = set()
+        self.walked = 0
+        self.cycles = 0
+        self.worst: etree._Element | None = None
+        self.worst_cost = 0.0
+
+    def by_id(self, ref: str | None) -> etree._Element | None:
+        """The first element with this id."""
+        if ref is None:
+            return None
+        if self._ids is None:
+            self._ids = {}
+            for el in self.root.iterfind(".//*[@id]"):
+                self._ids.setdefault(str(el.get("id")), el)
+        return self._ids.get(ref)
+
+    def resource(self, prop: str | None, tag: str) -> tuple[str, etree._Element] | None:
+        """The ``tag`` element a ``url(#id)`` property value references, with its id."""
+        m = URL.search(prop) if prop else None
+        el = self.by_id(m.group(1)) if m else None
+        return (m.group(1), el) if m and el is not None and _local(el) == tag else None
+
+    def paint(self, el: etree._Element, cap: Size) -> float:
+        """What painting ``el`` and its subtree costs in a context of at most ``cap`` pixels."""
+        self.walked += 1
+        if self.walked > MAX_WALK:
+            return 0.0
+        tag = _local(el)
+        if not tag or tag in NOT_PAINTED:
+            return 0.0
+        cost = 0.0
+        props = _props(el) if el.attrib else {}
+        if props:
+            cost += self.layers(el, tag, props, cap)
+        if tag == "use":
+            cost += self.used(el, cap)
+            return cost
+        for child in el:
+            cost += self.paint(child, cap)
+        return cost
+
+    def size(self, el: etree._Element, cap: Size) -> Size:
+        """The element's box in device pixels, within ``cap`` (the whole of it when unknown)."""
+        b = box(el)
+        if b is None:
+            return cap
+        return min(b[0] * self.sx, cap[0]), min(b[1] * self.sy, cap[1])
+
+    def layers(self, el: etree._Element, tag: str, props: dict[str, str], cap: Size) -> float:
+        """The layers ``el`` itself needs, with the content of the resources they reach."""
+        w, h = self.size(el, cap)
+        cost = 0.0
+        opacity = number(props.get("opacity"))
+        if tag in GROUPS and opacity is not None:
+            value = opacity[0] / 100 if opacity[1] else opacity[0]
+            cost += w * h if value < 1 else 0.0
+        mask = self.resource(props.get("mask"), "mask")
+        if mask is not None:
+            fx, fy = region_axes(mask[1])
+            region = (min(w * fx, cap[0]), min(h * fy, cap[1]))
+            area = MASK_PASSES * region[0] * region[1]
+            cost += area + self.content(mask[0], list(mask[1]), region)
+        clip = self.resource(props.get("clip-path"), "clipPath")
+        if clip is not None:
+            cost += w * h + self.content(clip[0], list(clip[1]), (w, h))
+        flt = self.resource(props.get("filter"), "filter")
+        if flt is not None:
+            cost += self.filtered(flt[1], w, h)
+        for paint in (props.get("fill"), props.get("stroke")):
+            pattern = self.resource(paint, "pattern")
+            if pattern is not None:
+                cost += self.pattern(pattern[0], pattern[1], (w, h))
+        if cost > self.worst_cost:
+            self.worst, self.worst_cost = el, cost
+        return cost
+
+    def content(self, key: str, kids: list[etree._Element], cap: Size) -> float:
+        """What painting ``kids`` (a resource's content) costs in a ``cap`` context (memoised)."""
+        memo_key = (key, _bucket(cap[0]), _bucket(cap[1]))
+        found = self.memo.get(memo_key)
+        if found is not None:
+            return found
+        if key in self.active:
+            self.cycles += 1
+            return 0.0
+        self.active.add(key)
+        cost = sum(self.paint(child, cap) for child in kids)
+        self.active.discard(key)
+        self.memo[memo_key] = cost
+        return cost
+
+    def used(self, el: etree._Element, cap: Size) -> float:
+        """What the element a ``<use>`` instantiates costs (once per context)."""
+        ref = _href(el)
+        target = self.by_id(ref)
+        if ref is None or target is None:
+            return 0.0
+        kids = list(target) if _local(target) == "symbol" else [target]
+        return self.content("use:" + ref, kids, cap)
+
+    def pattern(self, key: str, pat: etree._Element, size: Size) -> float:
+        """The filled area, the tile's surface and the tile's content (painted once per use)."""
+        chain = self.templates(pat)
+        tile = self.tile(chain, size)
+        if tile is None:
+            return 0.0
+        holder = next((p for p in chain if any(isinstance(c.tag, str) for c in p)), pat)
+        cap = (min(tile[0], self.view[0]), min(tile[1], self.view[1]))
+        content = self.content("pattern:" + key, list(holder), cap)
+        return size[0] * size[1] + cap[0] * cap[1] + content
+
+    def templates(self, pat: etree._Element) -> list[etree._Element]:
+        """The pattern and those it inherits from through ``href`` (cycles and hops bounded)."""
+        chain = [pat]
+        while len(chain) <= MAX_TEMPLATE_HOPS:
+            nxt = self.by_id(_href(chain[-1]))
+            if nxt is None or _local(nxt) != "pattern" or any(nxt is p for p in chain):
+                break
+            chain.append(nxt)
+        return chain
+
+    def tile(self, chain: list[etree._Element], size: Size) -> Size | None:
+        """A pattern tile in device pixels (None when it has no area: nothing is painted)."""
+        units = next((p.get("patternUnits") for p in chain if p.get("patternUnits")), None)
+        dims = []
+        for name, scale, whole, own in (
+            ("width", self.sx, self.view[0], size[0]),
+            ("height", self.sy, self.view[1], size[1]),
+        ):
+            n = next((number(p.get(name)) for p in chain if p.get(name) is not None), None)
+            if n is None or n[0] <= 0 or not math.isfinite(n[0]):
+                return None
+            if units == "userSpaceOnUse":
+                dims.append(n[0] / 100 * whole if n[1] else n[0] * scale)
+            else:
+                dims.append((n[0] / 100 if n[1] else n[0]) * own)
+        return (dims[0], dims[1]) if dims[0] > 0 and dims[1] > 0 else None
+
+    def filtered(self, flt: etree._Element, w: float, h: float) -> float:
+        """The source graphic and every primitive's surface (grown by later kernel margins)."""
+        fx, fy = region_axes(flt)
+        if flt.get("filterUnits") == "userSpaceOnUse":
+            rw = _length(flt.get("width"), self.sx, self.view[0], w * fx)
+            rh = _length(flt.get("height"), self.sy, self.view[1], h * fy)
+        else:
+            rw, rh = w * fx, h * fy
+        bbox = flt.get("primitiveUnits") == "objectBoundingBox"
+        prims = [c for c in flt if _local(c).startswith("fe")]
+        need_x = need_y = cost = 0.0
+        for prim in reversed(prims):
+            surface = min(rw, self.view[0] + 2 * need_x) * min(rh, self.view[1] + 2 * need_y)
+            cost += surface * PRIMITIVE_PASSES.get(_local(prim), 1)
+            mx, my = _margin(prim)
+            need_x += mx * (w if bbox else self.sx)
+            need_y += my * (h if bbox else self.sy)
+        return cost + min(rw, self.view[0] + 2 * need_x) * min(rh, self.view[1] + 2 * need_y)
+
+
+def _bucket(pixels: float) -> int:
+    """Contexts within a factor of two of each other share a memo entry (the walk stays linear)."""
+    return int(math.log2(pixels + 1.0))
+
+
+def _length(value: str | None, scale: float, whole: float, default: float) -> float:
+    """A user-space length in device pixels (a percentage of ``whole``), else ``default``."""
+    n = number(value)
+    if n is None or not math.isfinite(n[0]):
+        return default
+    return abs(n[0]) / 100 * whole if n[1] else abs(n[0]) * scale
+
+
+def _margin(prim: etree._Element) -> Size:
+    """How much input a filter primitive reads around each output pixel, in its units."""
+    name = _local(prim)
+    if name in ("feGaussianBlur", "feDropShadow"):
+        sigma = _floats(prim.get("stdDeviation")) or [0.0]
+        mx, my = 3 * sigma[0], 3 * sigma[-1]
+        if name == "feDropShadow":
+            d = _floats(prim.get("dx")) + _floats(prim.get("dy"))
+            mx, my = mx + (d[0] if d else 0.0), my + (d[-1] if len(d) > 1 else 0.0)
+        return mx, my
+    if name == "feMorphology":
+        r = _floats(prim.get("radius")) or [0.0]
+        return r[0], r[-1]
+    if name == "feOffset":
+        dx, dy = _floats(prim.get("dx")), _floats(prim.get("dy"))
+        return (dx[0] if dx else 0.0), (dy[0] if dy else 0.0)
+    if name == "feDisplacementMap":
+        s = _floats(prim.get("scale"))
+        return (s[0] / 2, s[0] / 2) if s else (0.0, 0.0)
+    return 0.0, 0.0
+
+
+def paint_cost(root: etree._Element, text: str, task: TaskSpec) -> PaintCost:
+    """The layer-pixels of painting the document ``root`` (parsed from ``text``) on ``task``."""
+    if GATE.search(text) is None:
+        return PaintCost(0, 0, None, 0, False)
+
+    walk = _Walk(root, device_scale(root, task))
+    total = walk.paint(root, walk.view)
+    stopped = walk.walked > MAX_WALK
+    return PaintCost(int(min(total, 2**62)), walk.walked, walk.worst, walk.cycles, stopped)
