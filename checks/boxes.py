@@ -15,16 +15,18 @@ from lxml import etree
 from checks.vocab import local_name
 from tasks import TaskSpec
 
-URL = re.compile(r"url\(\s*['\"]?#([^'\")\s]+)['\"]?\s*\)")
-"""A local ``url(#id)`` reference; group 1 is the id."""
+URL = re.compile(r"url\(\s{0,8}['\"]?#([^'\")\s]{1,256})['\"]?\s{0,8}\)")
+"""A local ``url(#id)`` reference; group 1 is the id (bounded: a search stays linear)."""
 _NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(%|px)?\s*$")
+MAX_NUMBER_TEXT = 64
+"""Longer values are not read as numbers (their match would cost quadratic time)."""
 DEFAULT_REGION = 1.2
 """Filter and mask regions default to 120 % of the element's box on each axis."""
 
 
 def number(value: str | None) -> tuple[float, bool] | None:
     """A length as (value, is_percent), or None when it is not a plain number."""
-    if value is None:
+    if value is None or len(value) > MAX_NUMBER_TEXT:
         return None
     m = _NUMBER.match(value)
     return (float(m.group(1)), m.group(2) == "%") if m else None

@@ -30,11 +30,11 @@ MAX_COST = 2**62
 MAX_NESTING = 32
 """Functional pseudo-classes nested deeper than this cost :data:`MAX_COST`."""
 _COMMENT = re.compile(r"/\*.*?(?:\*/|$)", re.S)
-_PRELUDE = re.compile(r"([^{};]*)\{")
+_DELIMITER = re.compile(r"[{};]")
 _SIMPLE = re.compile(r"[#.:\[]|(?:^|(?<=[\s>+~(,]))[A-Za-z*|_-]")
 _FUNCTION = re.compile(r":(?:has|not|is|where|matches|nth-child|nth-last-child|host)\(", re.I)
-_ATTRIBUTE = re.compile(r"\[[^\]]*\]")
-_AROUND = re.compile(r"\s*([>+~])\s*")
+_ATTRIBUTE = re.compile(r"\[[^\]\[]{0,1000}\]")
+_AROUND = re.compile(r" ?([>+~]) ?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +89,7 @@ def selector_cost(selector: str, elements: int, depth: int, level: int = 0) -> i
         i = end
     plain = "".join(outer)
     cost += len(_SIMPLE.findall(plain))
-    combinators = _AROUND.sub(r"\1", _ATTRIBUTE.sub("[]", plain.strip()))
+    combinators = _AROUND.sub(r"\1", _ATTRIBUTE.sub("[]", " ".join(plain.split())))
     cost += depth * (combinators.count(" ") + combinators.count("~"))
     return min(max(cost, 1), MAX_COST)
 
@@ -97,8 +97,10 @@ def selector_cost(selector: str, elements: int, depth: int, level: int = 0) -> i
 def selectors_of(sheet: str) -> list[str]:
     """Every selector of every rule in ``sheet`` (comments removed, ``@`` preludes skipped)."""
     out: list[str] = []
-    for prelude in _PRELUDE.findall(_COMMENT.sub(" ", sheet)):
-        prelude = prelude.strip()
+    text, start = _COMMENT.sub(" ", sheet), 0
+    for m in _DELIMITER.finditer(text):
+        prelude = text[start : m.start()].strip() if m.group() == "{" else ""
+        start = m.end()
         if prelude and not prelude.startswith("@"):
             out += [s.strip() for s in _split(prelude, ",") if s.strip()]
     return out

@@ -44,6 +44,8 @@ from tasks import TaskSpec
 MAX_WALK = 100_000
 """Elements the estimate visits at most (every resource content counted each time it is costed
 in a new context); beyond, the estimate stops and the check fails closed."""
+MAX_VALUE_READ = 512
+"""Characters of a property value searched for its ``url(#id)`` (ids are at most 256 long)."""
 MAX_TEMPLATE_HOPS = 8
 """``href`` hops followed to find the pattern a pattern inherits its tile and content from."""
 
@@ -54,7 +56,6 @@ PRIMITIVE_PASSES = {"feGaussianBlur": 6, "feDropShadow": 7, "feMorphology": 2}
 morphology one pass per axis); any other primitive writes its surface once."""
 GATE = re.compile(r"url\(|(?<![-\w])opacity\s*[=:]", re.I)
 """Text that may need a layer: without it the estimate is zero and nothing is walked."""
-_DECL = re.compile(r"([a-zA-Z-]+)\s*:\s*([^;]+)")
 _PROPS = frozenset({"mask", "clip-path", "filter", "opacity", "fill", "stroke"})
 NOT_PAINTED = frozenset(
     {
@@ -109,9 +110,11 @@ def _props(el: etree._Element) -> dict[str, str]:
     out = {k: v for k, v in attr_items(el) if k in _PROPS}
     style = el.get("style")
     if style and ("url(" in style or "opacity" in style):
-        for name, value in _DECL.findall(style):
-            if name.lower() in _PROPS:
-                out[name.lower()] = value.replace("!important", "").strip()
+        for decl in style.split(";"):
+            name, _, value = decl.partition(":")
+            name = name.strip().lower()
+            if name in _PROPS:
+                out[name] = value.replace("!important", "").strip()
     return out
 
 
@@ -161,7 +164,7 @@ class _Walk:
 
     def resource(self, prop: str | None, tag: str) -> tuple[str, etree._Element] | None:
         """The ``tag`` element a ``url(#id)`` property value references, with its id."""
-        m = URL.search(prop) if prop else None
+        m = URL.search(prop[:MAX_VALUE_READ]) if prop else None
         el = self.by_id(m.group(1)) if m else None
         return (m.group(1), el) if m and el is not None and _local(el) == tag else None
 
