@@ -22,19 +22,17 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from checks.scan import nesting_depth
-
 MAX_SELECTOR_TEXT = 200_000
 """Characters of style sheets read at most (the size check bounds the document anyway)."""
 MAX_COST = 2**62
 MAX_NESTING = 32
 """Functional pseudo-classes nested deeper than this cost :data:`MAX_COST`."""
 _COMMENT = re.compile(r"/\*.*?(?:\*/|$)", re.S)
-_DELIMITER = re.compile(r"[{};]")
 _SIMPLE = re.compile(r"[#.:\[]|(?:^|(?<=[\s>+~(,]))[A-Za-z*|_-]")
 _FUNCTION = re.compile(r":(?:has|not|is|where|matches|nth-child|nth-last-child|host)\(", re.I)
 _ATTRIBUTE = re.compile(r"\[[^\]\[]{0,1000}\]")
 _AROUND = re.compile(r" ?([>+~]) ?")
+_KEEP = r"\1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +47,8 @@ class SelectorCost:
 
 def _split(text: str, sep: str) -> list[str]:
     """``text`` split at ``sep`` outside brackets and parentheses."""
+    if "(" not in text and "[" not in text:
+        return text.split(sep)
     parts, depth, start = [], 0, 0
     for i, ch in enumerate(text):
         if ch in "([":
@@ -70,6 +70,11 @@ def selector_cost(selector: str, elements: int, depth: int, level: int = 0) -> i
     """
     if level > MAX_NESTING:
         return MAX_COST
+    if "(" not in selector and " " not in selector and "~" not in selector:
+        if ">" not in selector and "+" not in selector:  # one compound: its simple selectors
+            typed = selector[:1].isalpha() or selector[:1] in "*|_"
+            return max(sum(map(selector.count, "#.:[")) + typed, 1)
+        return max(len(_SIMPLE.findall(selector)), 1)
     cost, outer, i = 0, [], 0
     while i < len(selector):
         m = _FUNCTION.search(selector, i)
@@ -89,30 +94,33 @@ def selector_cost(selector: str, elements: int, depth: int, level: int = 0) -> i
         i = end
     plain = "".join(outer)
     cost += len(_SIMPLE.findall(plain))
-    combinators = _AROUND.sub(r"\1", _ATTRIBUTE.sub("[]", " ".join(plain.split())))
-    cost += depth * (combinators.count(" ") + combinators.count("~"))
+    if " " in plain or "~" in plain:
+        squeezed = _AROUND.sub(_KEEP, _ATTRIBUTE.sub("[]", " ".join(plain.split())))
+        cost += depth * (squeezed.count(" ") + squeezed.count("~"))
     return min(max(cost, 1), MAX_COST)
 
 
 def selectors_of(sheet: str) -> list[str]:
     """Every selector of every rule in ``sheet`` (comments removed, ``@`` preludes skipped)."""
     out: list[str] = []
-    text, start = _COMMENT.sub(" ", sheet), 0
-    for m in _DELIMITER.finditer(text):
-        prelude = text[start : m.start()].strip() if m.group() == "{" else ""
-        start = m.end()
+    text = _COMMENT.sub(" ", sheet) if "/*" in sheet else sheet
+    for chunk in text.split("{")[:-1]:
+        prelude = chunk[max(chunk.rfind("}"), chunk.rfind(";")) + 1 :].strip()
         if prelude and not prelude.startswith("@"):
             out += [s.strip() for s in _split(prelude, ",") if s.strip()]
     return out
 
 
-def sheet_cost(styles: list[etree._Element], root: etree._Element, elements: int) -> SelectorCost:
-    """The selector-steps of the ``<style>`` elements ``styles`` over ``elements`` elements."""
+def sheet_cost(styles: list[etree._Element], elements: int, depth: int) -> SelectorCost:
+    """The selector-steps of the ``<style>`` elements ``styles`` over ``elements`` elements.
+
+    ``depth`` bounds the ancestors a descendant combinator may try (the task's depth limit: a
+    deeper document fails the size check anyway).
+    """
     sheet = "\n".join(str(t) for s in styles for t in s.itertext())[:MAX_SELECTOR_TEXT]
     selectors = selectors_of(sheet)
     if not selectors:
         return SelectorCost(0, 0, "")
-    depth = nesting_depth(root)[0] if any(" " in s or "~" in s for s in selectors) else 1
     total, worst, worst_cost = 0, "", -1
     for sel in selectors:
         if sel[0].isdigit() or sel.lower() in ("from", "to"):  # keyframe selectors

@@ -26,19 +26,21 @@ offscreen surfaces, so the estimate counts the pixels of every surface the rende
 Each resource is costed once per context (memoised), a reference cycle counts nothing more (the
 renderer does not draw it either), and the walk stops after :data:`MAX_WALK` elements: a walk
 that stops is reported as such (the estimate is then a lower bound and the check fails closed).
-A drawing with no ``url(...)`` reference and no ``opacity`` costs nothing and is not walked. Pure.
+A drawing with no mask, clip path, pattern or filter and no ``opacity`` costs nothing and is not
+walked. Pure.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 from lxml import etree
 
 from checks.boxes import URL, box, device_scale, number, region_axes
-from checks.vocab import XLINK_NS, attr_items
+from checks.parse import Document
+from checks.scan import track_tag
+from checks.vocab import SVG_NS, XLINK_NS, attr_items
 from tasks import TaskSpec
 
 MAX_WALK = 100_000
@@ -54,9 +56,16 @@ MASK_PASSES = 3
 PRIMITIVE_PASSES = {"feGaussianBlur": 6, "feDropShadow": 7, "feMorphology": 2}
 """Passes a filter primitive makes over its surface (a blur is three box blurs per axis, a
 morphology one pass per axis); any other primitive writes its surface once."""
-GATE = re.compile(r"url\(|(?<![-\w])opacity\s*[=:]", re.I)
-"""Text that may need a layer: without it the estimate is zero and nothing is walked."""
+RESOURCE_TAGS = tuple(f"{{{SVG_NS}}}{t}" for t in ("mask", "clipPath", "pattern", "filter"))
+for _tag in RESOURCE_TAGS:
+    track_tag(_tag)  # the shared walk keeps them: most drawings need no walk here
+USE_TAG = f"{{{SVG_NS}}}use"
 _PROPS = frozenset({"mask", "clip-path", "filter", "opacity", "fill", "stroke"})
+_PAINTS = frozenset({"fill", "stroke"})
+_READ = frozenset({"mask", "clip-path", "filter", "opacity", "style"})
+"""Attributes that make an element worth reading (with ``fill``/``stroke`` when there are
+patterns)."""
+_LOCALS: dict[str, str] = {}
 NOT_PAINTED = frozenset(
     {
         "defs",
@@ -79,6 +88,7 @@ NOT_PAINTED = frozenset(
 """Elements (and their subtrees) that are not painted where they stand."""
 GROUPS = frozenset({"g", "a", "svg", "use", "switch"})
 """Elements whose ``opacity`` below 1 composites their content through a layer."""
+GROUP_TAGS = tuple(f"{{{SVG_NS}}}{name}" for name in sorted(GROUPS))
 _HREFS = ("href", f"{{{XLINK_NS}}}href")
 Size = tuple[float, float]
 
@@ -96,18 +106,29 @@ class PaintCost:
     """References skipped because they lead back into themselves."""
     stopped: bool
     """The walk reached :data:`MAX_WALK` (the estimate is a lower bound)."""
+    filter_candidates: tuple[etree._Element, ...] | None = None
+    """When the whole document was walked: every element with a ``filter`` or ``style``
+    attribute, in document order (the filter-cost estimate reads only those)."""
 
 
 def _local(el: etree._Element) -> str:
     tag = el.tag
     if not isinstance(tag, str):
         return ""
-    return tag.rpartition("}")[2]
+    local = _LOCALS.get(tag)
+    if local is None:
+        local = tag.rpartition("}")[2]
+        if len(_LOCALS) < 4096:
+            _LOCALS[tag] = local
+    return local
 
 
 def _props(el: etree._Element) -> dict[str, str]:
-    """The layer-relevant properties of an element (its ``style`` wins over attributes)."""
-    out = {k: v for k, v in attr_items(el) if k in _PROPS}
+    """The layer-relevant properties of an element (its ``style`` wins over attributes).
+
+    A ``fill`` or ``stroke`` counts only when it references something (``url(``).
+    """
+    out = {k: v for k, v in attr_items(el) if k in _PROPS and (k not in _PAINTS or "url(" in v)}
     style = el.get("style")
     if style and ("url(" in style or "opacity" in style):
         for decl in style.split(";"):
@@ -116,6 +137,18 @@ def _props(el: etree._Element) -> dict[str, str]:
             if name in _PROPS:
                 out[name] = value.replace("!important", "").strip()
     return out
+
+
+def _hidden(el: etree._Element, top: etree._Element) -> bool:
+    """Whether ``el`` is (inside) an element not painted where it stands, up to ``top``."""
+    node: etree._Element | None = el
+    while node is not None:
+        if _local(node) in NOT_PAINTED:
+            return True
+        if node is top:
+            return False
+        node = node.getparent()
+    return False
 
 
 def _href(el: etree._Element) -> str | None:
@@ -140,8 +173,12 @@ def _floats(value: str | None) -> list[float]:
 class _Walk:
     """One estimate: the document's id map, the memo of costed resources and the counters."""
 
-    def __init__(self, root: etree._Element, scale: tuple[float, float, float, float]) -> None:
+    def __init__(
+        self, root: etree._Element, scale: tuple[float, float, float, float], patterns: bool
+    ) -> None:
         self.root = root
+        self.read = _READ | _PAINTS if patterns else _READ
+        self.filter_candidates: list[etree._Element] = []
         self.sx, self.sy, vw, vh = scale
         self.view: Size = (vw, vh)
         self._ids: dict[str, etree._Element] | None = None
@@ -168,23 +205,30 @@ class _Walk:
         el = self.by_id(m.group(1)) if m else None
         return (m.group(1), el) if m and el is not None and _local(el) == tag else None
 
-    def paint(self, el: etree._Element, cap: Size) -> float:
-        """What painting ``el`` and its subtree costs in a context of at most ``cap`` pixels."""
-        self.walked += 1
-        if self.walked > MAX_WALK:
-            return 0.0
-        tag = _local(el)
-        if not tag or tag in NOT_PAINTED:
-            return 0.0
-        cost = 0.0
-        props = _props(el) if el.attrib else {}
-        if props:
-            cost += self.layers(el, tag, props, cap)
-        if tag == "use":
-            cost += self.used(el, cap)
-            return cost
-        for child in el:
-            cost += self.paint(child, cap)
+    def paint(self, top: etree._Element, cap: Size) -> float:
+        """What painting ``top`` and its subtree costs in a context of at most ``cap`` pixels.
+
+        Only the elements with a layer property (or a ``<use>``) are read; those under an element
+        that is not painted where it stands are skipped.
+        """
+        cost, read = 0.0, self.read
+        for el in top.iter(etree.Element):
+            self.walked += 1
+            if self.walked > MAX_WALK:
+                return cost
+            is_use = el.tag == USE_TAG
+            keys = el.keys()
+            if not is_use and read.isdisjoint(keys):
+                continue
+            if top is self.root and ("filter" in keys or "style" in keys):
+                self.filter_candidates.append(el)
+            tag = _local(el)
+            props = _props(el)
+            if tag not in GROUPS:
+                props.pop("opacity", None)  # a shape's own opacity needs no layer
+            if (props or is_use) and not _hidden(el, top):
+                cost += self.layers(el, tag, props, cap) if props else 0.0
+                cost += self.used(el, cap) if is_use else 0.0
         return cost
 
     def size(self, el: etree._Element, cap: Size) -> Size:
@@ -213,7 +257,7 @@ class _Walk:
             cost += w * h + self.content(clip[0], list(clip[1]), (w, h))
         flt = self.resource(props.get("filter"), "filter")
         if flt is not None:
-            cost += self.filtered(flt[1], w, h)
+            cost += self.filtered(flt[0], flt[1], w, h)
         for paint in (props.get("fill"), props.get("stroke")):
             pattern = self.resource(paint, "pattern")
             if pattern is not None:
@@ -284,8 +328,12 @@ class _Walk:
                 dims.append((n[0] / 100 if n[1] else n[0]) * own)
         return (dims[0], dims[1]) if dims[0] > 0 and dims[1] > 0 else None
 
-    def filtered(self, flt: etree._Element, w: float, h: float) -> float:
+    def filtered(self, key: str, flt: etree._Element, w: float, h: float) -> float:
         """The source graphic and every primitive's surface (grown by later kernel margins)."""
+        memo_key = ("filter:" + key, int(w), int(h))
+        found = self.memo.get(memo_key)
+        if found is not None:
+            return found
         fx, fy = region_axes(flt)
         if flt.get("filterUnits") == "userSpaceOnUse":
             rw = _length(flt.get("width"), self.sx, self.view[0], w * fx)
@@ -301,7 +349,9 @@ class _Walk:
             mx, my = _margin(prim)
             need_x += mx * (w if bbox else self.sx)
             need_y += my * (h if bbox else self.sy)
-        return cost + min(rw, self.view[0] + 2 * need_x) * min(rh, self.view[1] + 2 * need_y)
+        cost += min(rw, self.view[0] + 2 * need_x) * min(rh, self.view[1] + 2 * need_y)
+        self.memo[memo_key] = cost
+        return cost
 
 
 def _bucket(pixels: float) -> int:
@@ -339,12 +389,57 @@ def _margin(prim: etree._Element) -> Size:
     return 0.0, 0.0
 
 
-def paint_cost(root: etree._Element, text: str, task: TaskSpec) -> PaintCost:
-    """The layer-pixels of painting the document ``root`` (parsed from ``text``) on ``task``."""
-    if GATE.search(text) is None:
-        return PaintCost(0, 0, None, 0, False)
+def paint_cost(doc: Document, task: TaskSpec) -> PaintCost:
+    """The layer-pixels of painting the parsed document ``doc`` on ``task``.
 
-    walk = _Walk(root, device_scale(root, task))
-    total = walk.paint(root, walk.view)
+    Nothing is walked when the drawing has no mask, clip path, pattern or filter and sets no
+    ``opacity`` (with opacity alone, only the groups are read). A drawing that needs no layer
+    gives :data:`NOTHING`.
+    """
+    root = doc.root
+    if root is None:
+        return NOTHING
+    tracked = [doc.elements(tag) for tag in RESOURCE_TAGS]
+    if any(tracked):
+        walk = _Walk(root, device_scale(root, task), bool(tracked[2]))
+        total = walk.paint(root, walk.view)
+    elif _sets_opacity(doc.text):
+        candidates = [
+            el
+            for el in root.iter(*GROUP_TAGS)
+            if el.get("opacity") is not None or "pacity" in (el.get("style") or "")
+        ]
+        if not candidates:
+            return NOTHING
+        walk, total = _Walk(root, device_scale(root, task), False), 0.0
+        for el in candidates:  # only group opacity can cost: only those groups are read
+            walk.walked += 1
+            if not _hidden(el, root):
+                total += walk.layers(el, _local(el), _props(el), walk.view)
+    else:
+        return NOTHING
     stopped = walk.walked > MAX_WALK
-    return PaintCost(int(min(total, 2**62)), walk.walked, walk.worst, walk.cycles, stopped)
+    found = None if stopped or not any(tracked) else tuple(walk.filter_candidates)
+    if total <= 0 and not stopped and found is None:
+        return NOTHING
+    px = int(min(total, 2**62))
+    return PaintCost(px, walk.walked, walk.worst, walk.cycles, stopped, found)
+
+
+def _sets_opacity(text: str) -> bool:
+    """Whether ``opacity`` itself (not ``fill-opacity`` and the like) is set anywhere.
+
+    Lower- and upper-case spellings are read (a mixed-case CSS name is not: docs/security.md).
+    """
+    for word in ("opacity", "OPACITY"):
+        i = text.find(word)
+        while i >= 0:
+            before = text[i - 1] if i else " "
+            after = text[i + 7 : i + 16].lstrip()
+            if before not in "-_" and not before.isalnum() and after[:1] in ("=", ":"):
+                return True
+            i = text.find(word, i + 7)
+    return False
+
+
+NOTHING = PaintCost(0, 0, None, 0, False)

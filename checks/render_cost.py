@@ -12,13 +12,14 @@ rendered. Pure.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from lxml import etree
 
 from checks.boxes import URL, device_scale, region_scale
 from checks.boxes import box as box_of
 from checks.css_cost import SelectorCost, sheet_cost
-from checks.paint_cost import GATE, PaintCost, paint_cost
+from checks.paint_cost import NOTHING, PaintCost, paint_cost
 from checks.parse import Document
 from checks.registry import register_check
 from checks.scan import element_path, track_tag
@@ -48,8 +49,16 @@ def _filter_ids(el: etree._Element) -> list[str]:
     return refs
 
 
-def filter_cost(root: etree._Element, task: TaskSpec) -> tuple[int, int, etree._Element | None]:
-    """(estimated primitive-pixels, filtered elements, the costliest element)."""
+def filter_cost(
+    root: etree._Element,
+    task: TaskSpec,
+    candidates: Iterable[etree._Element] | None = None,
+) -> tuple[int, int, etree._Element | None]:
+    """(estimated primitive-pixels, filtered elements, the costliest element).
+
+    ``candidates``: the only elements that can reference a filter (those with a ``filter`` or
+    ``style`` attribute, in document order) when a walk already found them; else every element.
+    """
     filters = {
         f.get("id"): sum(
             1 for c in f if isinstance(c.tag, str) and c.tag.startswith(f"{{{SVG_NS}}}fe")
@@ -61,7 +70,7 @@ def filter_cost(root: etree._Element, task: TaskSpec) -> tuple[int, int, etree._
     viewport = profile.viewport_width * profile.viewport_height * profile.device_scale_factor**2
     px_per_unit = _user_to_px(root, task)
     total, count, worst, worst_cost = 0, 0, None, -1
-    for el in root.iter("*"):
+    for el in root.iter("*") if candidates is None else candidates:
         for fid in _filter_ids(el):
             if fid not in filters:
                 continue
@@ -87,17 +96,16 @@ class RenderCostCheck:
         out = task.output
         limits = (out.max_filter_cost, out.max_layer_pixels, out.max_selector_steps)
         filtered, styles = doc.elements(FILTER_TAG), doc.elements(STYLE_TAG)
-        layered = GATE.search(doc.text) is not None
-        if not filtered and not styles and not layered:  # the same result for every such drawing
+        paint = paint_cost(doc, task)
+        if not filtered and not styles and paint is NOTHING:  # the same for every such drawing
             found = _PLAIN.get(limits)
             if found is None:
-                found = self._result(limits, (0, 0, None), _NO_PAINT, _NO_SELECTORS)
+                found = self._result(limits, (0, 0, None), NOTHING, _NO_SELECTORS)
                 if len(_PLAIN) < 64:
                     _PLAIN[limits] = found
             return found
-        flt = filter_cost(doc.root, task) if filtered else (0, 0, None)
-        paint = paint_cost(doc.root, doc.text, task) if layered else _NO_PAINT
-        sel = sheet_cost(styles, doc.root, doc.scan.element_count) if styles else _NO_SELECTORS
+        flt = filter_cost(doc.root, task, paint.filter_candidates) if filtered else (0, 0, None)
+        sel = sheet_cost(styles, doc.scan.element_count, out.max_depth) if styles else _NO_SELECTORS
         return self._result(limits, flt, paint, sel)
 
     def _result(
@@ -148,7 +156,6 @@ def _at(message: str, el: etree._Element | None) -> Evidence:
     return Evidence(message, src_line(el), element_path(el))
 
 
-_NO_PAINT = PaintCost(0, 0, None, 0, False)
 _NO_SELECTORS = SelectorCost(0, 0, "")
 _PLAIN: dict[tuple[int, int, int], CheckResult] = {}
 register_check(RenderCostCheck())

@@ -75,6 +75,12 @@ def selector_bomb(chains: int = 40, depth: int = 30, selectors: int = 60) -> str
     return svg(f"<style>{css}</style>" + chain * chains)
 
 
+def _elements(text: str) -> int:
+    root = parse_document(text).root
+    assert root is not None
+    return sum(1 for _ in root.iter())
+
+
 def _failed_layers(text: str, task: TaskSpec) -> tuple[int, int, int, str | None]:
     report = run_checks(text, task)
     assert report.failed == ("render-cost",) and "render-cost" in RESOURCE_LIMIT_CHECKS
@@ -93,7 +99,7 @@ def test_nested_patterns_fail_render_cost_with_their_measure(static_task: TaskSp
     estimate, limit, walked, path = _failed_layers(text, static_task)
     assert estimate > 10 * limit  # fan 6 over 5 levels: 6^5 tile contents
     assert path == "/svg[1]/rect[1]"  # the drawing's one painted element
-    assert walked <= 3 * text.count("<")  # memoised per tile context: linear, not 6^5
+    assert walked <= 2 * _elements(text)  # memoised per tile context: linear, not 6^5
 
 
 def test_a_chain_of_200_masks_fails_render_cost_with_its_measure(static_task: TaskSpec) -> None:
@@ -103,7 +109,8 @@ def test_a_chain_of_200_masks_fails_render_cost_with_its_measure(static_task: Ta
     # 200 levels x 3 passes over the 800x600 viewport (the 120 % mask region is clipped to it)
     assert estimate == 200 * 3 * 800 * 600
     assert path == "/svg[1]/rect[1]"
-    assert walked == 2 * 200 + 2  # each <mask> and its rect once, the root, the masked rect
+    # the document's 402 elements once, and each mask's rect again when its mask is costed
+    assert walked == 402 + 200 == _elements(text) + 200
 
 
 def test_a_blur_chain_fails_render_cost_though_its_filter_cost_passes(
@@ -116,12 +123,13 @@ def test_a_blur_chain_fails_render_cost_though_its_filter_cost_passes(
         "filter cost 28800000 primitive-pixels (1 filtered elements), limit"
     )  # 60 primitives x the viewport: the filter estimate alone let it through
     estimate, limit, walked, _ = _failed_layers(text, static_task)
-    assert estimate > 100 * limit and walked == 3
+    assert estimate > 100 * limit and walked == _elements(text) == 63
 
 
 def test_nested_blurred_groups_fail_render_cost(static_task: TaskSpec) -> None:
-    estimate, limit, walked, path = _failed_layers(nested_filters(), static_task)
-    assert limit < estimate < 2 * limit and walked == 63  # root, <filter>, 60 groups, rect
+    text = nested_filters()
+    estimate, limit, walked, path = _failed_layers(text, static_task)
+    assert limit < estimate < 2 * limit and walked == _elements(text) == 64
     assert path is not None and path.startswith("/svg[1]/g[1]")
 
 
@@ -136,7 +144,7 @@ def test_a_selector_bomb_fails_render_cost_with_its_measure(static_task: TaskSpe
     assert limit == static_task.output.max_selector_steps and steps > limit and selectors == 60
     doc = parse_document(text)
     assert doc.root is not None
-    cost = sheet_cost(doc.elements(STYLE_TAG), doc.root, doc.scan.element_count)
+    cost = sheet_cost(doc.elements(STYLE_TAG), doc.scan.element_count, static_task.output.max_depth)
     assert cost.selectors == 60 and cost.worst.startswith("g:has(g:has(")
 
 
@@ -159,7 +167,7 @@ def test_a_reference_cycle_ends_and_counts_once(static_task: TaskSpec) -> None:
     )
     doc = parse_document(text)
     assert doc.root is not None
-    cost = paint_cost(doc.root, doc.text, static_task)
+    cost = paint_cost(doc, static_task)
     assert cost.cycles == 1 and not cost.stopped and cost.walked < 10
     assert run_checks(text, static_task).status == "pass"
 
@@ -175,8 +183,9 @@ def test_use_fan_out_of_masked_groups_multiplies_but_walks_linearly(
     text = svg("<defs>" + "".join(defs) + '</defs><use href="#l5"/>')
     doc = parse_document(text)
     assert doc.root is not None
-    cost = paint_cost(doc.root, doc.text, static_task)
-    assert cost.layer_pixels == 10**5 * 3 * 800 * 600 and cost.walked < 70
+    cost = paint_cost(doc, static_task)
+    assert cost.layer_pixels == 10**5 * 3 * 800 * 600
+    assert cost.walked <= 2 * _elements(text)  # each used group costed once
     assert cost.walked < MAX_WALK and not cost.stopped
 
 
@@ -185,7 +194,7 @@ def test_plain_drawings_are_not_walked_and_the_limits_are_the_tasks(
 ) -> None:
     plain = svg('<rect width="800" height="600" fill="#fff"/><circle r="4"/>')
     doc = parse_document(plain)
-    assert doc.root is not None and paint_cost(doc.root, doc.text, static_task).walked == 0
+    assert doc.root is not None and paint_cost(doc, static_task).walked == 0
     text = mask_chain(levels=20)
     assert run_checks(text, static_task).status == "pass"
     wire = static_task.to_wire()

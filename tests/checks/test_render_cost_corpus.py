@@ -40,13 +40,13 @@ def _worst(files: list[Path], task: TaskSpec) -> tuple[int, int, int, str, str]:
         if doc.root is None:
             continue
         parsed += 1
-        cost = paint_cost(doc.root, doc.text, task)
+        cost = paint_cost(doc, task)
         assert not cost.stopped, path
         if cost.layer_pixels > layers:
             layers, at_layers = cost.layer_pixels, path.name
         styles = doc.elements(STYLE_TAG)
         if styles:
-            sel = sheet_cost(styles, doc.root, doc.scan.element_count).steps
+            sel = sheet_cost(styles, doc.scan.element_count, task.output.max_depth).steps
             if sel > steps:
                 steps, at_steps = sel, path.name
     return parsed, layers, steps, at_layers, at_steps
@@ -63,7 +63,7 @@ def _assert_within(name: str, files: list[Path], task: TaskSpec) -> None:
     )
     assert parsed > 0
     assert layers <= out.max_layer_pixels // 4, (at_layers, layers)  # a margin of 4x at least
-    assert steps <= out.max_selector_steps // 100, (at_steps, steps)
+    assert steps <= out.max_selector_steps // 20, (at_steps, steps)  # a margin of 20x at least
 
 
 def test_no_sample_or_fixture_of_the_project_goes_over_the_render_cost_limits(
