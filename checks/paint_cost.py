@@ -56,9 +56,9 @@ MASK_PASSES = 3
 PRIMITIVE_PASSES = {"feGaussianBlur": 6, "feDropShadow": 7, "feMorphology": 2}
 """Passes a filter primitive makes over its surface (a blur is three box blurs per axis, a
 morphology one pass per axis); any other primitive writes its surface once."""
-RESOURCE_TAGS = tuple(f"{{{SVG_NS}}}{t}" for t in ("mask", "clipPath", "pattern", "filter"))
-for _tag in RESOURCE_TAGS:
-    track_tag(_tag)  # the shared walk keeps them: most drawings need no walk here
+RESOURCE_NAMES = ("mask", "clipPath", "pattern", "filter")
+RESOURCE_TAGS = tuple(f"{{{SVG_NS}}}{t}" for t in RESOURCE_NAMES)
+track_tag(RESOURCE_TAGS[3])  # filters: the shared walk keeps them (render_cost reads them too)
 USE_TAG = f"{{{SVG_NS}}}use"
 _PROPS = frozenset({"mask", "clip-path", "filter", "opacity", "fill", "stroke"})
 _PAINTS = frozenset({"fill", "stroke"})
@@ -399,11 +399,15 @@ def paint_cost(doc: Document, task: TaskSpec) -> PaintCost:
     root = doc.root
     if root is None:
         return NOTHING
-    tracked = [doc.elements(tag) for tag in RESOURCE_TAGS]
+    text = doc.text
+    tracked = [
+        _has(root, text, name, tag)
+        for name, tag in zip(RESOURCE_NAMES[:3], RESOURCE_TAGS[:3], strict=True)
+    ] + [bool(doc.elements(RESOURCE_TAGS[3]))]
     if any(tracked):
         walk = _Walk(root, device_scale(root, task), bool(tracked[2]))
         total = walk.paint(root, walk.view)
-    elif _sets_opacity(doc.text):
+    elif _sets_opacity(text):
         candidates = [
             el
             for el in root.iter(*GROUP_TAGS)
@@ -426,12 +430,26 @@ def paint_cost(doc: Document, task: TaskSpec) -> PaintCost:
     return PaintCost(px, walk.walked, walk.worst, walk.cycles, stopped, found)
 
 
+def _has(root: etree._Element, text: str, name: str, tag: str) -> bool:
+    """Whether the document has a ``tag`` element.
+
+    The tree is searched only when the text has a start tag of that name.
+    """
+    if name not in text or (
+        f"{name} " not in text and f"{name}>" not in text and f"{name}/" not in text
+    ):
+        return False
+    return next(root.iter(tag), None) is not None
+
+
 def _sets_opacity(text: str) -> bool:
     """Whether ``opacity`` itself (not ``fill-opacity`` and the like) is set anywhere.
 
     Lower- and upper-case spellings are read (a mixed-case CSS name is not: docs/security.md).
     """
     for word in ("opacity", "OPACITY"):
+        if text.count(word) == text.count("-" + word):  # only fill-, stroke-, stop-opacity...
+            continue
         i = text.find(word)
         while i >= 0:
             before = text[i - 1] if i else " "

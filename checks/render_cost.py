@@ -32,7 +32,6 @@ _STYLE_FILTER = re.compile(r"(?:^|;)\s*filter\s*:\s*([^;]+)", re.I)
 FILTER_TAG = f"{{{SVG_NS}}}filter"
 STYLE_TAG = f"{{{SVG_NS}}}style"
 track_tag(FILTER_TAG)  # the shared walk keeps them: a drawing without a filter costs no walk here
-track_tag(STYLE_TAG)
 
 
 def _user_to_px(root: etree._Element, task: TaskSpec) -> float:
@@ -95,7 +94,10 @@ class RenderCostCheck:
         assert doc.root is not None
         out = task.output
         limits = (out.max_filter_cost, out.max_layer_pixels, out.max_selector_steps)
-        filtered, styles = doc.elements(FILTER_TAG), doc.elements(STYLE_TAG)
+        filtered = doc.elements(FILTER_TAG)
+        text = doc.text  # a <style> element (maybe prefixed) is needed for selector work
+        sheets = "<style" in text or ":style" in text
+        styles = list(doc.root.iter(STYLE_TAG)) if sheets else []
         paint = paint_cost(doc, task)
         if not filtered and not styles and paint is NOTHING:  # the same for every such drawing
             found = _PLAIN.get(limits)
