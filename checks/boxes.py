@@ -8,6 +8,7 @@ tile). Pure.
 
 from __future__ import annotations
 
+import math
 import re
 
 from lxml import etree
@@ -81,3 +82,50 @@ def device_scale(root: etree._Element, task: TaskSpec) -> tuple[float, float, fl
     if bw > 0 and bh > 0:
         return vw / bw, vh / bh, vw, vh
     return 1.0, 1.0, vw, vh
+
+
+PRIMITIVE_PASSES = {"feGaussianBlur": 6, "feDropShadow": 7, "feMorphology": 2}
+"""Passes a filter primitive makes over its surface (a blur is three box blurs per axis, a
+morphology one pass per axis); any other primitive writes its surface once."""
+
+
+def floats(value: str | None) -> list[float]:
+    """Up to two absolute numbers of a list attribute (none when one is not a number)."""
+    out = []
+    for part in (value or "").replace(",", " ").split()[:2]:
+        try:
+            f = abs(float(part))
+        except ValueError:
+            return []
+        out.append(f if math.isfinite(f) else 0.0)
+    return out
+
+
+def length(value: str | None, scale: float, whole: float, default: float) -> float:
+    """A user-space length in device pixels (a percentage of ``whole``), else ``default``."""
+    n = number(value)
+    if n is None or not math.isfinite(n[0]):
+        return default
+    return abs(n[0]) / 100 * whole if n[1] else abs(n[0]) * scale
+
+
+def margin(prim: etree._Element) -> tuple[float, float]:
+    """How much input a filter primitive reads around each output pixel, in its units."""
+    name = local_name(str(prim.tag))
+    if name in ("feGaussianBlur", "feDropShadow"):
+        sigma = floats(prim.get("stdDeviation")) or [0.0]
+        mx, my = 3 * sigma[0], 3 * sigma[-1]
+        if name == "feDropShadow":
+            d = floats(prim.get("dx")) + floats(prim.get("dy"))
+            mx, my = mx + (d[0] if d else 0.0), my + (d[-1] if len(d) > 1 else 0.0)
+        return mx, my
+    if name == "feMorphology":
+        r = floats(prim.get("radius")) or [0.0]
+        return r[0], r[-1]
+    if name == "feOffset":
+        dx, dy = floats(prim.get("dx")), floats(prim.get("dy"))
+        return (dx[0] if dx else 0.0), (dy[0] if dy else 0.0)
+    if name == "feDisplacementMap":
+        s = floats(prim.get("scale"))
+        return (s[0] / 2, s[0] / 2) if s else (0.0, 0.0)
+    return 0.0, 0.0

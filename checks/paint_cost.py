@@ -9,16 +9,19 @@ offscreen surfaces, so the estimate counts the pixels of every surface the rende
 * for every element painted (the tree from the root, and the content of every resource it
   reaches through ``url(#...)`` or ``<use>``, followed transitively), the layers it needs:
 
-  - ``mask``: the masked content and the mask, each a layer of the mask region (default 120 % of
-    the element's box per axis), plus the cost of painting the mask's content;
+  - ``mask``: three passes over the mask region (default 120 % of the element's box per axis:
+    the masked content's layer, the mask's layer, its luminance applied), plus the cost of
+    painting the mask's content;
   - ``clip-path``: a layer of the element's box plus the cost of the clip path's content;
   - ``filter``: the source graphic and one surface per primitive, each the filter region clipped
     to the viewport grown by the kernel margins of the primitives that follow (a blur needs
-    3 sigma of input around what it outputs, a morphology its radius, an offset its shift);
+    3 sigma of input around what it outputs, a morphology its radius, an offset its shift),
+    counted once per pass (a blur makes six, a morphology two);
   - group ``opacity`` below 1 (on ``g``, ``a``, ``svg``, ``use``, ``switch``): a layer of its box;
-  - a ``fill``/``stroke`` with a ``<pattern>``: the filled area, plus for each tile over that area
-    the cost of the tile's content (painted in a context the size of the tile), so nested
-    patterns multiply by the tiles per level;
+  - a ``fill``/``stroke`` with a ``<pattern>``: the filled area, the tile's surface and the cost
+    of the tile's content (painted in a context the size of the tile), so a tile holding several
+    pattern-filled shapes multiplies the cost by that fan-out at every level of nesting (Chromium
+    rasterises a tile once per use, not once per repetition: the tile count is not a factor);
 
 * the box of an element comes from its own geometry attributes (the whole viewport, or the whole
   pattern tile, when it has none), in device pixels of the task's viewport.
@@ -37,59 +40,47 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from checks.boxes import URL, box, device_scale, number, region_axes
+from checks.boxes import (
+    PRIMITIVE_PASSES,
+    URL,
+    box,
+    device_scale,
+    length,
+    margin,
+    number,
+    region_axes,
+)
+from checks.paint_props import (
+    GROUP_TAGS,
+    GROUPS,
+    PAINTS,
+    READ,
+    has_start_tag,
+    hidden,
+    href_of,
+    layer_props,
+    local_of,
+    sets_opacity,
+)
 from checks.parse import Document
 from checks.scan import track_tag
-from checks.vocab import SVG_NS, XLINK_NS, attr_items
+from checks.vocab import SVG_NS
 from tasks import TaskSpec
 
 MAX_WALK = 100_000
 """Elements the estimate visits at most (every resource content counted each time it is costed
 in a new context); beyond, the estimate stops and the check fails closed."""
-MAX_VALUE_READ = 512
+MAX_VALUEREAD = 512
 """Characters of a property value searched for its ``url(#id)`` (ids are at most 256 long)."""
 MAX_TEMPLATE_HOPS = 8
 """``href`` hops followed to find the pattern a pattern inherits its tile and content from."""
 
 MASK_PASSES = 3
 """A mask writes the masked content's layer, the mask's layer, and its luminance over the first."""
-PRIMITIVE_PASSES = {"feGaussianBlur": 6, "feDropShadow": 7, "feMorphology": 2}
-"""Passes a filter primitive makes over its surface (a blur is three box blurs per axis, a
-morphology one pass per axis); any other primitive writes its surface once."""
 RESOURCE_NAMES = ("mask", "clipPath", "pattern", "filter")
 RESOURCE_TAGS = tuple(f"{{{SVG_NS}}}{t}" for t in RESOURCE_NAMES)
 track_tag(RESOURCE_TAGS[3])  # filters: the shared walk keeps them (render_cost reads them too)
 USE_TAG = f"{{{SVG_NS}}}use"
-_PROPS = frozenset({"mask", "clip-path", "filter", "opacity", "fill", "stroke"})
-_PAINTS = frozenset({"fill", "stroke"})
-_READ = frozenset({"mask", "clip-path", "filter", "opacity", "style"})
-"""Attributes that make an element worth reading (with ``fill``/``stroke`` when there are
-patterns)."""
-_LOCALS: dict[str, str] = {}
-NOT_PAINTED = frozenset(
-    {
-        "defs",
-        "mask",
-        "clipPath",
-        "pattern",
-        "filter",
-        "symbol",
-        "marker",
-        "linearGradient",
-        "radialGradient",
-        "style",
-        "script",
-        "title",
-        "desc",
-        "metadata",
-        "foreignObject",
-    }
-)
-"""Elements (and their subtrees) that are not painted where they stand."""
-GROUPS = frozenset({"g", "a", "svg", "use", "switch"})
-"""Elements whose ``opacity`` below 1 composites their content through a layer."""
-GROUP_TAGS = tuple(f"{{{SVG_NS}}}{name}" for name in sorted(GROUPS))
-_HREFS = ("href", f"{{{XLINK_NS}}}href")
 Size = tuple[float, float]
 
 
@@ -111,65 +102,6 @@ class PaintCost:
     attribute, in document order (the filter-cost estimate reads only those)."""
 
 
-def _local(el: etree._Element) -> str:
-    tag = el.tag
-    if not isinstance(tag, str):
-        return ""
-    local = _LOCALS.get(tag)
-    if local is None:
-        local = tag.rpartition("}")[2]
-        if len(_LOCALS) < 4096:
-            _LOCALS[tag] = local
-    return local
-
-
-def _props(el: etree._Element) -> dict[str, str]:
-    """The layer-relevant properties of an element (its ``style`` wins over attributes).
-
-    A ``fill`` or ``stroke`` counts only when it references something (``url(``).
-    """
-    out = {k: v for k, v in attr_items(el) if k in _PROPS and (k not in _PAINTS or "url(" in v)}
-    style = el.get("style")
-    if style and ("url(" in style or "opacity" in style):
-        for decl in style.split(";"):
-            name, _, value = decl.partition(":")
-            name = name.strip().lower()
-            if name in _PROPS:
-                out[name] = value.replace("!important", "").strip()
-    return out
-
-
-def _hidden(el: etree._Element, top: etree._Element) -> bool:
-    """Whether ``el`` is (inside) an element not painted where it stands, up to ``top``."""
-    node: etree._Element | None = el
-    while node is not None:
-        if _local(node) in NOT_PAINTED:
-            return True
-        if node is top:
-            return False
-        node = node.getparent()
-    return False
-
-
-def _href(el: etree._Element) -> str | None:
-    for name in _HREFS:
-        value = el.get(name)
-        if value and value.strip().startswith("#"):
-            return value.strip()[1:]
-    return None
-
-
-def _floats(value: str | None) -> list[float]:
-    out = []
-    for part in (value or "").replace(",", " ").split()[:2]:
-        try:
-            f = abs(float(part))
-        except ValueError:
-            return []
-        out.append(f if math.isfinite(f) else 0.0)
-    return out
-
-
 class _Walk:
     """One estimate: the document's id map, the memo of costed resources and the counters."""
 
@@ -177,7 +109,7 @@ class _Walk:
         self, root: etree._Element, scale: tuple[float, float, float, float], patterns: bool
     ) -> None:
         self.root = root
-        self.read = _READ | _PAINTS if patterns else _READ
+        self.read = READ | PAINTS if patterns else READ
         self.filter_candidates: list[etree._Element] = []
         self.sx, self.sy, vw, vh = scale
         self.view: Size = (vw, vh)
@@ -201,9 +133,9 @@ class _Walk:
 
     def resource(self, prop: str | None, tag: str) -> tuple[str, etree._Element] | None:
         """The ``tag`` element a ``url(#id)`` property value references, with its id."""
-        m = URL.search(prop[:MAX_VALUE_READ]) if prop else None
+        m = URL.search(prop[:MAX_VALUEREAD]) if prop else None
         el = self.by_id(m.group(1)) if m else None
-        return (m.group(1), el) if m and el is not None and _local(el) == tag else None
+        return (m.group(1), el) if m and el is not None and local_of(el) == tag else None
 
     def paint(self, top: etree._Element, cap: Size) -> float:
         """What painting ``top`` and its subtree costs in a context of at most ``cap`` pixels.
@@ -222,11 +154,11 @@ class _Walk:
                 continue
             if top is self.root and ("filter" in keys or "style" in keys):
                 self.filter_candidates.append(el)
-            tag = _local(el)
-            props = _props(el)
+            tag = local_of(el)
+            props = layer_props(el)
             if tag not in GROUPS:
                 props.pop("opacity", None)  # a shape's own opacity needs no layer
-            if (props or is_use) and not _hidden(el, top):
+            if (props or is_use) and not hidden(el, top):
                 cost += self.layers(el, tag, props, cap) if props else 0.0
                 cost += self.used(el, cap) if is_use else 0.0
         return cost
@@ -283,11 +215,11 @@ class _Walk:
 
     def used(self, el: etree._Element, cap: Size) -> float:
         """What the element a ``<use>`` instantiates costs (once per context)."""
-        ref = _href(el)
+        ref = href_of(el)
         target = self.by_id(ref)
         if ref is None or target is None:
             return 0.0
-        kids = list(target) if _local(target) == "symbol" else [target]
+        kids = list(target) if local_of(target) == "symbol" else [target]
         return self.content("use:" + ref, kids, cap)
 
     def pattern(self, key: str, pat: etree._Element, size: Size) -> float:
@@ -305,8 +237,8 @@ class _Walk:
         """The pattern and those it inherits from through ``href`` (cycles and hops bounded)."""
         chain = [pat]
         while len(chain) <= MAX_TEMPLATE_HOPS:
-            nxt = self.by_id(_href(chain[-1]))
-            if nxt is None or _local(nxt) != "pattern" or any(nxt is p for p in chain):
+            nxt = self.by_id(href_of(chain[-1]))
+            if nxt is None or local_of(nxt) != "pattern" or any(nxt is p for p in chain):
                 break
             chain.append(nxt)
         return chain
@@ -336,17 +268,17 @@ class _Walk:
             return found
         fx, fy = region_axes(flt)
         if flt.get("filterUnits") == "userSpaceOnUse":
-            rw = _length(flt.get("width"), self.sx, self.view[0], w * fx)
-            rh = _length(flt.get("height"), self.sy, self.view[1], h * fy)
+            rw = length(flt.get("width"), self.sx, self.view[0], w * fx)
+            rh = length(flt.get("height"), self.sy, self.view[1], h * fy)
         else:
             rw, rh = w * fx, h * fy
         bbox = flt.get("primitiveUnits") == "objectBoundingBox"
-        prims = [c for c in flt if _local(c).startswith("fe")]
+        prims = [c for c in flt if local_of(c).startswith("fe")]
         need_x = need_y = cost = 0.0
         for prim in reversed(prims):
             surface = min(rw, self.view[0] + 2 * need_x) * min(rh, self.view[1] + 2 * need_y)
-            cost += surface * PRIMITIVE_PASSES.get(_local(prim), 1)
-            mx, my = _margin(prim)
+            cost += surface * PRIMITIVE_PASSES.get(local_of(prim), 1)
+            mx, my = margin(prim)
             need_x += mx * (w if bbox else self.sx)
             need_y += my * (h if bbox else self.sy)
         cost += min(rw, self.view[0] + 2 * need_x) * min(rh, self.view[1] + 2 * need_y)
@@ -357,36 +289,6 @@ class _Walk:
 def _bucket(pixels: float) -> int:
     """Contexts within a factor of two of each other share a memo entry (the walk stays linear)."""
     return int(math.log2(pixels + 1.0))
-
-
-def _length(value: str | None, scale: float, whole: float, default: float) -> float:
-    """A user-space length in device pixels (a percentage of ``whole``), else ``default``."""
-    n = number(value)
-    if n is None or not math.isfinite(n[0]):
-        return default
-    return abs(n[0]) / 100 * whole if n[1] else abs(n[0]) * scale
-
-
-def _margin(prim: etree._Element) -> Size:
-    """How much input a filter primitive reads around each output pixel, in its units."""
-    name = _local(prim)
-    if name in ("feGaussianBlur", "feDropShadow"):
-        sigma = _floats(prim.get("stdDeviation")) or [0.0]
-        mx, my = 3 * sigma[0], 3 * sigma[-1]
-        if name == "feDropShadow":
-            d = _floats(prim.get("dx")) + _floats(prim.get("dy"))
-            mx, my = mx + (d[0] if d else 0.0), my + (d[-1] if len(d) > 1 else 0.0)
-        return mx, my
-    if name == "feMorphology":
-        r = _floats(prim.get("radius")) or [0.0]
-        return r[0], r[-1]
-    if name == "feOffset":
-        dx, dy = _floats(prim.get("dx")), _floats(prim.get("dy"))
-        return (dx[0] if dx else 0.0), (dy[0] if dy else 0.0)
-    if name == "feDisplacementMap":
-        s = _floats(prim.get("scale"))
-        return (s[0] / 2, s[0] / 2) if s else (0.0, 0.0)
-    return 0.0, 0.0
 
 
 def paint_cost(doc: Document, task: TaskSpec) -> PaintCost:
@@ -401,13 +303,13 @@ def paint_cost(doc: Document, task: TaskSpec) -> PaintCost:
         return NOTHING
     text = doc.text
     tracked = [
-        _has(root, text, name, tag)
+        has_start_tag(root, text, name, tag)
         for name, tag in zip(RESOURCE_NAMES[:3], RESOURCE_TAGS[:3], strict=True)
     ] + [bool(doc.elements(RESOURCE_TAGS[3]))]
     if any(tracked):
         walk = _Walk(root, device_scale(root, task), bool(tracked[2]))
         total = walk.paint(root, walk.view)
-    elif _sets_opacity(text):
+    elif sets_opacity(text):
         candidates = [
             el
             for el in root.iter(*GROUP_TAGS)
@@ -418,8 +320,8 @@ def paint_cost(doc: Document, task: TaskSpec) -> PaintCost:
         walk, total = _Walk(root, device_scale(root, task), False), 0.0
         for el in candidates:  # only group opacity can cost: only those groups are read
             walk.walked += 1
-            if not _hidden(el, root):
-                total += walk.layers(el, _local(el), _props(el), walk.view)
+            if not hidden(el, root):
+                total += walk.layers(el, local_of(el), layer_props(el), walk.view)
     else:
         return NOTHING
     stopped = walk.walked > MAX_WALK
@@ -428,36 +330,6 @@ def paint_cost(doc: Document, task: TaskSpec) -> PaintCost:
         return NOTHING
     px = int(min(total, 2**62))
     return PaintCost(px, walk.walked, walk.worst, walk.cycles, stopped, found)
-
-
-def _has(root: etree._Element, text: str, name: str, tag: str) -> bool:
-    """Whether the document has a ``tag`` element.
-
-    The tree is searched only when the text has a start tag of that name.
-    """
-    if name not in text or (
-        f"{name} " not in text and f"{name}>" not in text and f"{name}/" not in text
-    ):
-        return False
-    return next(root.iter(tag), None) is not None
-
-
-def _sets_opacity(text: str) -> bool:
-    """Whether ``opacity`` itself (not ``fill-opacity`` and the like) is set anywhere.
-
-    Lower- and upper-case spellings are read (a mixed-case CSS name is not: docs/security.md).
-    """
-    for word in ("opacity", "OPACITY"):
-        if text.count(word) == text.count("-" + word):  # only fill-, stroke-, stop-opacity...
-            continue
-        i = text.find(word)
-        while i >= 0:
-            before = text[i - 1] if i else " "
-            after = text[i + 7 : i + 16].lstrip()
-            if before not in "-_" and not before.isalnum() and after[:1] in ("=", ":"):
-                return True
-            i = text.find(word, i + 7)
-    return False
 
 
 NOTHING = PaintCost(0, 0, None, 0, False)
