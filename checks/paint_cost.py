@@ -55,7 +55,6 @@ from checks.paint_props import (
     GROUPS,
     PAINTS,
     READ,
-    has_start_tag,
     hidden,
     href_of,
     layer_props,
@@ -79,7 +78,8 @@ MASK_PASSES = 3
 """A mask writes the masked content's layer, the mask's layer, and its luminance over the first."""
 RESOURCE_NAMES = ("mask", "clipPath", "pattern", "filter")
 RESOURCE_TAGS = tuple(f"{{{SVG_NS}}}{t}" for t in RESOURCE_NAMES)
-track_tag(RESOURCE_TAGS[3])  # filters: the shared walk keeps them (render_cost reads them too)
+for _tag in RESOURCE_TAGS:
+    track_tag(_tag)  # the shared walk keeps them: a drawing without any needs no walk here
 USE_TAG = f"{{{SVG_NS}}}use"
 Size = tuple[float, float]
 
@@ -302,10 +302,7 @@ def paint_cost(doc: Document, task: TaskSpec) -> PaintCost:
     if root is None:
         return NOTHING
     text = doc.text
-    tracked = [
-        has_start_tag(root, text, name, tag)
-        for name, tag in zip(RESOURCE_NAMES[:3], RESOURCE_TAGS[:3], strict=True)
-    ] + [bool(doc.elements(RESOURCE_TAGS[3]))]
+    tracked = [bool(doc.elements(tag)) for tag in RESOURCE_TAGS]
     if any(tracked):
         walk = _Walk(root, device_scale(root, task), bool(tracked[2]))
         total = walk.paint(root, walk.view)

@@ -92,26 +92,14 @@ def href_of(el: etree._Element) -> str | None:
     return None
 
 
-def has_start_tag(root: etree._Element, text: str, name: str, tag: str) -> bool:
-    """Whether the document has a ``tag`` element.
-
-    The tree is searched only when the text has a start tag of that name.
-    """
-    if name not in text or (
-        f"{name} " not in text and f"{name}>" not in text and f"{name}/" not in text
-    ):
-        return False
-    return next(root.iter(tag), None) is not None
-
-
 def sets_opacity(text: str) -> bool:
     """Whether ``opacity`` itself (not ``fill-opacity`` and the like) is set anywhere.
 
     Lower- and upper-case spellings are read (a mixed-case CSS name is not: docs/security.md).
     """
     for word in ("opacity", "OPACITY"):
-        if text.count(word) == text.count("-" + word):  # only fill-, stroke-, stop-opacity...
-            continue
+        if word not in text or text.count(word) == text.count("-" + word):
+            continue  # absent, or only fill-, stroke-, stop-opacity...
         i = text.find(word)
         while i >= 0:
             before = text[i - 1] if i else " "

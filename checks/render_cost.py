@@ -32,6 +32,7 @@ _STYLE_FILTER = re.compile(r"(?:^|;)\s*filter\s*:\s*([^;]+)", re.I)
 FILTER_TAG = f"{{{SVG_NS}}}filter"
 STYLE_TAG = f"{{{SVG_NS}}}style"
 track_tag(FILTER_TAG)  # the shared walk keeps them: a drawing without a filter costs no walk here
+track_tag(STYLE_TAG)
 
 
 def _user_to_px(root: etree._Element, task: TaskSpec) -> float:
@@ -95,9 +96,7 @@ class RenderCostCheck:
         out = task.output
         limits = (out.max_filter_cost, out.max_layer_pixels, out.max_selector_steps)
         filtered = doc.elements(FILTER_TAG)
-        text = doc.text  # a <style> element (maybe prefixed) is needed for selector work
-        sheets = "<style" in text or ":style" in text
-        styles = list(doc.root.iter(STYLE_TAG)) if sheets else []
+        styles = doc.elements(STYLE_TAG)
         paint = paint_cost(doc, task)
         if not filtered and not styles and paint is NOTHING:  # the same for every such drawing
             found = _PLAIN.get(limits)
