@@ -12,101 +12,69 @@ rendered. Pure.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from lxml import etree
 
+from checks.boxes import URL, device_scale, region_scale
+from checks.boxes import box as box_of
+from checks.css_cost import SelectorCost, sheet_cost
+from checks.paint_cost import NOTHING, PaintCost, paint_cost
 from checks.parse import Document
 from checks.registry import register_check
 from checks.scan import element_path, track_tag
 from checks.types import CheckResult, Evidence
-from checks.vocab import SVG_NS, local_name, src_line
+from checks.vocab import SVG_NS, src_line
 from tasks import TaskSpec
 
 CHECK_ID = "render-cost"
-_URL = re.compile(r"url\(\s*['\"]?#([^'\")\s]+)['\"]?\s*\)")
 _STYLE_FILTER = re.compile(r"(?:^|;)\s*filter\s*:\s*([^;]+)", re.I)
-_NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(%|px)?\s*$")
-DEFAULT_REGION = 1.2
 FILTER_TAG = f"{{{SVG_NS}}}filter"
+STYLE_TAG = f"{{{SVG_NS}}}style"
 track_tag(FILTER_TAG)  # the shared walk keeps them: a drawing without a filter costs no walk here
-
-
-def _number(value: str | None) -> tuple[float, bool] | None:
-    """A length as (value, is_percent), or None when it is not a plain number."""
-    if value is None:
-        return None
-    m = _NUMBER.match(value)
-    return (float(m.group(1)), m.group(2) == "%") if m else None
-
-
-def _region_scale(flt: etree._Element) -> float:
-    """How much larger than the element's box the filter region is (area factor)."""
-    scale = 1.0
-    for name in ("width", "height"):
-        n = _number(flt.get(name))
-        if n is None or flt.get("filterUnits") == "userSpaceOnUse":
-            scale *= DEFAULT_REGION
-        else:
-            scale *= max(0.0, n[0] / 100.0 if n[1] else n[0])
-    return scale
-
-
-def _box(el: etree._Element) -> tuple[float, float] | None:
-    """The element's size in user units from its own geometry attributes, when it has one."""
-    tag = local_name(str(el.tag))
-    if tag in ("rect", "image", "use", "foreignObject", "svg"):
-        w, h = _number(el.get("width")), _number(el.get("height"))
-        if w and h and not w[1] and not h[1]:
-            return abs(w[0]), abs(h[0])
-    if tag == "circle":
-        r = _number(el.get("r"))
-        return (2 * abs(r[0]), 2 * abs(r[0])) if r and not r[1] else None
-    if tag == "ellipse":
-        rx, ry = _number(el.get("rx")), _number(el.get("ry"))
-        if rx and ry and not rx[1] and not ry[1]:
-            return 2 * abs(rx[0]), 2 * abs(ry[0])
-    return None
+track_tag(STYLE_TAG)
 
 
 def _user_to_px(root: etree._Element, task: TaskSpec) -> float:
     """Device pixels per user unit² (from the root viewBox to the task's viewport)."""
-    profile = task.render
-    sx = profile.viewport_width * profile.device_scale_factor
-    sy = profile.viewport_height * profile.device_scale_factor
-    parts = (root.get("viewBox") or "").replace(",", " ").split()
-    try:
-        vw, vh = float(parts[2]), float(parts[3])
-    except (IndexError, ValueError):
-        return 1.0 * profile.device_scale_factor**2
-    return (sx / vw) * (sy / vh) if vw > 0 and vh > 0 else 1.0
+    sx, sy, _, _ = device_scale(root, task)
+    return sx * sy
 
 
 def _filter_ids(el: etree._Element) -> list[str]:
-    refs = _URL.findall(el.get("filter") or "")
+    refs = URL.findall(el.get("filter") or "")
     style = _STYLE_FILTER.search(el.get("style") or "")
     if style is not None:
-        refs += _URL.findall(style.group(1))
+        refs += URL.findall(style.group(1))
     return refs
 
 
-def filter_cost(root: etree._Element, task: TaskSpec) -> tuple[int, int, etree._Element | None]:
-    """(estimated primitive-pixels, filtered elements, the costliest element)."""
+def filter_cost(
+    root: etree._Element,
+    task: TaskSpec,
+    candidates: Iterable[etree._Element] | None = None,
+) -> tuple[int, int, etree._Element | None]:
+    """(estimated primitive-pixels, filtered elements, the costliest element).
+
+    ``candidates``: the only elements that can reference a filter (those with a ``filter`` or
+    ``style`` attribute, in document order) when a walk already found them; else every element.
+    """
     filters = {
         f.get("id"): sum(
             1 for c in f if isinstance(c.tag, str) and c.tag.startswith(f"{{{SVG_NS}}}fe")
         )
         for f in root.iter(f"{{{SVG_NS}}}filter")
     }
-    regions = {f.get("id"): _region_scale(f) for f in root.iter(f"{{{SVG_NS}}}filter")}
+    regions = {f.get("id"): region_scale(f) for f in root.iter(f"{{{SVG_NS}}}filter")}
     profile = task.render
     viewport = profile.viewport_width * profile.viewport_height * profile.device_scale_factor**2
     px_per_unit = _user_to_px(root, task)
     total, count, worst, worst_cost = 0, 0, None, -1
-    for el in root.iter("*"):
+    for el in root.iter("*") if candidates is None else candidates:
         for fid in _filter_ids(el):
             if fid not in filters:
                 continue
-            box = _box(el)
+            box = box_of(el)
             area = viewport if box is None else box[0] * box[1] * px_per_unit
             cost = int(filters[fid] * min(viewport, area * regions[fid]))
             total, count = total + cost, count + 1
@@ -116,39 +84,79 @@ def filter_cost(root: etree._Element, task: TaskSpec) -> tuple[int, int, etree._
 
 
 class RenderCostCheck:
-    """Registered like a plugin: fails a drawing whose filter work is over the task's limit."""
+    """Registered like a plugin: fails a drawing whose estimated render work is over a limit."""
 
     id = CHECK_ID
-    version = "1"
+    version = "2"
     needs_tree = True
 
     def run(self, doc: Document, task: TaskSpec) -> CheckResult:
-        """Estimate the filter cost of ``doc`` against ``task.output.max_filter_cost``."""
+        """Estimate filter work, layer-pixels and selector work against the task's limits."""
         assert doc.root is not None
-        limit = task.output.max_filter_cost
-        if not doc.elements(FILTER_TAG):  # no filter: the same result for every such drawing
-            found = _UNFILTERED.get(limit)
+        out = task.output
+        limits = (out.max_filter_cost, out.max_layer_pixels, out.max_selector_steps)
+        filtered = doc.elements(FILTER_TAG)
+        styles = doc.elements(STYLE_TAG)
+        paint = paint_cost(doc, task)
+        if not filtered and not styles and paint is NOTHING:  # the same for every such drawing
+            found = _PLAIN.get(limits)
             if found is None:
-                found = self._result(limit, 0, 0, None)
-                if len(_UNFILTERED) < 64:
-                    _UNFILTERED[limit] = found
+                found = self._result(limits, (0, 0, None), NOTHING, _NO_SELECTORS)
+                if len(_PLAIN) < 64:
+                    _PLAIN[limits] = found
             return found
-        return self._result(limit, *filter_cost(doc.root, task))
+        flt = filter_cost(doc.root, task, paint.filter_candidates) if filtered else (0, 0, None)
+        sel = sheet_cost(styles, doc.scan.element_count, out.max_depth) if styles else _NO_SELECTORS
+        return self._result(limits, flt, paint, sel)
 
     def _result(
-        self, limit: int, cost: int, count: int, worst: etree._Element | None
+        self,
+        limits: tuple[int, int, int],
+        flt: tuple[int, int, etree._Element | None],
+        paint: PaintCost,
+        sel: SelectorCost,
     ) -> CheckResult:
-        if cost > limit:
+        (cost, count, worst), (max_filter, max_layers, max_steps) = flt, limits
+        over = cost > max_filter
+        if over:
             msg = (
                 f"filter cost {cost} primitive-pixels ({count} filtered elements) over the limit"
-                f" of {limit}"
+                f" of {max_filter}"
             )
-            line = src_line(worst) if worst is not None else None
-            path = element_path(worst) if worst is not None else None
-            return CheckResult(self.id, self.version, "fail", (Evidence(msg, line, path),))
-        msg = f"filter cost {cost} primitive-pixels ({count} filtered elements), limit {limit}"
-        return CheckResult(self.id, self.version, "pass", (Evidence(msg),))
+        else:
+            msg = f"filter cost {cost} primitive-pixels ({count} filtered elements)"
+            msg += f", limit {max_filter}"
+        evidence = [_at(msg, worst if over else None)]
+        walked = f"{paint.walked} elements walked"
+        if paint.stopped:
+            over = True
+            msg = f"layer estimate stopped after {walked}; failing closed"
+            evidence.append(_at(msg, paint.worst))
+        elif paint.layer_pixels > max_layers:
+            over = True
+            msg = f"estimated {paint.layer_pixels} layer-pixels > limit {max_layers} ({walked})"
+            evidence.append(_at(msg, paint.worst))
+        else:
+            msg = f"estimated {paint.layer_pixels} layer-pixels, limit {max_layers} ({walked})"
+            evidence.append(Evidence(msg))
+        if sel.steps > max_steps:
+            over = True
+            msg = (
+                f"estimated {sel.steps} selector-steps > limit {max_steps} ({sel.selectors}"
+                f" selectors; costliest: {sel.worst!r})"
+            )
+        else:
+            msg = f"estimated {sel.steps} selector-steps, limit {max_steps}"
+        evidence.append(Evidence(msg))
+        return CheckResult(self.id, self.version, "fail" if over else "pass", tuple(evidence))
 
 
-_UNFILTERED: dict[int, CheckResult] = {}
+def _at(message: str, el: etree._Element | None) -> Evidence:
+    if el is None:
+        return Evidence(message)
+    return Evidence(message, src_line(el), element_path(el))
+
+
+_NO_SELECTORS = SelectorCost(0, 0, "")
+_PLAIN: dict[tuple[int, int, int], CheckResult] = {}
 register_check(RenderCostCheck())

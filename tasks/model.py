@@ -56,6 +56,15 @@ DEFAULT_MAX_FILTER_COST = 100_000_000
 """Default ``max_filter_cost``: 100 M primitive-pixels (about 200 full-viewport filter passes on
 an 800x600 frame); a drop shadow on a dozen shapes costs a few million."""
 
+DEFAULT_MAX_LAYER_PIXELS = 150_000_000
+"""Default ``max_layer_pixels``: 150 M pixels written to offscreen surfaces (about 300
+full-viewport layers on an 800x600 frame; see ``checks.paint_cost``). The costliest file of the
+real corpora (model outputs, the resvg, W3C and WPT suites) estimates 23 M."""
+
+DEFAULT_MAX_SELECTOR_STEPS = 10_000_000
+"""Default ``max_selector_steps``: 10 M selector-matching steps (see ``checks.css_cost``). The
+costliest style sheet of the real corpora estimates under 20 k."""
+
 DEFAULT_RENDER_CPU_S = 20.0
 """Default ``max_render_cpu_s``: CPU seconds the sandbox's whole process tree may spend on one
 render (every frame and mask of the plan). The bundled animated sample needs about a tenth of it."""
@@ -63,6 +72,8 @@ render (every frame and mask of the plan). The bundled animated sample needs abo
 HASH_OMITS_DEFAULT: dict[str, dict[str, object]] = {
     "output": {
         "max_filter_cost": DEFAULT_MAX_FILTER_COST,
+        "max_layer_pixels": DEFAULT_MAX_LAYER_PIXELS,
+        "max_selector_steps": DEFAULT_MAX_SELECTOR_STEPS,
         "max_render_cpu_s": DEFAULT_RENDER_CPU_S,
     },
 }
@@ -101,6 +112,19 @@ class OutputConstraints(Frozen):
     Summed over every element a filter applies to (see ``checks.render_cost``); a drawing over it
     fails the ``render-cost`` check and is not rendered. Added after the first released specs:
     left at its default it takes no part in the content hash (:data:`HASH_OMITS_DEFAULT`).
+    """
+    max_layer_pixels: int = Field(default=DEFAULT_MAX_LAYER_PIXELS, gt=0)
+    """Static estimate of the offscreen surfaces the render may fill, in pixels.
+
+    Masks, clip paths, filters (grown by their kernels), group opacity and pattern tiles, followed
+    through every reference (see ``checks.paint_cost``); a drawing over it fails the
+    ``render-cost`` check and is not rendered. Hash-neutral at its default.
+    """
+    max_selector_steps: int = Field(default=DEFAULT_MAX_SELECTOR_STEPS, gt=0)
+    """Static estimate of the selector matching a drawing's ``<style>`` sheets ask for.
+
+    Selectors x elements, ``:has()`` and combinators weighted (see ``checks.css_cost``); a drawing
+    over it fails the ``render-cost`` check and is not rendered. Hash-neutral at its default.
     """
     max_render_cpu_s: float = Field(default=DEFAULT_RENDER_CPU_S, gt=0, le=600)
     """The render budget: CPU seconds of the sandbox's process tree for the whole render.

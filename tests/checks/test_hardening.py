@@ -122,6 +122,13 @@ HOSTILE: dict[str, Callable[[int], str]] = {
     "local-url-run": lambda n: SVG_OPEN + '<rect fill="' + "url(#" * (100 * n) + '"/></svg>',
     "comment-full-of-tags": lambda n: SVG_OPEN + "<!--" + "<a " * (300 * n) + "--></svg>",
     "many-css-attributes": lambda n: SVG_OPEN + '<rect style="fill:url(a)"/>' * (9 * n) + "</svg>",
+    "long-opacity-number": lambda n: SVG_OPEN + '<g opacity="' + "1" * (1_500 * n) + 'x"/></svg>',
+    "style-letters-url": lambda n: SVG_OPEN + '<g style="url( ' + "a" * (1_500 * n) + '"/></svg>',
+    "sheet-without-braces": lambda n: SVG_OPEN + "<style>" + "a" * (1_500 * n) + "</style></svg>",
+    "sheet-brackets-spaces": lambda n: (
+        SVG_OPEN + "<style>a" + "[ " * (700 * n) + "{}</style></svg>"
+    ),
+    "sheet-has-run": lambda n: SVG_OPEN + "<style>" + ":has(" * (250 * n) + "{}</style></svg>",
 }
 """Hostile reply shapes, ``n`` thousand repetitions long (n = 1000: about 1 MB, under the cap)."""
 

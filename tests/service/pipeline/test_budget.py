@@ -21,6 +21,7 @@ from service.pipeline.executor import Executor
 from service.pipeline.render_client import create_pool
 from service.pipeline.submit import Submission
 from service.storage import CriterionOutcomeRow, Evaluation, RenderRecord, Run, StageRecord
+from tests.checks.test_render_cost_bombs import mask_chain, selector_bomb
 from tests.helpers.runs import CountingRenderer, machinery
 from tests.render.test_bombs import use_chain
 from tests.render.test_budget import slow_filter
@@ -35,6 +36,8 @@ BOMBS = {
     "use-bomb": (use_chain(levels=9, fan=10), "size", "element instances"),
     "depth-300": ((SAMPLES / "checks/fail/size--depth-300.svg").read_text(), "size", "depth 302"),
     "filter-bomb": ((SAMPLES / "checks/fail/render-cost.svg").read_text(), "render-cost", "filter"),
+    "mask-chain": (mask_chain(), "render-cost", "layer-pixels > limit"),
+    "selector-bomb": (selector_bomb(), "render-cost", "selector-steps > limit"),
 }
 
 
