@@ -9,8 +9,9 @@ Revises: 0500_run_panel
 
 from __future__ import annotations
 
-import sqlalchemy as sa
 from alembic import op
+
+from service.storage.migrations.ddl import add_columns, drop_columns
 
 revision = "0510_gate_status"
 down_revision = "0500_run_panel"
@@ -20,9 +21,7 @@ depends_on = None
 
 def upgrade() -> None:
     """Add ``gate_decisions.status`` and ``gate_decisions.needs`` and fill the status."""
-    with op.batch_alter_table("gate_decisions") as batch:
-        batch.add_column(sa.Column("status", sa.String(length=16), nullable=True))
-        batch.add_column(sa.Column("needs", sa.JSON(), nullable=True))
+    add_columns("gate_decisions", "status str(16) null", "needs json null")
     op.execute(
         "UPDATE gate_decisions SET status = CASE WHEN passed THEN 'trusted' ELSE 'not_trusted' END"
     )
@@ -30,6 +29,4 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     """Drop the columns (``passed`` still says which decisions let a judge vote)."""
-    with op.batch_alter_table("gate_decisions") as batch:
-        batch.drop_column("needs")
-        batch.drop_column("status")
+    drop_columns("gate_decisions", "needs", "status")

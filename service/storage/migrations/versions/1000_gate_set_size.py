@@ -10,8 +10,7 @@ Revises: 1510_task_proposals
 
 from __future__ import annotations
 
-import sqlalchemy as sa
-from alembic import op
+from service.storage.migrations.ddl import add_columns, drop_columns
 
 revision = "1000_gate_set_size"
 down_revision = "1510_task_proposals"
@@ -21,11 +20,9 @@ depends_on = None
 
 def upgrade() -> None:
     """Add ``gate_decisions.set_size``."""
-    with op.batch_alter_table("gate_decisions") as batch:
-        batch.add_column(sa.Column("set_size", sa.Integer(), nullable=True))
+    add_columns("gate_decisions", "set_size int null")
 
 
 def downgrade() -> None:
     """Drop it."""
-    with op.batch_alter_table("gate_decisions") as batch:
-        batch.drop_column("set_size")
+    drop_columns("gate_decisions", "set_size")

@@ -10,8 +10,7 @@ Revises: 1400_graded_adjudication
 
 from __future__ import annotations
 
-import sqlalchemy as sa
-from alembic import op
+from service.storage.migrations.ddl import add_columns, drop_columns
 
 revision = "1300_preference_models"
 down_revision = "1400_graded_adjudication"
@@ -21,13 +20,9 @@ depends_on = None
 
 def upgrade() -> None:
     """Add the two nullable model columns."""
-    with op.batch_alter_table("pairwise_preferences") as batch:
-        batch.add_column(sa.Column("left_model", sa.String(200), nullable=True))
-        batch.add_column(sa.Column("right_model", sa.String(200), nullable=True))
+    add_columns("pairwise_preferences", "left_model str(200) null", "right_model str(200) null")
 
 
 def downgrade() -> None:
     """Drop the two model columns."""
-    with op.batch_alter_table("pairwise_preferences") as batch:
-        batch.drop_column("right_model")
-        batch.drop_column("left_model")
+    drop_columns("pairwise_preferences", "right_model", "left_model")

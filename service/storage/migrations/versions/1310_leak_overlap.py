@@ -11,8 +11,7 @@ Revises: 1300_preference_models
 
 from __future__ import annotations
 
-import sqlalchemy as sa
-from alembic import op
+from service.storage.migrations.ddl import add_columns, drop_columns
 
 revision = "1310_leak_overlap"
 down_revision = "1300_preference_models"
@@ -22,13 +21,9 @@ depends_on = None
 
 def upgrade() -> None:
     """Add the two nullable columns."""
-    with op.batch_alter_table("leak_flags") as batch:
-        batch.add_column(sa.Column("overlap", sa.Text(), nullable=True))
-        batch.add_column(sa.Column("share", sa.Float(), nullable=True))
+    add_columns("leak_flags", "overlap text null", "share float null")
 
 
 def downgrade() -> None:
     """Drop the two columns."""
-    with op.batch_alter_table("leak_flags") as batch:
-        batch.drop_column("share")
-        batch.drop_column("overlap")
+    drop_columns("leak_flags", "share", "overlap")
