@@ -101,6 +101,16 @@ def drop_tables(*names: str) -> None:
         op.drop_table(name)
 
 
+def dropping_tables(*names: str) -> Callable[[], None]:
+    """The ``downgrade`` of a revision that only creates tables: drop ``names`` in this order."""
+
+    def downgrade() -> None:
+        """Drop the tables the revision created."""
+        drop_tables(*names)
+
+    return downgrade
+
+
 def add_columns(table: str, *columns: str | sa.Column[Any]) -> None:
     """Add the columns (specs or built columns) to ``table``, in batch mode for SQLite."""
     with op.batch_alter_table(table) as batch:
@@ -113,3 +123,26 @@ def drop_columns(table: str, *names: str) -> None:
     with op.batch_alter_table(table) as batch:
         for name in names:
             batch.drop_column(name)
+
+
+def adding_columns(
+    table: str, *columns: str | sa.Column[Any], fill: str | None = None
+) -> tuple[Callable[[], None], Callable[[], None]]:
+    """``upgrade`` and ``downgrade`` of a revision that only adds ``columns`` to ``table``.
+
+    The upgrade adds them, then runs ``fill`` (SQL that gives the existing rows their values) if
+    given; the downgrade drops them, the last added first.
+    """
+    names = [c.split()[0] if isinstance(c, str) else c.name for c in columns]
+
+    def upgrade() -> None:
+        """Add the columns (and fill them)."""
+        add_columns(table, *columns)
+        if fill is not None:
+            op.execute(fill)
+
+    def downgrade() -> None:
+        """Drop the columns."""
+        drop_columns(table, *reversed(names))
+
+    return upgrade, downgrade

@@ -9,7 +9,12 @@ import sqlalchemy as sa
 from alembic.migration import MigrationContext
 from alembic.operations import Operations
 
-from service.storage.migrations.ddl import column, create_table
+from service.storage.migrations.ddl import (
+    adding_columns,
+    column,
+    create_table,
+    dropping_tables,
+)
 from service.storage.models import Base
 
 
@@ -68,3 +73,26 @@ def test_create_table_names_its_keys_in_the_order_given(connection: sa.Connectio
 def test_a_bad_key_spec_is_refused() -> None:
     with pytest.raises(ValueError, match="key spec"):
         create_table("flags", "id int", keys=("run_id runs",))
+
+
+def test_a_revision_that_adds_columns_fills_them_and_drops_them_last_first(
+    connection: sa.Connection,
+) -> None:
+    connection.execute(sa.text("INSERT INTO runs (id) VALUES ('r1')"))
+    upgrade, downgrade = adding_columns(
+        "runs", "lane str(8) null", "cost float null", fill="UPDATE runs SET lane = 'cheap'"
+    )
+    upgrade()
+    assert connection.execute(sa.text("SELECT id, lane, cost FROM runs")).all() == [
+        ("r1", "cheap", None)
+    ]
+    downgrade()
+    assert [c["name"] for c in sa.inspect(connection).get_columns("runs")] == ["id"]
+
+
+def test_a_revision_that_creates_tables_drops_them_in_the_order_given(
+    connection: sa.Connection,
+) -> None:
+    create_table("flags", "id int", "run_id str(32)", keys=("run_id -> runs",))
+    dropping_tables("flags", "runs")()
+    assert sa.inspect(connection).get_table_names() == []

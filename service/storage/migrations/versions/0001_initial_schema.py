@@ -7,12 +7,10 @@ Create Date: 2026-11-29 19:44:43.065688
 
 from __future__ import annotations
 
-from service.storage.migrations.ddl import create_table, drop_tables
+from service.storage.migrations.ddl import create_table, dropping_tables
 
 revision = "0001"
 down_revision = None
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
@@ -208,19 +206,17 @@ def upgrade() -> None:
     )
 
 
-def downgrade() -> None:
-    """Revert this revision."""
-    drop_tables(
-        "verdicts",
-        "judge_failures",
-        "criterion_outcomes",
-        "evaluations",
-        "render_records",
-        "check_results",
-        "stage_records",
-        "stage_attempts",
-        "artifacts",
-        "runs",
-        "tasks",
-        "api_tokens",
-    )
+downgrade = dropping_tables(
+    "verdicts",
+    "judge_failures",
+    "criterion_outcomes",
+    "evaluations",
+    "render_records",
+    "check_results",
+    "stage_records",
+    "stage_attempts",
+    "artifacts",
+    "runs",
+    "tasks",
+    "api_tokens",
+)

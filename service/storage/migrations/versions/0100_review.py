@@ -6,12 +6,10 @@ Revises: 0001
 
 from __future__ import annotations
 
-from service.storage.migrations.ddl import create_table, drop_tables
+from service.storage.migrations.ddl import create_table, dropping_tables
 
 revision = "0100_review"
 down_revision = "0001"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
@@ -71,6 +69,4 @@ def upgrade() -> None:
     )
 
 
-def downgrade() -> None:
-    """Drop the review tables."""
-    drop_tables("review_scans", "reviews", "review_items")
+downgrade = dropping_tables("review_scans", "reviews", "review_items")

@@ -8,12 +8,10 @@ Revises: 0100_review
 
 from __future__ import annotations
 
-from service.storage.migrations.ddl import create_table, drop_tables
+from service.storage.migrations.ddl import create_table, dropping_tables
 
 revision = "0200_calibration"
 down_revision = "0100_review"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
@@ -82,6 +80,6 @@ def upgrade() -> None:
     )
 
 
-def downgrade() -> None:
-    """Drop the calibration and re-scoring tables."""
-    drop_tables("rescore_items", "rescore_batches", "gate_decisions", "calibration_runs")
+downgrade = dropping_tables(
+    "rescore_items", "rescore_batches", "gate_decisions", "calibration_runs"
+)

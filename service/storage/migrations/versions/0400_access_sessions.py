@@ -21,8 +21,6 @@ from service.storage.migrations.ddl import (
 
 revision = "0400_access_sessions"
 down_revision = "0300_gate_profile_hash"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -9,19 +9,9 @@ Revises: 0400_access_sessions
 
 from __future__ import annotations
 
-from service.storage.migrations.ddl import add_columns, drop_columns
+from service.storage.migrations.ddl import adding_columns
 
 revision = "0500_run_panel"
 down_revision = "0400_access_sessions"
-branch_labels = None
-depends_on = None
 
-
-def upgrade() -> None:
-    """Add ``runs.panel_id``."""
-    add_columns("runs", "panel_id str(200) null")
-
-
-def downgrade() -> None:
-    """Drop the column."""
-    drop_columns("runs", "panel_id")
+upgrade, downgrade = adding_columns("runs", "panel_id str(200) null")

@@ -6,12 +6,10 @@ Revises: 0510_gate_status
 
 from __future__ import annotations
 
-from service.storage.migrations.ddl import create_table, drop_tables
+from service.storage.migrations.ddl import create_table, dropping_tables
 
 revision = "0600_generations"
 down_revision = "0510_gate_status"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
@@ -43,6 +41,4 @@ def upgrade() -> None:
     )
 
 
-def downgrade() -> None:
-    """Drop ``generations`` (the runs and their raw replies stay)."""
-    drop_tables("generations")
+downgrade = dropping_tables("generations")  # the runs and their raw replies stay

@@ -6,12 +6,10 @@ Revises: 0600_generations
 
 from __future__ import annotations
 
-from service.storage.migrations.ddl import create_table, drop_tables
+from service.storage.migrations.ddl import create_table, dropping_tables
 
 revision = "0610_experiments"
 down_revision = "0600_generations"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
@@ -55,6 +53,4 @@ def upgrade() -> None:
     )
 
 
-def downgrade() -> None:
-    """Drop both tables."""
-    drop_tables("experiment_cases", "experiments")
+downgrade = dropping_tables("experiment_cases", "experiments")

@@ -6,12 +6,10 @@ Revises: 0610_experiments
 
 from __future__ import annotations
 
-from service.storage.migrations.ddl import create_table, drop_tables
+from service.storage.migrations.ddl import create_table, dropping_tables
 
 revision = "0620_pairwise"
 down_revision = "0610_experiments"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
@@ -63,6 +61,4 @@ def upgrade() -> None:
     )
 
 
-def downgrade() -> None:
-    """Drop both tables."""
-    drop_tables("pairwise_preferences", "pairwise_comparisons")
+downgrade = dropping_tables("pairwise_preferences", "pairwise_comparisons")

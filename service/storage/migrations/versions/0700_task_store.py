@@ -6,12 +6,10 @@ Revises: 0620_pairwise
 
 from __future__ import annotations
 
-from service.storage.migrations.ddl import create_table, drop_tables
+from service.storage.migrations.ddl import create_table, dropping_tables
 
 revision = "0700_task_store"
 down_revision = "0620_pairwise"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
@@ -33,6 +31,4 @@ def upgrade() -> None:
     )
 
 
-def downgrade() -> None:
-    """Drop ``task_versions``."""
-    drop_tables("task_versions")
+downgrade = dropping_tables("task_versions")

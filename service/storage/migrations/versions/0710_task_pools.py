@@ -6,12 +6,10 @@ Revises: 0700_task_store
 
 from __future__ import annotations
 
-from service.storage.migrations.ddl import create_table, drop_tables
+from service.storage.migrations.ddl import create_table, dropping_tables
 
 revision = "0710_task_pools"
 down_revision = "0700_task_store"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
@@ -37,6 +35,4 @@ def upgrade() -> None:
     )
 
 
-def downgrade() -> None:
-    """Drop both tables."""
-    drop_tables("leak_flags", "task_retirements")
+downgrade = dropping_tables("leak_flags", "task_retirements")

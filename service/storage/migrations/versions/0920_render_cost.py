@@ -10,19 +10,11 @@ Revises: 0800_queue
 
 from __future__ import annotations
 
-from service.storage.migrations.ddl import add_columns, drop_columns
+from service.storage.migrations.ddl import adding_columns
 
 revision = "0920_render_cost"
 down_revision = "0800_queue"
-branch_labels = None
-depends_on = None
 
-
-def upgrade() -> None:
-    """Add ``render_records.cpu_ms`` and ``render_records.queue_wait_ms``."""
-    add_columns("render_records", "cpu_ms float null", "queue_wait_ms float null")
-
-
-def downgrade() -> None:
-    """Drop the two columns."""
-    drop_columns("render_records", "queue_wait_ms", "cpu_ms")
+upgrade, downgrade = adding_columns(
+    "render_records", "cpu_ms float null", "queue_wait_ms float null"
+)

@@ -10,19 +10,9 @@ Revises: 1510_task_proposals
 
 from __future__ import annotations
 
-from service.storage.migrations.ddl import add_columns, drop_columns
+from service.storage.migrations.ddl import adding_columns
 
 revision = "1000_gate_set_size"
 down_revision = "1510_task_proposals"
-branch_labels = None
-depends_on = None
 
-
-def upgrade() -> None:
-    """Add ``gate_decisions.set_size``."""
-    add_columns("gate_decisions", "set_size int null")
-
-
-def downgrade() -> None:
-    """Drop it."""
-    drop_columns("gate_decisions", "set_size")
+upgrade, downgrade = adding_columns("gate_decisions", "set_size int null")

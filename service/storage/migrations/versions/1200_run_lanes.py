@@ -18,8 +18,6 @@ from service.storage.migrations.ddl import add_columns, create_indexes, drop_col
 
 revision = "1200_run_lanes"
 down_revision = "1310_leak_overlap"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -10,19 +10,11 @@ Revises: 1400_graded_adjudication
 
 from __future__ import annotations
 
-from service.storage.migrations.ddl import add_columns, drop_columns
+from service.storage.migrations.ddl import adding_columns
 
 revision = "1300_preference_models"
 down_revision = "1400_graded_adjudication"
-branch_labels = None
-depends_on = None
 
-
-def upgrade() -> None:
-    """Add the two nullable model columns."""
-    add_columns("pairwise_preferences", "left_model str(200) null", "right_model str(200) null")
-
-
-def downgrade() -> None:
-    """Drop the two model columns."""
-    drop_columns("pairwise_preferences", "right_model", "left_model")
+upgrade, downgrade = adding_columns(
+    "pairwise_preferences", "left_model str(200) null", "right_model str(200) null"
+)

@@ -11,19 +11,9 @@ Revises: 1300_preference_models
 
 from __future__ import annotations
 
-from service.storage.migrations.ddl import add_columns, drop_columns
+from service.storage.migrations.ddl import adding_columns
 
 revision = "1310_leak_overlap"
 down_revision = "1300_preference_models"
-branch_labels = None
-depends_on = None
 
-
-def upgrade() -> None:
-    """Add the two nullable columns."""
-    add_columns("leak_flags", "overlap text null", "share float null")
-
-
-def downgrade() -> None:
-    """Drop the two columns."""
-    drop_columns("leak_flags", "share", "overlap")
+upgrade, downgrade = adding_columns("leak_flags", "overlap text null", "share float null")

@@ -20,8 +20,6 @@ from service.storage.migrations.ddl import (
 
 revision = "1400_graded_adjudication"
 down_revision = "1000_gate_set_size"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -6,12 +6,10 @@ Revises: 0920_render_cost
 
 from __future__ import annotations
 
-from service.storage.migrations.ddl import create_table, drop_tables
+from service.storage.migrations.ddl import create_table, dropping_tables
 
 revision = "1500_run_revisions"
 down_revision = "0920_render_cost"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
@@ -39,6 +37,4 @@ def upgrade() -> None:
     )
 
 
-def downgrade() -> None:
-    """Drop ``run_revisions`` (the revised runs stay, as unlinked runs)."""
-    drop_tables("run_revisions")
+downgrade = dropping_tables("run_revisions")  # the revised runs stay, as unlinked runs

@@ -11,12 +11,10 @@ Revises: 1200_run_lanes
 
 from __future__ import annotations
 
-from service.storage.migrations.ddl import create_table, drop_tables
+from service.storage.migrations.ddl import create_table, dropping_tables
 
 revision = "1510_generation_jobs"
 down_revision = "1200_run_lanes"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
@@ -42,6 +40,4 @@ def upgrade() -> None:
     )
 
 
-def downgrade() -> None:
-    """Drop ``generation_jobs``."""
-    drop_tables("generation_jobs")
+downgrade = dropping_tables("generation_jobs")

@@ -6,12 +6,10 @@ Revises: 1500_run_revisions
 
 from __future__ import annotations
 
-from service.storage.migrations.ddl import create_table, drop_tables
+from service.storage.migrations.ddl import create_table, dropping_tables
 
 revision = "1510_task_proposals"
 down_revision = "1500_run_revisions"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
@@ -60,6 +58,6 @@ def upgrade() -> None:
     )
 
 
-def downgrade() -> None:
-    """Drop both tables (registered task versions stay)."""
-    drop_tables("task_proposal_decisions", "task_proposals")
+downgrade = dropping_tables(
+    "task_proposal_decisions", "task_proposals"
+)  # registered task versions stay
