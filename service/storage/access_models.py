@@ -8,19 +8,20 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import DateTime, ForeignKey, Integer, String
+from sqlalchemy import ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from service.storage.models import Base, utcnow
+from service.storage.columns import Created, IntPk
+from service.storage.models import Base
 
 
 class WebSession(Base):
     """One login of the web pages."""
 
     __tablename__ = "web_sessions"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[IntPk]
     session_hash: Mapped[str] = mapped_column(String(64), unique=True)
     token_id: Mapped[int] = mapped_column(ForeignKey("api_tokens.id"), index=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[Created]
+    expires_at: Mapped[datetime]
+    revoked_at: Mapped[datetime | None]

@@ -13,17 +13,12 @@ from pydantic import BaseModel, ConfigDict
 from service.storage.models import StageRecord
 
 StageStatus = Literal["done", "skipped", "incomplete"]
+STAGE_STATUSES: tuple[StageStatus, ...] = ("done", "skipped", "incomplete")
 
 
 def stage_status(value: str) -> StageStatus | None:
     """Narrow a stored stage status (None for anything else)."""
-    if value == "done":
-        return "done"
-    if value == "skipped":
-        return "skipped"
-    if value == "incomplete":
-        return "incomplete"
-    return None
+    return next((status for status in STAGE_STATUSES if status == value), None)
 
 
 class StageDetail(BaseModel):

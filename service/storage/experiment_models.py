@@ -11,10 +11,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from service.storage.models import Base, utcnow
+from service.storage.columns import Created, IntPk, RunRef
+from service.storage.models import Base
 
 
 class ExperimentRow(Base):
@@ -27,30 +28,30 @@ class ExperimentRow(Base):
     spec: Mapped[dict[str, Any]] = mapped_column(JSON)
     spec_hash: Mapped[str] = mapped_column(String(64))
     plan: Mapped[dict[str, Any]] = mapped_column(JSON)
-    seed: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[int]
     status: Mapped[str] = mapped_column(String(16), default="created")
     error: Mapped[str | None] = mapped_column(Text)
     created_by: Mapped[int | None] = mapped_column(ForeignKey("api_tokens.id"))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[Created]
+    finished_at: Mapped[datetime | None]
 
 
 class ExperimentCaseRow(Base):
     """One generated case of an experiment and the run it produced."""
 
     __tablename__ = "experiment_cases"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[IntPk]
     experiment_id: Mapped[str] = mapped_column(ForeignKey("experiments.id"), index=True)
     case_key: Mapped[str] = mapped_column(String(500), unique=True)
     arm: Mapped[str] = mapped_column(String(100))
     item: Mapped[str] = mapped_column(String(200))
-    repeat: Mapped[int] = mapped_column(Integer)
+    repeat: Mapped[int]
     task_ref: Mapped[str] = mapped_column(String(200))
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
+    run_id: Mapped[RunRef]
     prompt_sha256: Mapped[str | None] = mapped_column(String(64))
-    latency_ms: Mapped[float | None] = mapped_column(Float)
-    cost_usd: Mapped[float | None] = mapped_column(Float)
-    input_tokens: Mapped[int | None] = mapped_column(Integer)
-    output_tokens: Mapped[int | None] = mapped_column(Integer)
-    timed_out: Mapped[bool] = mapped_column(Boolean, default=False)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    latency_ms: Mapped[float | None]
+    cost_usd: Mapped[float | None]
+    input_tokens: Mapped[int | None]
+    output_tokens: Mapped[int | None]
+    timed_out: Mapped[bool] = mapped_column(default=False)
+    created_at: Mapped[Created]

@@ -12,47 +12,38 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import (
-    JSON,
-    Boolean,
-    DateTime,
-    Float,
-    ForeignKey,
-    Integer,
-    String,
-    Text,
-    UniqueConstraint,
-)
+from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from service.storage.models import Base, utcnow
+from service.storage.columns import Created, IntPk, utcnow
+from service.storage.models import Base
 
 
 class GenerationRow(Base):
     """The model call that produced one run's raw reply."""
 
     __tablename__ = "generations"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[IntPk]
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), unique=True)
     api: Mapped[str] = mapped_column(String(32))
     model: Mapped[str] = mapped_column(String(200))
-    repeat: Mapped[int] = mapped_column(Integer)
-    input_tokens: Mapped[int | None] = mapped_column(Integer)
-    output_tokens: Mapped[int | None] = mapped_column(Integer)
-    latency_ms: Mapped[float | None] = mapped_column(Float)
-    elapsed_ms: Mapped[float | None] = mapped_column(Float)
+    repeat: Mapped[int]
+    input_tokens: Mapped[int | None]
+    output_tokens: Mapped[int | None]
+    latency_ms: Mapped[float | None]
+    elapsed_ms: Mapped[float | None]
     finish_reason: Mapped[str | None] = mapped_column(String(64))
-    attempts: Mapped[int] = mapped_column(Integer)
-    cost_usd: Mapped[float | None] = mapped_column(Float)
+    attempts: Mapped[int]
+    cost_usd: Mapped[float | None]
     price_table_version: Mapped[str | None] = mapped_column(String(100))
-    timed_out: Mapped[bool] = mapped_column(Boolean, default=False)
-    refusal: Mapped[bool] = mapped_column(Boolean, default=False)
+    timed_out: Mapped[bool] = mapped_column(default=False)
+    refusal: Mapped[bool] = mapped_column(default=False)
     params: Mapped[dict[str, Any]] = mapped_column(JSON)
     prompt_sha256: Mapped[str] = mapped_column(String(64))
     cause: Mapped[str | None] = mapped_column(Text)
-    mock: Mapped[bool] = mapped_column(Boolean, default=False)
+    mock: Mapped[bool] = mapped_column(default=False)
     case_key: Mapped[str | None] = mapped_column(String(200), unique=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[Created]
 
 
 class GenerationJobRow(Base):
@@ -67,18 +58,18 @@ class GenerationJobRow(Base):
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     task: Mapped[str] = mapped_column(String(200))
     params: Mapped[dict[str, Any]] = mapped_column(JSON)
-    repeats: Mapped[int] = mapped_column(Integer)
-    revise: Mapped[int] = mapped_column(Integer, default=0)
-    revise_findings: Mapped[bool] = mapped_column(Boolean, default=False)
-    token_id: Mapped[int | None] = mapped_column(Integer, index=True)
+    repeats: Mapped[int]
+    revise: Mapped[int] = mapped_column(default=0)
+    revise_findings: Mapped[bool] = mapped_column(default=False)
+    token_id: Mapped[int | None] = mapped_column(index=True)
     state: Mapped[str] = mapped_column(String(16), default="running", index=True)
-    done: Mapped[int] = mapped_column(Integer, default=0)
-    rounds_done: Mapped[int] = mapped_column(Integer, default=0)
+    done: Mapped[int] = mapped_column(default=0)
+    rounds_done: Mapped[int] = mapped_column(default=0)
     run_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
     chains: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
     error: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[Created]
+    updated_at: Mapped[Created]
 
 
 class ModelCallRow(Base):

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
+from service.storage.columns import EvaluationRef, IntPk
 from service.storage.models import Base
 
 
@@ -22,17 +23,17 @@ class AdjudicationRow(Base):
     """One adjudication of one criterion in one evaluation."""
 
     __tablename__ = "adjudications"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    evaluation_id: Mapped[int] = mapped_column(ForeignKey("evaluations.id"), index=True)
+    id: Mapped[IntPk]
+    evaluation_id: Mapped[EvaluationRef]
     criterion: Mapped[str] = mapped_column(String(50))
     adjudicator_id: Mapped[str] = mapped_column(String(200))
     adjudicator_hash: Mapped[str] = mapped_column(String(64))
     reason: Mapped[str] = mapped_column(Text)  # why it was asked (never shown to it)
     answers: Mapped[list[Any]] = mapped_column(JSON)  # what it was shown: anonymous answers
-    trusted: Mapped[bool] = mapped_column(Boolean)
+    trusted: Mapped[bool]
     result: Mapped[str] = mapped_column(String(40))  # decided | adjudicator_uncertain | ...
     status: Mapped[str | None] = mapped_column(String(20))  # its verdict's status
-    level: Mapped[int | None] = mapped_column(Integer)  # its level on a graded criterion
+    level: Mapped[int | None]  # its level on a graded criterion
     evidence: Mapped[list[Any] | None] = mapped_column(JSON)
     failure_cause: Mapped[str | None] = mapped_column(String(100))
     failure_detail: Mapped[str | None] = mapped_column(Text)
@@ -45,16 +46,16 @@ class RubricScoreRow(Base):
     """A graded task's rubric on one evaluation: score, levels, bounds and verdict apart."""
 
     __tablename__ = "rubric_scores"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[IntPk]
     evaluation_id: Mapped[int] = mapped_column(ForeignKey("evaluations.id"), unique=True)
     name: Mapped[str] = mapped_column(String(50))
     formula: Mapped[str] = mapped_column(Text)
-    score: Mapped[float | None] = mapped_column(Float)  # None: a level is not decided
+    score: Mapped[float | None]  # None: a level is not decided
     score_text: Mapped[str | None] = mapped_column(String(40))  # exact, as decimal text
     arithmetic: Mapped[str | None] = mapped_column(Text)
-    threshold: Mapped[float] = mapped_column(Float)
-    threshold_met: Mapped[bool | None] = mapped_column(Boolean)
-    max_score: Mapped[float] = mapped_column(Float)
+    threshold: Mapped[float]
+    threshold_met: Mapped[bool | None]
+    max_score: Mapped[float]
     levels: Mapped[dict[str, Any]] = mapped_column(JSON)  # criterion -> level | None
     bounds: Mapped[list[Any]] = mapped_column(JSON)  # [{criterion, op, bound, text, level, held}]
     missing: Mapped[list[Any]] = mapped_column(JSON)

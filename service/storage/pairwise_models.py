@@ -10,19 +10,18 @@ preference between two drawings (by sha256), which calibrates pairwise judges.
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, String, Text
+from sqlalchemy import ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from service.storage.models import Base, utcnow
+from service.storage.columns import Created, IntPk
+from service.storage.models import Base
 
 
 class PairwiseComparisonRow(Base):
     """One both-orders comparison of run ``a`` with run ``b`` on one criterion."""
 
     __tablename__ = "pairwise_comparisons"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[IntPk]
     task_ref: Mapped[str] = mapped_column(String(200), index=True)
     criterion: Mapped[str] = mapped_column(String(100))
     judge_id: Mapped[str] = mapped_column(String(200))
@@ -37,17 +36,17 @@ class PairwiseComparisonRow(Base):
     first_reply_id: Mapped[int | None] = mapped_column(ForeignKey("artifacts.id"))
     second_reply_id: Mapped[int | None] = mapped_column(ForeignKey("artifacts.id"))
     result: Mapped[str | None] = mapped_column(String(8))
-    position_biased: Mapped[bool] = mapped_column(Boolean, default=False)
+    position_biased: Mapped[bool] = mapped_column(default=False)
     failure_cause: Mapped[str | None] = mapped_column(String(64))
     failure_detail: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[Created]
 
 
 class PairwisePreferenceRow(Base):
     """One imported human preference: which of two drawings is better (or a tie)."""
 
     __tablename__ = "pairwise_preferences"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[IntPk]
     left_sha256: Mapped[str] = mapped_column(String(64), index=True)
     right_sha256: Mapped[str] = mapped_column(String(64))
     left_name: Mapped[str] = mapped_column(String(500))
@@ -57,7 +56,7 @@ class PairwisePreferenceRow(Base):
     task_ref: Mapped[str | None] = mapped_column(String(200))
     criterion: Mapped[str | None] = mapped_column(String(100))
     source: Mapped[str] = mapped_column(String(500))
-    line: Mapped[int] = mapped_column(Integer)
+    line: Mapped[int]
     left_model: Mapped[str | None] = mapped_column(String(200))  # from the CSV, when it says
     right_model: Mapped[str | None] = mapped_column(String(200))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[Created]

@@ -7,23 +7,22 @@ reserved task's canary or prompt, found by the check stage at extraction. Both a
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from sqlalchemy import DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from service.storage.models import Base, utcnow
+from service.storage.columns import Created, IntPk, RunRef
+from service.storage.models import Base
 
 
 class TaskRetirement(Base):
     """One retired task version (by reference); a row is never removed."""
 
     __tablename__ = "task_retirements"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[IntPk]
     task_ref: Mapped[str] = mapped_column(String(200), unique=True)
     retired_by: Mapped[str] = mapped_column(String(200), default="")
     note: Mapped[str] = mapped_column(Text, default="")
-    retired_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    retired_at: Mapped[Created]
 
 
 class LeakFlag(Base):
@@ -31,10 +30,10 @@ class LeakFlag(Base):
 
     __tablename__ = "leak_flags"
     __table_args__ = (UniqueConstraint("run_id", "task_ref", "kind"),)
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
+    id: Mapped[IntPk]
+    run_id: Mapped[RunRef]
     task_ref: Mapped[str] = mapped_column(String(200), index=True)
     kind: Mapped[str] = mapped_column(String(16))  # canary | prompt | overlap
     overlap: Mapped[str | None] = mapped_column(Text)  # overlap: the reply's shared text
-    share: Mapped[float | None] = mapped_column(Float)  # overlap: share of the prompt's 8-grams
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    share: Mapped[float | None]  # overlap: share of the prompt's 8-grams
+    created_at: Mapped[Created]

@@ -12,11 +12,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
-    Boolean,
-    DateTime,
-    Float,
     ForeignKey,
-    Integer,
     String,
     Text,
     UniqueConstraint,
@@ -24,7 +20,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from service.storage.models import Base, utcnow
+from service.storage.columns import Created, IntPk, RunRef
+from service.storage.models import Base
 
 
 class ReviewItem(Base):
@@ -32,7 +29,7 @@ class ReviewItem(Base):
 
     __tablename__ = "review_items"
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
+    run_id: Mapped[RunRef]
     criterion: Mapped[str] = mapped_column(String(50))
     kind: Mapped[str] = mapped_column(String(16))  # uncertain | audit
     evaluation_id: Mapped[int] = mapped_column(ForeignKey("evaluations.id"))
@@ -40,12 +37,12 @@ class ReviewItem(Base):
     suggestion: Mapped[str | None] = mapped_column(String(20))
     reason: Mapped[str] = mapped_column(Text)
     audited_judges: Mapped[list[Any]] = mapped_column(JSON)
-    reviews_needed: Mapped[int] = mapped_column(Integer)
+    reviews_needed: Mapped[int]
     state: Mapped[str] = mapped_column(String(16), default="open", index=True)
     final_label: Mapped[str | None] = mapped_column(String(20))
     resolved_evaluation_id: Mapped[int | None] = mapped_column(ForeignKey("evaluations.id"))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[Created]
+    resolved_at: Mapped[datetime | None]
 
     __table_args__ = (UniqueConstraint("run_id", "criterion", name="uq_review_items_run_crit"),)
 
@@ -54,16 +51,16 @@ class ReviewRow(Base):
     """One person's label on one item (append-only)."""
 
     __tablename__ = "reviews"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[IntPk]
     item_id: Mapped[str] = mapped_column(ForeignKey("review_items.id"), index=True)
     reviewer_id: Mapped[int] = mapped_column(ForeignKey("api_tokens.id"))
     reviewer_name: Mapped[str] = mapped_column(String(200))
     status: Mapped[str] = mapped_column(String(20))
     note: Mapped[str] = mapped_column(Text, default="")
-    time_s: Mapped[float | None] = mapped_column(Float)
-    adjudication: Mapped[bool] = mapped_column(Boolean, default=False)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    unblinded: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    time_s: Mapped[float | None]
+    adjudication: Mapped[bool] = mapped_column(default=False)
+    created_at: Mapped[Created]
+    unblinded: Mapped[bool] = mapped_column(default=False, server_default=false())
     """True when the label was given by an admin, who can see model identities."""
 
     __table_args__ = (
@@ -76,6 +73,6 @@ class ReviewScan(Base):
 
     __tablename__ = "review_scans"
     evaluation_id: Mapped[int] = mapped_column(ForeignKey("evaluations.id"), primary_key=True)
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
-    items: Mapped[int] = mapped_column(Integer, default=0)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    run_id: Mapped[RunRef]
+    items: Mapped[int] = mapped_column(default=0)
+    created_at: Mapped[Created]

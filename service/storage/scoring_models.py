@@ -8,13 +8,13 @@ evaluation stays readable; it is superseded because a newer one names it in ``su
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from service.storage.models import Base, utcnow
+from service.storage.columns import Created, IntPk, RunRef
+from service.storage.models import Base
 
 
 class CalibrationRunRow(Base):
@@ -31,20 +31,20 @@ class CalibrationRunRow(Base):
     split: Mapped[str] = mapped_column(String(20))
     criteria: Mapped[list[Any]] = mapped_column(JSON)
     data: Mapped[dict[str, Any]] = mapped_column(JSON)
-    requested_by: Mapped[int | None] = mapped_column(Integer)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    requested_by: Mapped[int | None]
+    created_at: Mapped[Created]
 
 
 class GateDecisionRow(Base):
     """One gate decision: may ``profile_id`` vote on ``criterion`` for ``task_family``?"""
 
     __tablename__ = "gate_decisions"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[IntPk]
     profile_id: Mapped[str] = mapped_column(String(200), index=True)
     profile_hash: Mapped[str | None] = mapped_column(String(64))
     criterion: Mapped[str] = mapped_column(String(50))
     task_family: Mapped[str] = mapped_column(String(200))
-    passed: Mapped[bool] = mapped_column(Boolean)
+    passed: Mapped[bool]
     status: Mapped[str | None] = mapped_column(String(16))  # trusted|not_trusted|inconclusive
     needs: Mapped[list[Any] | None] = mapped_column(JSON)  # labels that would decide it
     reasons: Mapped[list[Any]] = mapped_column(JSON)
@@ -52,13 +52,13 @@ class GateDecisionRow(Base):
     thresholds: Mapped[dict[str, Any]] = mapped_column(JSON)
     gate_id: Mapped[str] = mapped_column(String(200))
     set_id: Mapped[str] = mapped_column(String(200))
-    split_seed: Mapped[int | None] = mapped_column(Integer)
-    set_size: Mapped[int | None] = mapped_column(Integer)  # labelled items it was measured on
+    split_seed: Mapped[int | None]
+    set_size: Mapped[int | None]  # labelled items it was measured on
     decided_at: Mapped[str] = mapped_column(String(64))  # ISO time of the decision
     calibration_run_id: Mapped[str | None] = mapped_column(
         ForeignKey("calibration_runs.id"), index=True
     )
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[Created]
 
 
 class RescoreBatch(Base):
@@ -69,19 +69,19 @@ class RescoreBatch(Base):
     task_ref: Mapped[str] = mapped_column(String(200))
     panel_id: Mapped[str] = mapped_column(String(200))
     panel: Mapped[dict[str, Any]] = mapped_column(JSON)
-    requested_by: Mapped[int | None] = mapped_column(Integer)
+    requested_by: Mapped[int | None]
     summary: Mapped[dict[str, Any]] = mapped_column(JSON)
     note: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[Created]
 
 
 class RescoreItem(Base):
     """One run of a batch: the evaluation appended and the one it superseded."""
 
     __tablename__ = "rescore_items"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[IntPk]
     batch_id: Mapped[str] = mapped_column(ForeignKey("rescore_batches.id"), index=True)
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
+    run_id: Mapped[RunRef]
     evaluation_id: Mapped[int] = mapped_column(ForeignKey("evaluations.id"))
     previous_evaluation_id: Mapped[int | None] = mapped_column(ForeignKey("evaluations.id"))
-    rerendered: Mapped[bool] = mapped_column(Boolean, default=False)
+    rerendered: Mapped[bool] = mapped_column(default=False)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, Integer, String
+from sqlalchemy import JSON, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from service.storage.models import Base, utcnow
+from service.storage.columns import Created, IntPk
+from service.storage.models import Base
 
 
 class TaskVersionRow(Base):
@@ -19,13 +19,13 @@ class TaskVersionRow(Base):
     """
 
     __tablename__ = "task_versions"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[IntPk]
     ref: Mapped[str] = mapped_column(String(200), unique=True)
     task_id: Mapped[str] = mapped_column(String(200), index=True)
-    version: Mapped[int] = mapped_column(Integer)
+    version: Mapped[int]
     family: Mapped[str] = mapped_column(String(200))
     pool: Mapped[str] = mapped_column(String(40))
     content_hash: Mapped[str] = mapped_column(String(64))
     spec: Mapped[dict[str, Any]] = mapped_column(JSON)
     source: Mapped[str] = mapped_column(String(500))
-    registered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    registered_at: Mapped[Created]

@@ -7,23 +7,19 @@ task version, which nothing takes back).
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
     JSON,
-    Boolean,
-    DateTime,
-    Float,
     ForeignKey,
-    Integer,
     String,
     Text,
     UniqueConstraint,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from service.storage.models import Base, utcnow
+from service.storage.columns import Created, IntPk, RunRef
+from service.storage.models import Base
 
 
 class RunRevisionRow(Base):
@@ -34,15 +30,15 @@ class RunRevisionRow(Base):
     """
 
     __tablename__ = "run_revisions"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[IntPk]
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), unique=True)
-    revision_of: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
-    first_run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
-    round: Mapped[int] = mapped_column(Integer)
-    frames_shown: Mapped[int] = mapped_column(Integer)
-    findings_shown: Mapped[bool] = mapped_column(Boolean)
+    revision_of: Mapped[RunRef]
+    first_run_id: Mapped[RunRef]
+    round: Mapped[int]
+    frames_shown: Mapped[int]
+    findings_shown: Mapped[bool]
     conversation_artifact_id: Mapped[int | None] = mapped_column(ForeignKey("artifacts.id"))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[Created]
 
     __table_args__ = (UniqueConstraint("first_run_id", "round", name="uq_run_revisions_round"),)
 
@@ -56,7 +52,7 @@ class TaskProposalRow(Base):
     """
 
     __tablename__ = "task_proposals"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[IntPk]
     batch_id: Mapped[str] = mapped_column(String(32), index=True)
     template: Mapped[str] = mapped_column(String(200), index=True)
     template_sha256: Mapped[str] = mapped_column(String(64))
@@ -75,21 +71,21 @@ class TaskProposalRow(Base):
     prompt: Mapped[str] = mapped_column(Text)
     prompt_sha256: Mapped[str] = mapped_column(String(64))
     reply: Mapped[str] = mapped_column(Text)
-    cost_usd: Mapped[float | None] = mapped_column(Float)
-    mock: Mapped[bool] = mapped_column(Boolean)
+    cost_usd: Mapped[float | None]
+    mock: Mapped[bool]
     created_by: Mapped[int | None] = mapped_column(ForeignKey("api_tokens.id"))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[Created]
 
 
 class TaskProposalDecisionRow(Base):
     """A person's one decision on a proposal: accepted (with the version registered) or rejected."""
 
     __tablename__ = "task_proposal_decisions"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[IntPk]
     proposal_id: Mapped[int] = mapped_column(ForeignKey("task_proposals.id"), unique=True)
     decision: Mapped[str] = mapped_column(String(16))
     reason: Mapped[str] = mapped_column(Text, default="")
     registered_ref: Mapped[str | None] = mapped_column(String(200))
     decided_by: Mapped[int | None] = mapped_column(ForeignKey("api_tokens.id"))
     decided_by_name: Mapped[str] = mapped_column(String(200), default="")
-    decided_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    decided_at: Mapped[Created]

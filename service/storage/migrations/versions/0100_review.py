@@ -6,93 +6,67 @@ Revises: 0001
 
 from __future__ import annotations
 
-import sqlalchemy as sa
-from alembic import op
+from service.storage.migrations.ddl import create_table, dropping_tables
 
 revision = "0100_review"
 down_revision = "0001"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
     """Create the review tables."""
-    op.create_table(
+    create_table(
         "review_items",
-        sa.Column("id", sa.String(length=40), nullable=False),
-        sa.Column("run_id", sa.String(length=32), nullable=False),
-        sa.Column("criterion", sa.String(length=50), nullable=False),
-        sa.Column("kind", sa.String(length=16), nullable=False),
-        sa.Column("evaluation_id", sa.Integer(), nullable=False),
-        sa.Column("original_status", sa.String(length=20), nullable=False),
-        sa.Column("suggestion", sa.String(length=20), nullable=True),
-        sa.Column("reason", sa.Text(), nullable=False),
-        sa.Column("audited_judges", sa.JSON(), nullable=False),
-        sa.Column("reviews_needed", sa.Integer(), nullable=False),
-        sa.Column("state", sa.String(length=16), nullable=False),
-        sa.Column("final_label", sa.String(length=20), nullable=True),
-        sa.Column("resolved_evaluation_id", sa.Integer(), nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("resolved_at", sa.DateTime(timezone=True), nullable=True),
-        sa.ForeignKeyConstraint(["run_id"], ["runs.id"], name=op.f("fk_review_items_run_id_runs")),
-        sa.ForeignKeyConstraint(
-            ["evaluation_id"],
-            ["evaluations.id"],
-            name=op.f("fk_review_items_evaluation_id_evaluations"),
+        "id str(40)",
+        "run_id str(32)",
+        "criterion str(50)",
+        "kind str(16)",
+        "evaluation_id int",
+        "original_status str(20)",
+        "suggestion str(20) null",
+        "reason text",
+        "audited_judges json",
+        "reviews_needed int",
+        "state str(16)",
+        "final_label str(20) null",
+        "resolved_evaluation_id int null",
+        "created_at datetime",
+        "resolved_at datetime null",
+        keys=(
+            "run_id -> runs",
+            "evaluation_id -> evaluations",
+            "resolved_evaluation_id -> evaluations",
+            "unique run_id criterion as uq_review_items_run_crit",
         ),
-        sa.ForeignKeyConstraint(
-            ["resolved_evaluation_id"],
-            ["evaluations.id"],
-            name=op.f("fk_review_items_resolved_evaluation_id_evaluations"),
-        ),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_review_items")),
-        sa.UniqueConstraint("run_id", "criterion", name="uq_review_items_run_crit"),
+        indexes=("run_id", "state"),
     )
-    with op.batch_alter_table("review_items", schema=None) as batch_op:
-        batch_op.create_index(batch_op.f("ix_review_items_run_id"), ["run_id"], unique=False)
-        batch_op.create_index(batch_op.f("ix_review_items_state"), ["state"], unique=False)
-    op.create_table(
+    create_table(
         "reviews",
-        sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("item_id", sa.String(length=40), nullable=False),
-        sa.Column("reviewer_id", sa.Integer(), nullable=False),
-        sa.Column("reviewer_name", sa.String(length=200), nullable=False),
-        sa.Column("status", sa.String(length=20), nullable=False),
-        sa.Column("note", sa.Text(), nullable=False),
-        sa.Column("time_s", sa.Float(), nullable=True),
-        sa.Column("adjudication", sa.Boolean(), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["item_id"], ["review_items.id"], name=op.f("fk_reviews_item_id_review_items")
+        "id int",
+        "item_id str(40)",
+        "reviewer_id int",
+        "reviewer_name str(200)",
+        "status str(20)",
+        "note text",
+        "time_s float null",
+        "adjudication bool",
+        "created_at datetime",
+        keys=(
+            "item_id -> review_items",
+            "reviewer_id -> api_tokens",
+            "unique item_id reviewer_id adjudication as uq_reviews_once",
         ),
-        sa.ForeignKeyConstraint(
-            ["reviewer_id"], ["api_tokens.id"], name=op.f("fk_reviews_reviewer_id_api_tokens")
-        ),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_reviews")),
-        sa.UniqueConstraint("item_id", "reviewer_id", "adjudication", name="uq_reviews_once"),
+        indexes=("item_id",),
     )
-    with op.batch_alter_table("reviews", schema=None) as batch_op:
-        batch_op.create_index(batch_op.f("ix_reviews_item_id"), ["item_id"], unique=False)
-    op.create_table(
+    create_table(
         "review_scans",
-        sa.Column("evaluation_id", sa.Integer(), nullable=False),
-        sa.Column("run_id", sa.String(length=32), nullable=False),
-        sa.Column("items", sa.Integer(), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["evaluation_id"],
-            ["evaluations.id"],
-            name=op.f("fk_review_scans_evaluation_id_evaluations"),
-        ),
-        sa.ForeignKeyConstraint(["run_id"], ["runs.id"], name=op.f("fk_review_scans_run_id_runs")),
-        sa.PrimaryKeyConstraint("evaluation_id", name=op.f("pk_review_scans")),
+        "evaluation_id int",
+        "run_id str(32)",
+        "items int",
+        "created_at datetime",
+        keys=("evaluation_id -> evaluations", "run_id -> runs"),
+        primary="evaluation_id",
+        indexes=("run_id",),
     )
-    with op.batch_alter_table("review_scans", schema=None) as batch_op:
-        batch_op.create_index(batch_op.f("ix_review_scans_run_id"), ["run_id"], unique=False)
 
 
-def downgrade() -> None:
-    """Drop the review tables."""
-    op.drop_table("review_scans")
-    op.drop_table("reviews")
-    op.drop_table("review_items")
+downgrade = dropping_tables("review_scans", "reviews", "review_items")

@@ -9,22 +9,9 @@ Revises: 0400_access_sessions
 
 from __future__ import annotations
 
-import sqlalchemy as sa
-from alembic import op
+from service.storage.migrations.ddl import adding_columns
 
 revision = "0500_run_panel"
 down_revision = "0400_access_sessions"
-branch_labels = None
-depends_on = None
 
-
-def upgrade() -> None:
-    """Add ``runs.panel_id``."""
-    with op.batch_alter_table("runs") as batch:
-        batch.add_column(sa.Column("panel_id", sa.String(length=200), nullable=True))
-
-
-def downgrade() -> None:
-    """Drop the column."""
-    with op.batch_alter_table("runs") as batch:
-        batch.drop_column("panel_id")
+upgrade, downgrade = adding_columns("runs", "panel_id str(200) null")

@@ -6,47 +6,39 @@ Revises: 0510_gate_status
 
 from __future__ import annotations
 
-import sqlalchemy as sa
-from alembic import op
+from service.storage.migrations.ddl import create_table, dropping_tables
 
 revision = "0600_generations"
 down_revision = "0510_gate_status"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
     """Create ``generations`` (one row per generated run; ``case_key`` unique when set)."""
-    op.create_table(
+    create_table(
         "generations",
-        sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("run_id", sa.String(length=32), nullable=False),
-        sa.Column("api", sa.String(length=32), nullable=False),
-        sa.Column("model", sa.String(length=200), nullable=False),
-        sa.Column("repeat", sa.Integer(), nullable=False),
-        sa.Column("input_tokens", sa.Integer(), nullable=True),
-        sa.Column("output_tokens", sa.Integer(), nullable=True),
-        sa.Column("latency_ms", sa.Float(), nullable=True),
-        sa.Column("elapsed_ms", sa.Float(), nullable=True),
-        sa.Column("finish_reason", sa.String(length=64), nullable=True),
-        sa.Column("attempts", sa.Integer(), nullable=False),
-        sa.Column("cost_usd", sa.Float(), nullable=True),
-        sa.Column("price_table_version", sa.String(length=100), nullable=True),
-        sa.Column("timed_out", sa.Boolean(), nullable=False),
-        sa.Column("refusal", sa.Boolean(), nullable=False),
-        sa.Column("params", sa.JSON(), nullable=False),
-        sa.Column("prompt_sha256", sa.String(length=64), nullable=False),
-        sa.Column("cause", sa.Text(), nullable=True),
-        sa.Column("mock", sa.Boolean(), nullable=False),
-        sa.Column("case_key", sa.String(length=200), nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(["run_id"], ["runs.id"], name=op.f("fk_generations_run_id_runs")),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_generations")),
-        sa.UniqueConstraint("run_id", name=op.f("uq_generations_run_id")),
-        sa.UniqueConstraint("case_key", name=op.f("uq_generations_case_key")),
+        "id int",
+        "run_id str(32)",
+        "api str(32)",
+        "model str(200)",
+        "repeat int",
+        "input_tokens int null",
+        "output_tokens int null",
+        "latency_ms float null",
+        "elapsed_ms float null",
+        "finish_reason str(64) null",
+        "attempts int",
+        "cost_usd float null",
+        "price_table_version str(100) null",
+        "timed_out bool",
+        "refusal bool",
+        "params json",
+        "prompt_sha256 str(64)",
+        "cause text null",
+        "mock bool",
+        "case_key str(200) null",
+        "created_at datetime",
+        keys=("run_id -> runs", "unique run_id", "unique case_key"),
     )
 
 
-def downgrade() -> None:
-    """Drop ``generations`` (the runs and their raw replies stay)."""
-    op.drop_table("generations")
+downgrade = dropping_tables("generations")  # the runs and their raw replies stay

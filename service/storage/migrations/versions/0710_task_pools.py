@@ -6,41 +6,33 @@ Revises: 0700_task_store
 
 from __future__ import annotations
 
-import sqlalchemy as sa
-from alembic import op
+from service.storage.migrations.ddl import create_table, dropping_tables
 
 revision = "0710_task_pools"
 down_revision = "0700_task_store"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
     """Create ``task_retirements`` and ``leak_flags``."""
-    op.create_table(
+    create_table(
         "task_retirements",
-        sa.Column("id", sa.Integer(), primary_key=True),
-        sa.Column("task_ref", sa.String(length=200), nullable=False, unique=True),
-        sa.Column("retired_by", sa.String(length=200), nullable=False),
-        sa.Column("note", sa.Text(), nullable=False),
-        sa.Column("retired_at", sa.DateTime(timezone=True), nullable=False),
+        "id int",
+        "task_ref str(200)",
+        "retired_by str(200)",
+        "note text",
+        "retired_at datetime",
+        keys=("unique task_ref",),
     )
-    op.create_table(
+    create_table(
         "leak_flags",
-        sa.Column("id", sa.Integer(), primary_key=True),
-        sa.Column("run_id", sa.String(length=32), sa.ForeignKey("runs.id"), nullable=False),
-        sa.Column("task_ref", sa.String(length=200), nullable=False),
-        sa.Column("kind", sa.String(length=16), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.UniqueConstraint("run_id", "task_ref", "kind"),
+        "id int",
+        "run_id str(32)",
+        "task_ref str(200)",
+        "kind str(16)",
+        "created_at datetime",
+        keys=("unique run_id task_ref kind", "run_id -> runs"),
+        indexes=("run_id", "task_ref"),
     )
-    op.create_index("ix_leak_flags_run_id", "leak_flags", ["run_id"])
-    op.create_index("ix_leak_flags_task_ref", "leak_flags", ["task_ref"])
 
 
-def downgrade() -> None:
-    """Drop both tables."""
-    op.drop_index("ix_leak_flags_task_ref", table_name="leak_flags")
-    op.drop_index("ix_leak_flags_run_id", table_name="leak_flags")
-    op.drop_table("leak_flags")
-    op.drop_table("task_retirements")
+downgrade = dropping_tables("leak_flags", "task_retirements")

@@ -16,8 +16,6 @@ from procrastinate.schema import SchemaManager
 
 revision = "0800_queue"
 down_revision = "0710_task_pools"
-branch_labels = None
-depends_on = None
 
 SLOTS_DDL = """
 CREATE TABLE IF NOT EXISTS regua_slots (

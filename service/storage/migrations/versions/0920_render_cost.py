@@ -10,24 +10,11 @@ Revises: 0800_queue
 
 from __future__ import annotations
 
-import sqlalchemy as sa
-from alembic import op
+from service.storage.migrations.ddl import adding_columns
 
 revision = "0920_render_cost"
 down_revision = "0800_queue"
-branch_labels = None
-depends_on = None
 
-
-def upgrade() -> None:
-    """Add ``render_records.cpu_ms`` and ``render_records.queue_wait_ms``."""
-    with op.batch_alter_table("render_records") as batch:
-        batch.add_column(sa.Column("cpu_ms", sa.Float(), nullable=True))
-        batch.add_column(sa.Column("queue_wait_ms", sa.Float(), nullable=True))
-
-
-def downgrade() -> None:
-    """Drop the two columns."""
-    with op.batch_alter_table("render_records") as batch:
-        batch.drop_column("queue_wait_ms")
-        batch.drop_column("cpu_ms")
+upgrade, downgrade = adding_columns(
+    "render_records", "cpu_ms float null", "queue_wait_ms float null"
+)

@@ -10,22 +10,9 @@ Revises: 1510_task_proposals
 
 from __future__ import annotations
 
-import sqlalchemy as sa
-from alembic import op
+from service.storage.migrations.ddl import adding_columns
 
 revision = "1000_gate_set_size"
 down_revision = "1510_task_proposals"
-branch_labels = None
-depends_on = None
 
-
-def upgrade() -> None:
-    """Add ``gate_decisions.set_size``."""
-    with op.batch_alter_table("gate_decisions") as batch:
-        batch.add_column(sa.Column("set_size", sa.Integer(), nullable=True))
-
-
-def downgrade() -> None:
-    """Drop it."""
-    with op.batch_alter_table("gate_decisions") as batch:
-        batch.drop_column("set_size")
+upgrade, downgrade = adding_columns("gate_decisions", "set_size int null")

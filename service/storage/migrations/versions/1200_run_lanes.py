@@ -12,30 +12,26 @@ Revises: 1310_leak_overlap
 
 from __future__ import annotations
 
-import sqlalchemy as sa
 from alembic import op
+
+from service.storage.migrations.ddl import add_columns, create_indexes, drop_columns
 
 revision = "1200_run_lanes"
 down_revision = "1310_leak_overlap"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
     """Add ``runs.lane``, ``runs.render_cost``, ``runs.claimed_at`` and two indexes."""
-    with op.batch_alter_table("runs") as batch:
-        batch.add_column(sa.Column("lane", sa.String(8), nullable=True))
-        batch.add_column(sa.Column("render_cost", sa.Float(), nullable=True))
-        batch.add_column(sa.Column("claimed_at", sa.DateTime(timezone=True), nullable=True))
-    op.create_index("ix_runs_status_lane", "runs", ["status", "lane", "submitted_by"])
-    op.create_index("ix_runs_submitter_claimed", "runs", ["submitted_by", "claimed_at"])
+    add_columns("runs", "lane str(8) null", "render_cost float null", "claimed_at datetime null")
+    create_indexes(
+        "runs",
+        "status lane submitted_by as ix_runs_status_lane",
+        "submitted_by claimed_at as ix_runs_submitter_claimed",
+    )
 
 
 def downgrade() -> None:
     """Drop the indexes and the three columns."""
     op.drop_index("ix_runs_submitter_claimed", table_name="runs")
     op.drop_index("ix_runs_status_lane", table_name="runs")
-    with op.batch_alter_table("runs") as batch:
-        batch.drop_column("claimed_at")
-        batch.drop_column("render_cost")
-        batch.drop_column("lane")
+    drop_columns("runs", "claimed_at", "render_cost", "lane")

@@ -10,24 +10,11 @@ Revises: 1400_graded_adjudication
 
 from __future__ import annotations
 
-import sqlalchemy as sa
-from alembic import op
+from service.storage.migrations.ddl import adding_columns
 
 revision = "1300_preference_models"
 down_revision = "1400_graded_adjudication"
-branch_labels = None
-depends_on = None
 
-
-def upgrade() -> None:
-    """Add the two nullable model columns."""
-    with op.batch_alter_table("pairwise_preferences") as batch:
-        batch.add_column(sa.Column("left_model", sa.String(200), nullable=True))
-        batch.add_column(sa.Column("right_model", sa.String(200), nullable=True))
-
-
-def downgrade() -> None:
-    """Drop the two model columns."""
-    with op.batch_alter_table("pairwise_preferences") as batch:
-        batch.drop_column("right_model")
-        batch.drop_column("left_model")
+upgrade, downgrade = adding_columns(
+    "pairwise_preferences", "left_model str(200) null", "right_model str(200) null"
+)

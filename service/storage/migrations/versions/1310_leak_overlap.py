@@ -11,24 +11,9 @@ Revises: 1300_preference_models
 
 from __future__ import annotations
 
-import sqlalchemy as sa
-from alembic import op
+from service.storage.migrations.ddl import adding_columns
 
 revision = "1310_leak_overlap"
 down_revision = "1300_preference_models"
-branch_labels = None
-depends_on = None
 
-
-def upgrade() -> None:
-    """Add the two nullable columns."""
-    with op.batch_alter_table("leak_flags") as batch:
-        batch.add_column(sa.Column("overlap", sa.Text(), nullable=True))
-        batch.add_column(sa.Column("share", sa.Float(), nullable=True))
-
-
-def downgrade() -> None:
-    """Drop the two columns."""
-    with op.batch_alter_table("leak_flags") as batch:
-        batch.drop_column("share")
-        batch.drop_column("overlap")
+upgrade, downgrade = adding_columns("leak_flags", "overlap text null", "share float null")

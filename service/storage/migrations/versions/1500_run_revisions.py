@@ -6,50 +6,35 @@ Revises: 0920_render_cost
 
 from __future__ import annotations
 
-import sqlalchemy as sa
-from alembic import op
+from service.storage.migrations.ddl import create_table, dropping_tables
 
 revision = "1500_run_revisions"
 down_revision = "0920_render_cost"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
     """Create ``run_revisions`` (one row per revised run; one run per chain and round)."""
-    op.create_table(
+    create_table(
         "run_revisions",
-        sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("run_id", sa.String(length=32), nullable=False),
-        sa.Column("revision_of", sa.String(length=32), nullable=False),
-        sa.Column("first_run_id", sa.String(length=32), nullable=False),
-        sa.Column("round", sa.Integer(), nullable=False),
-        sa.Column("frames_shown", sa.Integer(), nullable=False),
-        sa.Column("findings_shown", sa.Boolean(), nullable=False),
-        sa.Column("conversation_artifact_id", sa.Integer(), nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["conversation_artifact_id"],
-            ["artifacts.id"],
-            name=op.f("fk_run_revisions_conversation_artifact_id_artifacts"),
+        "id int",
+        "run_id str(32)",
+        "revision_of str(32)",
+        "first_run_id str(32)",
+        "round int",
+        "frames_shown int",
+        "findings_shown bool",
+        "conversation_artifact_id int null",
+        "created_at datetime",
+        keys=(
+            "conversation_artifact_id -> artifacts",
+            "first_run_id -> runs",
+            "revision_of -> runs",
+            "run_id -> runs",
+            "unique run_id",
+            "unique first_run_id round as uq_run_revisions_round",
         ),
-        sa.ForeignKeyConstraint(
-            ["first_run_id"], ["runs.id"], name=op.f("fk_run_revisions_first_run_id_runs")
-        ),
-        sa.ForeignKeyConstraint(
-            ["revision_of"], ["runs.id"], name=op.f("fk_run_revisions_revision_of_runs")
-        ),
-        sa.ForeignKeyConstraint(["run_id"], ["runs.id"], name=op.f("fk_run_revisions_run_id_runs")),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_run_revisions")),
-        sa.UniqueConstraint("run_id", name=op.f("uq_run_revisions_run_id")),
-        sa.UniqueConstraint("first_run_id", "round", name="uq_run_revisions_round"),
+        indexes=("revision_of", "first_run_id"),
     )
-    op.create_index(op.f("ix_run_revisions_revision_of"), "run_revisions", ["revision_of"])
-    op.create_index(op.f("ix_run_revisions_first_run_id"), "run_revisions", ["first_run_id"])
 
 
-def downgrade() -> None:
-    """Drop ``run_revisions`` (the revised runs stay, as unlinked runs)."""
-    op.drop_index(op.f("ix_run_revisions_first_run_id"), table_name="run_revisions")
-    op.drop_index(op.f("ix_run_revisions_revision_of"), table_name="run_revisions")
-    op.drop_table("run_revisions")
+downgrade = dropping_tables("run_revisions")  # the revised runs stay, as unlinked runs

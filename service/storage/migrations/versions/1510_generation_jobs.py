@@ -11,41 +11,33 @@ Revises: 1200_run_lanes
 
 from __future__ import annotations
 
-import sqlalchemy as sa
-from alembic import op
+from service.storage.migrations.ddl import create_table, dropping_tables
 
 revision = "1510_generation_jobs"
 down_revision = "1200_run_lanes"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
     """Create ``generation_jobs``."""
-    op.create_table(
+    create_table(
         "generation_jobs",
-        sa.Column("id", sa.String(40), primary_key=True),
-        sa.Column("task", sa.String(200), nullable=False),
-        sa.Column("params", sa.JSON(), nullable=False),
-        sa.Column("repeats", sa.Integer(), nullable=False),
-        sa.Column("revise", sa.Integer(), nullable=False),
-        sa.Column("revise_findings", sa.Boolean(), nullable=False),
-        sa.Column("token_id", sa.Integer(), nullable=True),
-        sa.Column("state", sa.String(16), nullable=False),
-        sa.Column("done", sa.Integer(), nullable=False),
-        sa.Column("rounds_done", sa.Integer(), nullable=False),
-        sa.Column("run_ids", sa.JSON(), nullable=False),
-        sa.Column("chains", sa.JSON(), nullable=False),
-        sa.Column("error", sa.Text(), nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        "id str(40)",
+        "task str(200)",
+        "params json",
+        "repeats int",
+        "revise int",
+        "revise_findings bool",
+        "token_id int null",
+        "state str(16)",
+        "done int",
+        "rounds_done int",
+        "run_ids json",
+        "chains json",
+        "error text null",
+        "created_at datetime",
+        "updated_at datetime",
+        indexes=("token_id", "state"),
     )
-    op.create_index("ix_generation_jobs_token_id", "generation_jobs", ["token_id"])
-    op.create_index("ix_generation_jobs_state", "generation_jobs", ["state"])
 
 
-def downgrade() -> None:
-    """Drop ``generation_jobs``."""
-    op.drop_index("ix_generation_jobs_state", table_name="generation_jobs")
-    op.drop_index("ix_generation_jobs_token_id", table_name="generation_jobs")
-    op.drop_table("generation_jobs")
+downgrade = dropping_tables("generation_jobs")

@@ -1,0 +1,33 @@
+"""Column types the models share: the integer key, the creation time, links to runs and evaluations.
+
+Each is an ``Annotated`` type that carries its ``mapped_column``, so a model writes
+``id: Mapped[IntPk]`` where it would repeat ``mapped_column(Integer, primary_key=True)``. With
+:data:`TYPE_MAP` (the declarative base's type map) a bare ``Mapped[datetime]`` is a time-zone-aware
+``DateTime`` and a bare ``Mapped[float]`` a ``Float`` (not SQLAlchemy's default ``Double``);
+``int`` and ``bool`` need no ``mapped_column`` either.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from sqlalchemy import DateTime, Float, ForeignKey, Integer
+from sqlalchemy.orm import mapped_column
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware UTC."""
+    return datetime.now(UTC)
+
+
+TYPE_MAP: dict[Any, Any] = {datetime: DateTime(timezone=True), float: Float()}
+
+IntPk = Annotated[int, mapped_column(Integer, primary_key=True)]
+"""An integer primary key (``id``)."""
+Created = Annotated[datetime, mapped_column(DateTime(timezone=True), default=utcnow)]
+"""When the row was written (set on insert)."""
+RunRef = Annotated[str, mapped_column(ForeignKey("runs.id"), index=True)]
+"""The run a row belongs to (indexed)."""
+EvaluationRef = Annotated[int, mapped_column(ForeignKey("evaluations.id"), index=True)]
+"""The evaluation a row belongs to (indexed)."""
