@@ -1,10 +1,11 @@
 """Full static-check reports of two code revisions, compared on every corpus file.
 
-Usage: ``.venv/bin/python benchmarks/checks_compare.py [--rev REV] [--corpora DIR]``
+Usage: ``.venv/bin/python benchmarks/checks_compare.py [--rev REV] [--corpora DIR ...]``
 
 A performance change to ``checks/`` must not change one verdict, message, line, path or snippet.
-This runs every file under the corpora (``../shared/corpora``: real model outputs, hostile
-payloads, conformance suites) through ``check_reply`` under every bundled task and through
+This runs every file under the corpora (default: ``../shared/corpora``: real model outputs,
+hostile payloads, conformance suites; plus the project's ``samples/`` and ``tests/fixtures/``)
+through ``check_reply`` under every bundled task and through
 ``run_checks`` on the raw bytes under the static task, once with this worktree's code and once
 with ``checks/``, ``tasks/`` and ``regua/`` of ``REV`` (default: the merge base with ``main``,
 i.e. the code before this branch's changes), each in its own process. Each report is reduced to
@@ -28,7 +29,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_CORPORA = REPO.parent / "shared" / "corpora"
+DEFAULT_CORPORA = [
+    REPO.parent / "shared" / "corpora",
+    REPO / "samples",
+    REPO / "tests" / "fixtures",
+]
 MAX_BYTES = 4_000_000
 STATIC_TASK = "pelican-bicycle-static@1"
 
@@ -38,7 +43,7 @@ def corpus_files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file() and p.stat().st_size <= MAX_BYTES)
 
 
-def _reports(root: Path, only: set[str] | None) -> Iterator[tuple[str, dict[str, object]]]:
+def _reports(roots: list[Path], only: set[str] | None) -> Iterator[tuple[str, dict[str, object]]]:
     """(key, report dict) for every file, task and mode, computed by the importable ``checks``."""
     import checks
     from checks import check_reply, run_checks
@@ -49,8 +54,9 @@ def _reports(root: Path, only: set[str] | None) -> Iterator[tuple[str, dict[str,
     registry = bundled_registry()
     tasks = [registry.get(ref) for ref in sorted(registry.refs())]
     static = registry.get(STATIC_TASK)
-    for path in corpus_files(root):
-        rel = path.relative_to(root).as_posix()
+    paths = [(root, path) for root in roots for path in corpus_files(root)]
+    for root, path in paths:
+        rel = f"{root.name}/{path.relative_to(root).as_posix()}"
         data = path.read_bytes()
         for task in tasks:
             key = f"{rel} | check_reply | {task.ref}"
@@ -65,10 +71,10 @@ def _canonical(report: dict[str, object]) -> str:
     return json.dumps(report, sort_keys=True, ensure_ascii=False, indent=1)
 
 
-def dump(root: Path, out: Path, full_keys: set[str] | None) -> None:
+def dump(roots: list[Path], out: Path, full_keys: set[str] | None) -> None:
     """Write {key: digest} (or {key: full report} for ``full_keys``) as JSON to ``out``."""
     result: dict[str, object] = {}
-    for key, report in _reports(root, full_keys):
+    for key, report in _reports(roots, full_keys):
         text = _canonical(report)
         result[key] = report if full_keys is not None else hashlib.sha256(text.encode()).hexdigest()
     out.write_text(json.dumps(result), encoding="utf-8")
@@ -87,9 +93,9 @@ def _export(rev: str, into: Path) -> None:
         tar.extractall(into, filter="data")
 
 
-def _run_side(code: Path, root: Path, out: Path, keys: set[str] | None) -> float:
+def _run_side(code: Path, roots: list[Path], out: Path, keys: set[str] | None) -> float:
     """Run :func:`dump` in a fresh interpreter importing the packages under ``code``."""
-    cmd = [sys.executable, __file__, "--_dump", str(out), "--corpora", str(root)]
+    cmd = [sys.executable, __file__, "--_dump", str(out), "--corpora", *map(str, roots)]
     if keys is not None:
         keys_file = out.with_suffix(".keys")
         keys_file.write_text(json.dumps(sorted(keys)), encoding="utf-8")
@@ -109,29 +115,30 @@ def _merge_base() -> str:
     ).stdout.strip()
 
 
-def compare(rev: str, root: Path, show: int) -> int:
+def compare(rev: str, roots: list[Path], show: int) -> int:
     """Compare every report of this worktree's code with ``rev``'s; print a summary."""
     with tempfile.TemporaryDirectory(prefix="regua-checks-compare-") as tmp:
         work = Path(tmp)
         before_code = work / "before"
         before_code.mkdir()
         _export(rev, before_code)
-        before_s = _run_side(before_code, root, work / "before.json", None)
-        after_s = _run_side(REPO, root, work / "after.json", None)
+        before_s = _run_side(before_code, roots, work / "before.json", None)
+        after_s = _run_side(REPO, roots, work / "after.json", None)
         before = json.loads((work / "before.json").read_text(encoding="utf-8"))
         after = json.loads((work / "after.json").read_text(encoding="utf-8"))
         differ = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
         files = len({k.split(" | ")[0] for k in before})
         print(
-            f"corpora {root}: {files} files, {len(before)} reports before ({rev[:12]}, "
+            f"corpora {', '.join(map(str, roots))}: {files} files, {len(before)} reports before "
+            f"({rev[:12]}, "
             f"{before_s:.0f} s wall), {len(after)} after (this worktree, {after_s:.0f} s wall)"
         )
         same = len(before) - len(differ)
         print(f"identical reports: {same} of {len(before)}; differ: {len(differ)}")
         if differ and show:
             shown = set(differ[:show])
-            _run_side(before_code, root, work / "before_full.json", shown)
-            _run_side(REPO, root, work / "after_full.json", shown)
+            _run_side(before_code, roots, work / "before_full.json", shown)
+            _run_side(REPO, roots, work / "after_full.json", shown)
             full_b = json.loads((work / "before_full.json").read_text(encoding="utf-8"))
             full_a = json.loads((work / "after_full.json").read_text(encoding="utf-8"))
             for key in sorted(shown):
@@ -152,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     """Compare (default) or, internally, dump one side's digests."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--rev", default=None, help="the code to compare with (default: merge base)")
-    ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
+    ap.add_argument("--corpora", type=Path, nargs="+", default=DEFAULT_CORPORA)
     ap.add_argument("--show", type=int, default=5, help="differences printed in full")
     ap.add_argument("--_dump", type=Path, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--_keys", type=Path, default=None, help=argparse.SUPPRESS)
@@ -166,10 +173,11 @@ def main(argv: list[str] | None = None) -> int:
             keys = set(json.loads(args._keys.read_text(encoding="utf-8")))
         dump(args.corpora, args._dump, keys)
         return 0
-    if not args.corpora.is_dir():
+    roots = [root for root in args.corpora if root.is_dir()]
+    if not roots:
         print(f"no corpora at {args.corpora} (../shared/corpora absent?); nothing compared")
         return 0
-    return compare(args.rev or _merge_base(), args.corpora, args.show)
+    return compare(args.rev or _merge_base(), roots, args.show)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import attrgetter
 
 from lxml import etree
 
@@ -258,18 +259,35 @@ def check_size(doc: Document, task: TaskSpec) -> Outcome:
     return "pass", (Evidence("within limits: " + ", ".join(measured)),)
 
 
+@dataclass(frozen=True, slots=True)
+class SecurityCheck:
+    """A built-in security check: fails with what the shared walk recorded under its id.
+
+    Its results for a document without findings and for a task allowing the feature are built
+    once and shared (they never vary).
+    """
+
+    id: str
+    version: str
+    needs_tree: bool
+    allowed: Callable[[TaskSpec], bool]
+    passed: CheckResult
+    not_applicable: CheckResult
+
+    def run(self, doc: Document, task: TaskSpec) -> CheckResult:
+        """Evaluate ``doc`` under ``task``."""
+        if self.allowed(task):
+            return self.not_applicable
+        found = doc.scan.get(self.id)
+        return CheckResult(self.id, self.version, "fail", found) if found else self.passed
+
+
 def _security(check_id: str, feature: str, allowed: Callable[[TaskSpec], bool], clean: str) -> None:
-    passed = constant("pass", clean)
-    not_applicable = constant("not_applicable", f"the task allows {feature}")
-
-    def fn(doc: Document, task: TaskSpec) -> Outcome:
-        if allowed(task):
-            return not_applicable
-        found = doc.scan.get(check_id)
-        return ("fail", found) if found else passed
-
-    fn.__doc__ = clean
-    register_check(BuiltinCheck(check_id, "1", True, fn))
+    passed = CheckResult(check_id, "1", "pass", (Evidence(clean),))
+    not_applicable = CheckResult(
+        check_id, "1", "not_applicable", (Evidence(f"the task allows {feature}"),)
+    )
+    register_check(SecurityCheck(check_id, "1", True, allowed, passed, not_applicable))
 
 
 _SECURITY = (
@@ -282,11 +300,11 @@ _SECURITY = (
     ("animation", "animation", "no SMIL elements, CSS @keyframes, animation or transition"),
 )
 _ALLOWED: dict[str, Callable[[TaskSpec], bool]] = {
-    "scripts": lambda t: t.output.allowed.scripts,
-    "external resources": lambda t: t.output.allowed.external_resources,
-    "foreignObject": lambda t: t.output.allowed.foreign_object,
-    "raster images": lambda t: t.output.allowed.raster_images,
-    "animation": lambda t: t.output.allowed.animation,
+    "scripts": attrgetter("output.allowed.scripts"),
+    "external resources": attrgetter("output.allowed.external_resources"),
+    "foreignObject": attrgetter("output.allowed.foreign_object"),
+    "raster images": attrgetter("output.allowed.raster_images"),
+    "animation": attrgetter("output.allowed.animation"),
 }
 for _id, _feature, _clean in _SECURITY:
     _security(_id, _feature, _ALLOWED[_feature], _clean)

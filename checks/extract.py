@@ -152,7 +152,9 @@ def _fenced_blocks(text: str) -> list[tuple[int, int, int, int, str]]:
 def find_candidates(text: str) -> list[_Candidate]:
     """Every candidate document in ``text`` (BOM already removed), in reply order."""
     whole = _is_markup(text, 0, len(text))
-    if whole is not None and "```" not in text and "~~~" not in text:
+    # a one-character search (memchr) first: far cheaper than a search for three characters
+    fenced = ("`" in text and "```" in text) or ("~" in text and "~~~" in text)
+    if whole is not None and not fenced:
         s, e = whole
         has_svg = _SVG_OPEN.search(text, s, e) is not None
         return [_Candidate(s, e, "whole-document", True, has_svg, 1)]

@@ -60,7 +60,10 @@ class Inspector:
         self.css_budget = CSS_SCAN_BUDGET
         self._css_memo: dict[tuple[str, str, str], list[CssFinding]] = {}
         # '<' reaches a text node or attribute value only through these (or inside a comment).
-        self.escaped_lt = ("&" in text and ("&lt;" in text or "&#" in text)) or "CDATA" in text
+        # (a one-character search before each longer one: most texts have neither "&" nor "D")
+        self.escaped_lt = ("&" in text and ("&lt;" in text or "&#" in text)) or (
+            "D" in text and "CDATA" in text
+        )
 
     def css(self, el: etree._Element, css: str, where: str, mode: str) -> None:
         """Record what the CSS text ``css`` found at ``el`` (``where``, ``mode``) holds."""

@@ -47,6 +47,7 @@ _KINDS = {n: "script" for n in SCRIPT_ELEMENTS} | {n: "frame" for n in FRAME_ELE
 _KINDS |= {n: "smil" for n in SMIL_ELEMENTS} | {"foreignobject": "foreign", "style": "style"}
 _TAGS: dict[str, TagInfo] = {}
 _TRACKED: set[str] = set()
+_TRACKING: list[frozenset[str]] = [frozenset()]  # _TRACKED frozen, shared by every scan
 
 
 def track_tag(tag: str) -> None:
@@ -57,6 +58,7 @@ def track_tag(tag: str) -> None:
     """
     if tag not in _TRACKED:
         _TRACKED.add(tag)
+        _TRACKING[0] = frozenset(_TRACKED)
         _TAGS.clear()
 
 
@@ -84,7 +86,7 @@ class _Walker(Inspector):
     def walk(self, root: etree._Element) -> None:
         """Scan the nodes around ``root``, then every element under it, in document order."""
         self._siblings(root)
-        self.scan.tracking = frozenset(_TRACKED)
+        self.scan.tracking = _TRACKING[0]
         if not self._walk_columns(root):
             self._walk_nodes(root)
 
@@ -101,12 +103,16 @@ class _Walker(Inspector):
         els = list(islice(root.iter(etree.Element), SCAN_MAX_ELEMENTS + 1))
         if len(els) > SCAN_MAX_ELEMENTS:
             return False
-        text = self.text[self.start :] if self.start is not None else self.text
-        if ("<?" in text or "&" in text) and next(
+        text, start = self.text, self.start or 0
+        # one-character searches first ("?", "&"): far cheaper than a search for "<?"
+        pi = text.find("?", start) >= 0 and text.find("<?", start) >= 0
+        if (pi or text.find("&", start) >= 0) and next(
             root.iter(etree.ProcessingInstruction, etree.Entity), None
         ) is not None:
             return False
-        if "<!--" in text and "<" in "".join(filter(None, map(_TEXT, root.iter(etree.Comment)))):
+        if text.find("<!--", start) >= 0 and "<" in "".join(
+            filter(None, map(_TEXT, root.iter(etree.Comment)))
+        ):
             return False
         if self.escaped_lt and "<" in "".join(
             filter(None, chain(map(_TEXT, els), map(_TAIL, els)))
