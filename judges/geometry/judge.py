@@ -74,6 +74,10 @@ def _decode(image: MaskImage, threshold: int) -> Region:
     return decode_region(image.png, threshold)
 
 
+_Cached = tuple[tuple[Any, ...], MeasurementMemo | None, list[Scene], Sequence[MaskImage]]
+"""Scenes of the last masks judged: content key, memo, scenes, and the masks object itself."""
+
+
 class GeometryJudge:
     """Mask geometry for structured tasks: the relations the task (or its family) declares."""
 
@@ -82,7 +86,7 @@ class GeometryJudge:
         self.profile = profile
         self.thresholds = Thresholds.from_profile(profile)
         self.veto_only = frozenset(str(c) for c in profile.param("veto_only", ()) or ())
-        self._cache: tuple[tuple[Any, ...], MeasurementMemo | None, list[Scene]] | None = None
+        self._cache: _Cached | None = None
 
     def _scenes(
         self, masks: Sequence[MaskImage], geo: GeometrySpec, memo: MeasurementMemo | None = None
@@ -92,14 +96,17 @@ class GeometryJudge:
         Each mask is decoded at most once. With a memo, regions read their measurements from it
         and decode only on a miss.
         """
+        cached = self._cache
+        same = cached is not None and cached[1] is memo and cached[3] is masks  # one evaluation
+        if same and cached is not None and cached[0][0] == geo.reference_length:
+            return cached[2]
         key: tuple[Any, ...] = (geo.reference_length,)
         key += tuple((m.time_s, m.part, m.kind, m.artifact_ref, hash(m.png)) for m in masks)
-        cached = self._cache
         if cached is not None and cached[0] == key and cached[1] is memo:
             return cached[2]
         source = _decode if memo is None else memo_source(memo)
         scenes = Scene.build_all(masks, self.thresholds, source, geo.reference_length)
-        self._cache = (key, memo, scenes)
+        self._cache = (key, memo, scenes, masks)
         return scenes
 
     def answers(self, task: TaskSpec, criterion: Criterion) -> bool:

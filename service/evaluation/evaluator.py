@@ -110,6 +110,14 @@ class Evaluator:
             self._seats.panels[panel.id] = found
         return found
 
+    def waits_on_io(self, panel: judges.JudgePanel) -> bool:
+        """Whether any of the panel's judges waits on something else (a model behind HTTP).
+
+        Judges of the deterministic kinds compute in this process; judging them on several
+        threads gains nothing under the GIL.
+        """
+        return any(j.profile.kind not in DETERMINISTIC_KINDS for j in self.seated(panel).values())
+
     def _reusable(self, panel: judges.JudgePanel) -> bool:
         kinds = {j.profile.kind for j in self.seated(panel).values()}
         return self.memo_enabled and kinds <= DETERMINISTIC_KINDS
