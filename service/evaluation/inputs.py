@@ -12,6 +12,7 @@ import dataclasses
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import NamedTuple
 
 from sqlalchemy import select
@@ -94,8 +95,19 @@ def _checks(
     if stage is None or stage.status != "done" or detail.report_artifact_id is None:
         why = (detail.error or detail.cause) if stage is not None else "no check stage"
         return None, f"checks_unavailable: {why}" if why else "checks_unavailable"
-    report = json.loads(blobs.get(by_id[detail.report_artifact_id].sha256))
-    return judges.CheckSummary.from_doc(report), None
+    return _check_summary(blobs.get(by_id[detail.report_artifact_id].sha256)), None
+
+
+@lru_cache(maxsize=256)
+def _check_summary(report: bytes) -> judges.CheckSummary:
+    """A stored check report, decoded once per content (runs of a batch often share one)."""
+    return judges.CheckSummary.from_doc(json.loads(report))
+
+
+@lru_cache(maxsize=256)
+def _render_summary(log: bytes) -> judges.RenderSummary:
+    """A stored render log, decoded once per content (clones of a run share theirs)."""
+    return judges.RenderSummary.from_doc(json.loads(log))
 
 
 def _render(
@@ -107,9 +119,7 @@ def _render(
     if stage is None:
         return judges.RenderSummary()
     if detail.log_artifact_id is not None:
-        summary = judges.RenderSummary.from_doc(
-            json.loads(blobs.get(by_id[detail.log_artifact_id].sha256))
-        )
+        summary = _render_summary(blobs.get(by_id[detail.log_artifact_id].sha256))
         if stage.status == "incomplete" and summary.status == "ok":  # gave up after writing
             return judges.RenderSummary("incomplete", detail.cause or "render_error")
         return summary
