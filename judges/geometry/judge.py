@@ -87,6 +87,7 @@ class GeometryJudge:
         self.thresholds = Thresholds.from_profile(profile)
         self.veto_only = frozenset(str(c) for c in profile.param("veto_only", ()) or ())
         self._cache: _Cached | None = None
+        self._geometry: tuple[TaskSpec, GeometrySpec | None] | None = None
 
     def _scenes(
         self, masks: Sequence[MaskImage], geo: GeometrySpec, memo: MeasurementMemo | None = None
@@ -109,9 +110,16 @@ class GeometryJudge:
         self._cache = (key, memo, scenes, masks)
         return scenes
 
+    def _declared(self, task: TaskSpec) -> GeometrySpec | None:
+        """The task's declared geometry, looked up once per task (the criteria of a run ask)."""
+        last = self._geometry
+        if last is None or last[0] is not task:
+            last = self._geometry = (task, declared_geometry(task))
+        return last[1]
+
     def answers(self, task: TaskSpec, criterion: Criterion) -> bool:
         """The criteria with a declared relation; motion relations only on animated tasks."""
-        geo = declared_geometry(task)
+        geo = self._declared(task)
         rel = None if geo is None else geo.relation(criterion.id)
         if rel is None:
             return False
@@ -121,7 +129,7 @@ class GeometryJudge:
         """Measure the criterion's relation on the masks (first frame; every frame for motion)."""
         started = time.perf_counter()
         cid = inp.criterion.id
-        geo = declared_geometry(inp.task)
+        geo = self._declared(inp.task)
         rel = None if geo is None else geo.relation(cid)
         if geo is None or rel is None:
             return None

@@ -19,7 +19,7 @@ import judges
 from regua.errors import InputError
 from regua.settings import Settings
 from service.evaluation.gate import GateTable, StoredEligibility
-from service.evaluation.inputs import StoredRun
+from service.evaluation.inputs import StoredRun, rubric_hash
 from tasks import TaskSpec
 
 DETERMINISTIC_KINDS = frozenset({"static", "geometry", "human"})
@@ -261,7 +261,7 @@ def content_key(inp: judges.EvalInput, humans: Humans, panel: judges.JudgePanel)
         panel.id,
         inp.provider if panel.exclude_own_provider else None,
         panel.content_hash(),
-        inp.task.content_hash(),
+        rubric_hash(inp.task),
         inp.checks,
         inp.machinery_error,
         inp.render,

@@ -327,7 +327,7 @@ def _stored_run(
     record_id = read_detail(rows.render, RenderDetail).render_record_id
     versions = EvaluationVersions(
         task_ref=task.ref,
-        rubric_hash=task.content_hash(),
+        rubric_hash=rubric_hash(task),
         checker_version=checker_version(rows.check),
         render_profile_id=task.render.id if record_id is not None else None,
         render_record_id=record_id,
@@ -335,6 +335,22 @@ def _stored_run(
     names = {a.name: a.sha256 for a in artifacts if a.name}
     profile = profiles.get(record_id) if record_id is not None else None
     return StoredRun(run_id, inp, versions, names, profile, panel_id)
+
+
+_HASHES: dict[int, tuple[TaskSpec, str]] = {}
+"""Content hashes of the task objects seen lately, by identity (the object is kept with it)."""
+
+
+def rubric_hash(task: TaskSpec) -> str:
+    """``task.content_hash()``, computed once per task object (a batch shares a few)."""
+    found = _HASHES.get(id(task))
+    if found is not None and found[0] is task:
+        return found[1]
+    digest = task.content_hash()
+    if len(_HASHES) >= 256:
+        _HASHES.clear()
+    _HASHES[id(task)] = (task, digest)
+    return digest
 
 
 def _stage_rows(s: Session, ids: Sequence[str]) -> dict[str, _StageRows]:
