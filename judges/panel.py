@@ -92,7 +92,13 @@ class JudgePanel:
         return self.family in (family, ANY_FAMILY)
 
     def content_hash(self) -> str:
-        """sha256 of the family, the assignments and (when set) the provider rule."""
+        """sha256 of the family, the assignments and (when set) the provider rule.
+
+        Computed once: the panel is frozen.
+        """
+        found = self.__dict__.get("_content_hash")
+        if found is not None:
+            return str(found)
         body: dict[str, Any] = {
             "family": self.family,
             "assignments": {k: list(v) for k, v in self._frozen.items()},
@@ -100,7 +106,9 @@ class JudgePanel:
         if self.exclude_own_provider:  # absent when off: panels older than the rule keep their hash
             body["exclude_own_provider"] = True
         body.update(self._adjudication_content())
-        return hashlib.sha256(canonical_json(body).encode()).hexdigest()
+        found = hashlib.sha256(canonical_json(body).encode()).hexdigest()
+        object.__setattr__(self, "_content_hash", found)
+        return found
 
     def _adjudication_content(self) -> dict[str, Any]:
         """Adjudicator and disagreement rules, each only when not at its default (hash-neutral)."""

@@ -61,8 +61,12 @@ class JudgeProfile:
         }
 
     def content_hash(self) -> str:
-        """sha256 of the canonical JSON of :meth:`content`."""
-        return hashlib.sha256(canonical_json(self.content()).encode()).hexdigest()
+        """sha256 of the canonical JSON of :meth:`content` (computed once: profiles are frozen)."""
+        found = self.__dict__.get("_content_hash")
+        if found is None:
+            found = hashlib.sha256(canonical_json(self.content()).encode()).hexdigest()
+            object.__setattr__(self, "_content_hash", found)
+        return str(found)
 
     def param(self, name: str, default: Any = None) -> Any:
         """A parameter or threshold value (thresholds win), or ``default``."""

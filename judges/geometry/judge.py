@@ -74,6 +74,10 @@ def _decode(image: MaskImage, threshold: int) -> Region:
     return decode_region(image.png, threshold)
 
 
+_Cached = tuple[tuple[Any, ...], MeasurementMemo | None, list[Scene], Sequence[MaskImage]]
+"""Scenes of the last masks judged: content key, memo, scenes, and the masks object itself."""
+
+
 class GeometryJudge:
     """Mask geometry for structured tasks: the relations the task (or its family) declares."""
 
@@ -82,7 +86,8 @@ class GeometryJudge:
         self.profile = profile
         self.thresholds = Thresholds.from_profile(profile)
         self.veto_only = frozenset(str(c) for c in profile.param("veto_only", ()) or ())
-        self._cache: tuple[tuple[Any, ...], MeasurementMemo | None, list[Scene]] | None = None
+        self._cache: _Cached | None = None
+        self._geometry: tuple[TaskSpec, GeometrySpec | None] | None = None
 
     def _scenes(
         self, masks: Sequence[MaskImage], geo: GeometrySpec, memo: MeasurementMemo | None = None
@@ -92,19 +97,29 @@ class GeometryJudge:
         Each mask is decoded at most once. With a memo, regions read their measurements from it
         and decode only on a miss.
         """
+        cached = self._cache
+        same = cached is not None and cached[1] is memo and cached[3] is masks  # one evaluation
+        if same and cached is not None and cached[0][0] == geo.reference_length:
+            return cached[2]
         key: tuple[Any, ...] = (geo.reference_length,)
         key += tuple((m.time_s, m.part, m.kind, m.artifact_ref, hash(m.png)) for m in masks)
-        cached = self._cache
         if cached is not None and cached[0] == key and cached[1] is memo:
             return cached[2]
         source = _decode if memo is None else memo_source(memo)
         scenes = Scene.build_all(masks, self.thresholds, source, geo.reference_length)
-        self._cache = (key, memo, scenes)
+        self._cache = (key, memo, scenes, masks)
         return scenes
+
+    def _declared(self, task: TaskSpec) -> GeometrySpec | None:
+        """The task's declared geometry, looked up once per task (the criteria of a run ask)."""
+        last = self._geometry
+        if last is None or last[0] is not task:
+            last = self._geometry = (task, declared_geometry(task))
+        return last[1]
 
     def answers(self, task: TaskSpec, criterion: Criterion) -> bool:
         """The criteria with a declared relation; motion relations only on animated tasks."""
-        geo = declared_geometry(task)
+        geo = self._declared(task)
         rel = None if geo is None else geo.relation(criterion.id)
         if rel is None:
             return False
@@ -114,7 +129,7 @@ class GeometryJudge:
         """Measure the criterion's relation on the masks (first frame; every frame for motion)."""
         started = time.perf_counter()
         cid = inp.criterion.id
-        geo = declared_geometry(inp.task)
+        geo = self._declared(inp.task)
         rel = None if geo is None else geo.relation(cid)
         if geo is None or rel is None:
             return None

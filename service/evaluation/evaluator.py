@@ -19,7 +19,7 @@ import judges
 from regua.errors import InputError
 from regua.settings import Settings
 from service.evaluation.gate import GateTable, StoredEligibility
-from service.evaluation.inputs import StoredRun
+from service.evaluation.inputs import StoredRun, rubric_hash
 from tasks import TaskSpec
 
 DETERMINISTIC_KINDS = frozenset({"static", "geometry", "human"})
@@ -109,6 +109,14 @@ class Evaluator:
             found = judges.seat_panel(panel, self.settings)
             self._seats.panels[panel.id] = found
         return found
+
+    def waits_on_io(self, panel: judges.JudgePanel) -> bool:
+        """Whether any of the panel's judges waits on something else (a model behind HTTP).
+
+        Judges of the deterministic kinds compute in this process; judging them on several
+        threads gains nothing under the GIL.
+        """
+        return any(j.profile.kind not in DETERMINISTIC_KINDS for j in self.seated(panel).values())
 
     def _reusable(self, panel: judges.JudgePanel) -> bool:
         kinds = {j.profile.kind for j in self.seated(panel).values()}
@@ -253,7 +261,7 @@ def content_key(inp: judges.EvalInput, humans: Humans, panel: judges.JudgePanel)
         panel.id,
         inp.provider if panel.exclude_own_provider else None,
         panel.content_hash(),
-        inp.task.content_hash(),
+        rubric_hash(inp.task),
         inp.checks,
         inp.machinery_error,
         inp.render,

@@ -12,9 +12,9 @@ import dataclasses
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import NamedTuple
 
-from pydantic import JsonValue
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -70,25 +70,19 @@ _COLUMNS = (
     Artifact.kind,
     Artifact.name,
     Artifact.sha256,
-    Artifact.meta,
+    Artifact.meta["time_s"].as_float(),
+    Artifact.meta["part"].as_string(),
+    Artifact.meta["kind"].as_string(),
 )
+"""An artifact row with the three fields of its ``meta`` evaluation reads, taken out by the
+database (decoding every mask's ``meta`` document costs more than the rest of the row)."""
 
 
 def _artifact(
-    row: tuple[str | None, int, str, str, str, dict[str, JsonValue] | None],
+    row: tuple[str | None, int, str, str, str, float | None, str | None, str | None],
 ) -> StoredArtifact:
-    _run, art_id, kind, name, sha, meta_col = row
-    meta = meta_col or {}
-    t = meta.get("time_s")
-    return StoredArtifact(
-        art_id,
-        kind,
-        name,
-        sha,
-        float(t) if isinstance(t, int | float) else None,
-        str(meta["part"]) if meta.get("part") is not None else None,
-        str(meta["kind"]) if meta.get("kind") is not None else None,
-    )
+    _run, art_id, kind, name, sha, time_s, part, mask_kind = row
+    return StoredArtifact(art_id, kind, name, sha, time_s, part, mask_kind)
 
 
 def _checks(
@@ -101,8 +95,19 @@ def _checks(
     if stage is None or stage.status != "done" or detail.report_artifact_id is None:
         why = (detail.error or detail.cause) if stage is not None else "no check stage"
         return None, f"checks_unavailable: {why}" if why else "checks_unavailable"
-    report = json.loads(blobs.get(by_id[detail.report_artifact_id].sha256))
-    return judges.CheckSummary.from_doc(report), None
+    return _check_summary(blobs.get(by_id[detail.report_artifact_id].sha256)), None
+
+
+@lru_cache(maxsize=256)
+def _check_summary(report: bytes) -> judges.CheckSummary:
+    """A stored check report, decoded once per content (runs of a batch often share one)."""
+    return judges.CheckSummary.from_doc(json.loads(report))
+
+
+@lru_cache(maxsize=256)
+def _render_summary(log: bytes) -> judges.RenderSummary:
+    """A stored render log, decoded once per content (clones of a run share theirs)."""
+    return judges.RenderSummary.from_doc(json.loads(log))
 
 
 def _render(
@@ -114,9 +119,7 @@ def _render(
     if stage is None:
         return judges.RenderSummary()
     if detail.log_artifact_id is not None:
-        summary = judges.RenderSummary.from_doc(
-            json.loads(blobs.get(by_id[detail.log_artifact_id].sha256))
-        )
+        summary = _render_summary(blobs.get(by_id[detail.log_artifact_id].sha256))
         if stage.status == "incomplete" and summary.status == "ok":  # gave up after writing
             return judges.RenderSummary("incomplete", detail.cause or "render_error")
         return summary
@@ -132,7 +135,7 @@ def _images(
 ) -> tuple[list[judges.FrameImage], list[judges.MaskImage], judges.MeasurementMemo | None]:
     frames: list[judges.FrameImage] = []
     masks: list[judges.MaskImage] = []
-    memo_doc: object = None
+    newest: StoredArtifact | None = None
     for a in artifacts:
         if a.kind == "frame" and a.time_s is not None:
             frames.append(judges.FrameImage(a.time_s, blobs.get(a.sha256), a.sha256))
@@ -140,7 +143,8 @@ def _images(
             kind = judges.mask_kind(a.mask_kind)
             masks.append(judges.MaskImage(a.time_s, a.part, kind, blobs.get(a.sha256), a.sha256))
         elif a.kind == MEASUREMENTS_KIND:  # the newest one wins (rows come in id order)
-            memo_doc = json.loads(blobs.get(a.sha256))
+            newest = a
+    memo_doc: object = None if newest is None else json.loads(blobs.get(newest.sha256))
     memo = judges.MeasurementMemo.from_doc(memo_doc if isinstance(memo_doc, dict) else None)
     return frames, masks, memo
 
@@ -274,6 +278,12 @@ class _Prefetched:
         return self.inner.locate(sha256)
 
 
+def _read(rows: Sequence[StoredArtifact]) -> Iterable[StoredArtifact]:
+    """A run's rows whose blobs assembling its input reads: its newest measurement memo only."""
+    memos = [a for a in rows if a.kind == MEASUREMENTS_KIND]
+    return [a for a in rows if a.kind != MEASUREMENTS_KIND or a is memos[-1]]
+
+
 def _prefetched(
     blobs: BlobStore,
     arts: Iterable[Sequence[StoredArtifact]],
@@ -285,7 +295,12 @@ def _prefetched(
     The frames, masks and measurement memos of the runs and the check reports and render logs
     their stage records name: one concurrent batch instead of a round trip per blob.
     """
-    shas = [a.sha256 for rows in arts for a in rows if a.kind in _READ_KINDS or a.id in referenced]
+    shas = [
+        a.sha256
+        for rows in arts
+        for a in _read(rows)
+        if a.kind in _READ_KINDS or a.id in referenced
+    ]
     shas += [a.sha256 for a in elsewhere.values()]
     if not shas:
         return blobs
@@ -312,7 +327,7 @@ def _stored_run(
     record_id = read_detail(rows.render, RenderDetail).render_record_id
     versions = EvaluationVersions(
         task_ref=task.ref,
-        rubric_hash=task.content_hash(),
+        rubric_hash=rubric_hash(task),
         checker_version=checker_version(rows.check),
         render_profile_id=task.render.id if record_id is not None else None,
         render_record_id=record_id,
@@ -320,6 +335,22 @@ def _stored_run(
     names = {a.name: a.sha256 for a in artifacts if a.name}
     profile = profiles.get(record_id) if record_id is not None else None
     return StoredRun(run_id, inp, versions, names, profile, panel_id)
+
+
+_HASHES: dict[int, tuple[TaskSpec, str]] = {}
+"""Content hashes of the task objects seen lately, by identity (the object is kept with it)."""
+
+
+def rubric_hash(task: TaskSpec) -> str:
+    """``task.content_hash()``, computed once per task object (a batch shares a few)."""
+    found = _HASHES.get(id(task))
+    if found is not None and found[0] is task:
+        return found[1]
+    digest = task.content_hash()
+    if len(_HASHES) >= 256:
+        _HASHES.clear()
+    _HASHES[id(task)] = (task, digest)
+    return digest
 
 
 def _stage_rows(s: Session, ids: Sequence[str]) -> dict[str, _StageRows]:

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Literal, TypedDict
 
 from pydantic import JsonValue
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 
 import judges
 from service.evaluation.record_grading import read_adjudications, store_grading
@@ -169,22 +170,48 @@ def _store_measurements(s: Session, blobs: BlobStore, new: NewEvaluation) -> Non
     )
 
 
-def _evaluation_row(new: NewEvaluation, supersedes: int | None) -> Evaluation:
+def _evaluation_values(new: NewEvaluation, supersedes: int | None) -> dict[str, object]:
     v, outcome = new.versions, new.result.outcome
-    return Evaluation(
-        run_id=new.run_id,
-        kind=new.kind,
-        supersedes_id=supersedes,
-        task_ref=v.task_ref,
-        rubric_hash=v.rubric_hash,
-        checker_version=v.checker_version,
-        render_profile_id=v.render_profile_id,
-        render_record_id=v.render_record_id,
-        judge_panel=new.result.panel.to_dict(),
-        outcome=outcome.status,
-        cause=outcome.cause,
-        reasons=list(outcome.reasons),
-    )
+    return {
+        "run_id": new.run_id,
+        "kind": new.kind,
+        "supersedes_id": supersedes,
+        "task_ref": v.task_ref,
+        "rubric_hash": v.rubric_hash,
+        "checker_version": v.checker_version,
+        "render_profile_id": v.render_profile_id,
+        "render_record_id": v.render_record_id,
+        "judge_panel": new.result.panel.to_dict(),
+        "outcome": outcome.status,
+        "cause": outcome.cause,
+        "reasons": list(outcome.reasons),
+    }
+
+
+ALL_COLUMNS = {"render_nulls": True}
+"""Bulk inserts name every column (None as NULL), so all rows go in one statement; without it
+rows are grouped by which of their values are None, a statement per group. Not for tables with
+nullable JSON columns (None would be stored as JSON ``null``)."""
+
+
+def _insert_evaluations(
+    s: Session, items: Sequence[NewEvaluation], runs: Mapping[str, Run]
+) -> list[Evaluation]:
+    """Insert the evaluation rows in one statement and read them back in one query."""
+    if len({n.run_id for n in items}) < len(items):  # a run twice: rows in order, one by one
+        rows = [
+            Evaluation(**_evaluation_values(n, runs[n.run_id].current_evaluation_id)) for n in items
+        ]
+        s.add_all(rows)
+        s.flush()
+        return rows
+    values = [_evaluation_values(n, runs[n.run_id].current_evaluation_id) for n in items]
+    stmt = insert(Evaluation).returning(Evaluation.run_id, Evaluation.id)
+    ids: dict[str, int] = {
+        str(run): int(ev) for run, ev in s.execute(stmt.execution_options(**ALL_COLUMNS), values)
+    }
+    found = {e.id: e for e in s.scalars(select(Evaluation).where(Evaluation.id.in_(ids.values())))}
+    return [found[ids[n.run_id]] for n in items]
 
 
 def append_evaluations(
@@ -198,12 +225,11 @@ def append_evaluations(
         return []
     ids = [n.run_id for n in items]
     runs = {r.id: r for r in s.scalars(select(Run).where(Run.id.in_(ids)).with_for_update())}
-    rows = [_evaluation_row(n, runs[n.run_id].current_evaluation_id) for n in items]
-    s.add_all(rows)
-    s.flush()
+    rows = _insert_evaluations(s, items, runs)
     verdicts: list[VerdictValues] = []
     failures: list[FailureValues] = []
     outcomes: list[OutcomeValues] = []
+    pointers: dict[str, dict[str, object]] = {}
     for new, ev in zip(items, rows, strict=True):
         for v in new.result.verdicts:
             verdicts.append(_verdict_row(s, blobs, new, ev.id, v))
@@ -211,18 +237,33 @@ def append_evaluations(
         outcomes += [_outcome_row(ev.id, c) for c in new.result.criteria]
         store_grading(s, blobs, new.run_id, ev.id, new.result)
         _store_measurements(s, blobs, new)
-        run = runs[new.run_id]
-        run.outcome, run.outcome_cause = ev.outcome, ev.cause
-        run.current_evaluation_id = ev.id
-    for model, batch in (
-        (VerdictRow, verdicts),
-        (JudgeFailureRow, failures),
-        (CriterionOutcomeRow, outcomes),
-    ):
-        if batch:
-            s.execute(insert(model), batch)
+        pointers[new.run_id] = {
+            "id": new.run_id,
+            "outcome": ev.outcome,
+            "outcome_cause": ev.cause,
+            "current_evaluation_id": ev.id,
+        }
+    _point_runs(s, runs, list(pointers.values()))
+    if verdicts:  # nullable JSON columns (usage, details): None stays SQL NULL
+        s.execute(insert(VerdictRow), verdicts)
+    if failures:
+        s.execute(insert(JudgeFailureRow).execution_options(**ALL_COLUMNS), failures)
+    if outcomes:
+        s.execute(insert(CriterionOutcomeRow).execution_options(**ALL_COLUMNS), outcomes)
     s.flush()
     return rows
+
+
+def _point_runs(s: Session, runs: Mapping[str, Run], values: Sequence[dict[str, object]]) -> None:
+    """Move each run's current outcome to its new evaluation, in one UPDATE statement.
+
+    The loaded rows are given the same values (as the database now has them).
+    """
+    s.execute(update(Run).execution_options(**ALL_COLUMNS), values)
+    for doc in values:
+        run = runs[str(doc["id"])]
+        for key in ("outcome", "outcome_cause", "current_evaluation_id"):
+            set_committed_value(run, key, doc[key])
 
 
 def append_evaluation(s: Session, blobs: BlobStore, new: NewEvaluation) -> Evaluation:
@@ -233,6 +274,7 @@ def append_evaluation(s: Session, blobs: BlobStore, new: NewEvaluation) -> Evalu
 def _verdict_row(
     s: Session, blobs: BlobStore, new: NewEvaluation, evaluation_id: int, v: judges.Verdict
 ) -> VerdictValues:
+    doc = v.to_dict()
     return {
         "evaluation_id": evaluation_id,
         "criterion": v.criterion,
@@ -241,9 +283,9 @@ def _verdict_row(
         "evidence": _evidence(v, new.artifact_names),
         "raw_artifact_id": _raw_artifact(s, blobs, new, v),
         "latency_ms": v.latency_ms,
-        "usage": v.to_dict()["usage"],
+        "usage": doc["usage"],
         "cost_usd": v.cost_usd,
-        "details": v.to_dict()["details"],
+        "details": doc["details"],
         "level": v.level,
     }
 

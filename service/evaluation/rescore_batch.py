@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from sqlalchemy import insert, select
@@ -38,16 +39,21 @@ class BatchWork:
     tracker: BatchProgress
 
     def in_threads(self, workers: int, inputs: Iterator[Prepared]) -> None:
-        """Read a chunk, judge it on ``workers`` threads, write it; until no input is left."""
+        """Read a chunk, judge it on ``workers`` threads, write it; until no input is left.
+
+        A panel whose judges all compute in this process (no model to wait on) is judged on
+        this thread: under the GIL, more threads would only contend for it.
+        """
         prepared: list[Prepared] = []
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        threaded = workers > 1 and self.judge.waits_on_io(self.panel)
+        with ThreadPoolExecutor(max_workers=workers) if threaded else nullcontext() as pool:
             for item in inputs:
                 prepared.append(item)
                 if len(prepared) >= CHUNK:
                     self._judge_and_write(prepared, pool)
             self._judge_and_write(prepared, pool)
 
-    def _judge_and_write(self, prepared: list[Prepared], pool: Executor) -> None:
+    def _judge_and_write(self, prepared: list[Prepared], pool: Executor | None) -> None:
         results = self.judge.judge_many(prepared, self.panel, pool)
         self.write(
             [(s, r, s.inp.measurements) for (s, _h), r in zip(prepared, results, strict=True)]

@@ -10,6 +10,7 @@ unreferenced blob, never a row without its bytes. Nothing is overwritten and not
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,10 @@ MEDIA_TYPES = {
     "review": "application/json",
     "measurements": "application/json",
 }
+
+
+_ADDRESS = re.compile(r"[0-9a-f]{64}")
+"""A blob's address: a lowercase hex sha256."""
 
 
 class BlobStore(Protocol):
@@ -66,11 +71,16 @@ class LocalBlobStore:
     def __init__(self, root: Path) -> None:
         """Keep blobs under ``root``, creating the folder (``0700``) when missing."""
         self.root = private_dir(root)
+        self._root = str(self.root)
+
+    def _file(self, sha256: str) -> str:
+        """The blob's file path as a string (a read names hundreds: no Path objects)."""
+        if _ADDRESS.fullmatch(sha256) is None:
+            raise NotFoundError(f"not an artifact address: {sha256!r}")
+        return f"{self._root}/{sha256[:2]}/{sha256[2:4]}/{sha256}"
 
     def _path(self, sha256: str) -> Path:
-        if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
-            raise NotFoundError(f"not an artifact address: {sha256!r}")
-        return self.root / sha256[:2] / sha256[2:4] / sha256
+        return Path(self._file(sha256))
 
     def put(self, data: bytes) -> str:
         """Store ``data`` under its sha256 (no-op when already present)."""
@@ -93,9 +103,9 @@ class LocalBlobStore:
 
     def get(self, sha256: str) -> bytes:
         """The stored bytes."""
-        path = self._path(sha256)
         try:
-            return path.read_bytes()
+            with open(self._file(sha256), "rb") as handle:
+                return handle.read()
         except FileNotFoundError as exc:
             raise NotFoundError(f"artifact {sha256} is not in the store") from exc
 

@@ -3,14 +3,19 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 from sqlalchemy.orm import Session
 
+import judges
 from service.evaluation.diff import diff_evaluations
+from service.evaluation.inputs import StoredRun
 from service.evaluation.rescore import PROCESS_MIN, RescoreOptions, RescoreResult, rescore
 from service.pipeline.rerender import rerenderer
 from service.storage import (
@@ -302,3 +307,93 @@ def test_the_judges_disagreement_is_stored(rescore_world: World) -> None:
         "geometry@1",
         STRICT_PROFILE,
     }
+
+
+class _ReadsRecorded:
+    """The world's blob store, noting the address of every blob read (a spy, not a fake)."""
+
+    def __init__(self, inner: LocalBlobStore) -> None:
+        self.inner = inner
+        self.read: list[str] = []
+
+    def put(self, data: bytes) -> str:
+        return self.inner.put(data)
+
+    def get(self, sha256: str) -> bytes:
+        self.read.append(sha256)
+        return self.inner.get(sha256)
+
+    def exists(self, sha256: str) -> bool:
+        return self.inner.exists(sha256)
+
+    def locate(self, sha256: str) -> str:
+        return self.inner.locate(sha256)
+
+
+def _statements(world: World, work: Callable[[], object]) -> list[str]:
+    """The SQL statements ``work`` sends (throttled batch progress writes left out)."""
+    sent: list[str] = []
+
+    def note(_conn: object, _cursor: object, statement: str, *_rest: object) -> None:
+        if not statement.startswith("UPDATE rescore_batches"):  # progress: also every few s
+            sent.append(statement)
+
+    event.listen(world.ctx.db.engine, "before_cursor_execute", note)
+    try:
+        work()
+    finally:
+        event.remove(world.ctx.db.engine, "before_cursor_execute", note)
+    return sent
+
+
+def _memo(stored: StoredRun) -> dict[str, object]:
+    assert stored.inp.measurements is not None
+    return stored.inp.measurements.to_doc()
+
+
+def test_a_runs_input_is_its_stored_rows_and_only_the_newest_memo_is_read(
+    rescore_world: World,
+) -> None:
+    """A batch's inputs are read with one query per table, whatever the number of runs, and
+    equal those read run by run; a batch is written with one statement per table; of a run's
+    measurement memos only the newest is fetched and decoded. (Runs last: it re-scores.)"""
+    from service.evaluation.inputs import load_eval_inputs
+    from service.evaluation.record import MEASUREMENTS_KIND
+    from service.pipeline.runner import load_task
+    from service.storage.blobs import NewArtifact, record_artifact
+
+    world = rescore_world
+    db, store = world.ctx.db, world.ctx.blobs
+    assert isinstance(store, LocalBlobStore)
+    few, many = world.by_drawing["good"][-5:], world.by_drawing["good"][-65:-5]
+    with db.read() as s:
+        tasks = {r.id: load_task(s, r) for r in s.scalars(select(Run).where(Run.id.in_(many)))}
+    tasks |= {r: tasks[many[0]] for r in few}
+    batched: list[StoredRun] = []
+    small = _statements(world, lambda: load_eval_inputs(db, store, tasks, few))
+    large = _statements(world, lambda: batched.extend(load_eval_inputs(db, store, tasks, many)))
+    assert len(large) == len(small) <= 6, large
+    assert [b.run_id for b in batched] == many
+    assert batched[:3] == [load_eval_inputs(db, store, tasks, [r])[0] for r in many[:3]]
+
+    # one statement per table for the writes too: 5 runs or 60 cost the same statements
+    def rescored(ids: list[str]) -> Callable[[], object]:
+        return lambda: rescore(db, store, task_ref=TASK, panel_id=STRICT_PANEL, run_ids=ids)
+
+    assert len(_statements(world, rescored(many))) == len(_statements(world, rescored(few)))
+
+    # an older memo (empty) and a newer one: only the newest is fetched and decoded
+    run_id = few[0]
+    (before,) = load_eval_inputs(db, store, tasks, [run_id])
+    newest = json.dumps(_memo(before), sort_keys=True).encode()
+    older = json.dumps(judges.MeasurementMemo().to_doc(), sort_keys=True).encode()
+    with db.write() as s:
+        for name, data in (("older.json", older), ("newest.json", newest)):
+            new = NewArtifact(MEASUREMENTS_KIND, data, "judge-measurements", "test", name)
+            record_artifact(s, store, run_id, new)
+    spy = _ReadsRecorded(store)
+    (after,) = load_eval_inputs(db, spy, tasks, [run_id])
+    assert hashlib.sha256(older).hexdigest() not in spy.read
+    assert hashlib.sha256(newest).hexdigest() in spy.read
+    assert _memo(after) == _memo(before) != judges.MeasurementMemo().to_doc()
+    assert after.inp.masks == before.inp.masks and after.inp.frames == before.inp.frames
