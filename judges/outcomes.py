@@ -14,6 +14,7 @@ from judges.rubric_score import RubricScore
 from judges.verdicts import JudgeFailure, Verdict, VerdictStatus
 from regua.outcomes import CriterionStatus as CriterionStatus
 from regua.outcomes import OutcomeStatus as OutcomeStatus
+from regua.records import fields_of
 
 CRITERION_STATUSES: dict[str, CriterionStatus] = {s: s for s in get_args(CriterionStatus)}
 """Each criterion status by name (narrows stored text to :data:`CriterionStatus`)."""
@@ -149,12 +150,7 @@ class SeatedJudge:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
-        return {
-            "registered_id": self.registered_id,
-            "id": self.id,
-            "content_hash": self.content_hash,
-            "kind": self.kind,
-        }
+        return fields_of(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SeatedJudge:

@@ -97,15 +97,14 @@ def _bt_rows(scope: str, bt: dict[str, Any]) -> list[list[Any]]:
     return out
 
 
+_STATUSES = ("pass", "fail", "uncertain", "not_applicable", "missing")
+"""The criterion statuses a table counts, in column order."""
+
 _CRITERIA_HEADER = [
     "task_ref",
     "group",
     "criterion",
-    "pass",
-    "fail",
-    "uncertain",
-    "not_applicable",
-    "missing",
+    *_STATUSES,
     "pass_share_lower",
     "pass_share_upper",
 ]
@@ -179,11 +178,7 @@ _RUNS_HEADER = [
 ]
 _CRITERION_KEYS = (
     "criterion",
-    "pass",
-    "fail",
-    "uncertain",
-    "not_applicable",
-    "missing",
+    *_STATUSES,
     "lower",
     "upper",
 )
