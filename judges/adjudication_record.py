@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from judges.verdicts import JudgeFailure, Verdict
+from regua.records import fields_of
 
 AdjudicationResult = Literal[
     "decided", "adjudicator_uncertain", "adjudicator_failed", "adjudicator_not_trusted"
@@ -110,17 +111,10 @@ class Adjudication:
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
         return {
-            "criterion": self.criterion,
-            "adjudicator_id": self.adjudicator_id,
-            "adjudicator_hash": self.adjudicator_hash,
-            "reason": self.reason,
+            **fields_of(self),
             "answers": [a.to_dict() for a in self.answers],
-            "trusted": self.trusted,
-            "result": self.result,
             "verdict": None if self.verdict is None else self.verdict.to_dict(),
             "failure": None if self.failure is None else self.failure.to_dict(),
-            "prompt": self.prompt,
-            "prompt_version": self.prompt_version,
         }
 
     @classmethod

@@ -93,12 +93,7 @@ class Label:
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
         return {
-            "item_id": self.item_id,
-            "annotator": self.annotator,
-            "role": self.role,
-            "status": self.status,
-            "time": self.time,
-            "evidence": self.evidence,
+            **field_dict(self, "item_id", "annotator", "role", "status", "time", "evidence"),
             **({} if self.level is None else {"level": self.level}),
         }
 
@@ -364,10 +359,7 @@ class CalibrationSet:
     def meta_dict(self) -> dict[str, Any]:
         """Set-level fields (id, task, description, split) as a JSON-able dict."""
         return {
-            "set_id": self.set_id,
-            "task_ref": self.task_ref,
-            "description": self.description,
-            "label_provenance": self.label_provenance,
+            **field_dict(self, "set_id", "task_ref", "description", "label_provenance"),
             "split": None if self.split is None else self.split.to_dict(),
         }
 

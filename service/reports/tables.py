@@ -97,6 +97,8 @@ def _bt_rows(scope: str, bt: dict[str, Any]) -> list[list[Any]]:
     return out
 
 
+_RANGE_KEYS = ("lower", "upper", "decided_rate")
+"""A pass-rate range and its decided share, as a family and the overall figures carry them."""
 _STATUSES = ("pass", "fail", "uncertain", "not_applicable", "missing")
 """The criterion statuses a table counts, in column order."""
 
@@ -252,15 +254,9 @@ def families_rows(report: dict[str, Any]) -> Table:
             m["model"],
             f["family"],
             f["weight"],
-            f["counts"]["pass"],
-            f["counts"]["fail"],
-            f["counts"]["pending"],
-            f["lower"],
-            f["upper"],
-            f["decided_rate"],
-            m["overall"]["lower"],
-            m["overall"]["upper"],
-            m["overall"]["decided_rate"],
+            *(f["counts"][status] for status in ("pass", "fail", "pending")),
+            *(f[key] for key in _RANGE_KEYS),
+            *(m["overall"][key] for key in _RANGE_KEYS),
         ]
         for agg in report["aggregates"]
         for m in agg["models"]
