@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from judges.verdicts import JudgeFailure, Verdict
-from regua.records import fields_of
+from regua.records import field_dict, fields_of
 
 AdjudicationResult = Literal[
     "decided", "adjudicator_uncertain", "adjudicator_failed", "adjudicator_not_trusted"
@@ -37,11 +37,10 @@ class PeerAnswer:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (``level`` only on a graded answer)."""
-        out: dict[str, Any] = {"status": self.status, "evidence": self.evidence}
-        out["time_s"] = self.time_s
-        if self.level is not None:
-            out["level"] = self.level
-        return out
+        return {
+            **field_dict(self, "status", "evidence", "time_s"),
+            **({} if self.level is None else {"level": self.level}),
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PeerAnswer:

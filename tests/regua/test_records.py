@@ -1,5 +1,5 @@
-"""``field_dict`` and ``FromRecord.of``: fields copied by name, overrides win, nothing defaulted
-unseen."""
+"""``field_dict``, ``fields_of`` and ``FromRecord.of``: fields copied by name, overrides win,
+nothing defaulted unseen, nested values neither converted nor copied."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 from pydantic import ValidationError
 
-from regua.records import FromRecord, field_dict
+from regua.records import FromRecord, field_dict, fields_of
 
 
 @dataclass
@@ -48,3 +48,23 @@ def test_of_never_falls_back_to_a_default_for_a_missing_attribute() -> None:
 def test_of_validates_like_the_constructor() -> None:
     with pytest.raises(ValidationError):
         _View.of(_Row(3, "b", "n"), id="not a number", label="x")
+
+
+@dataclass(frozen=True)
+class _Inner:
+    tags: list[str]
+
+
+@dataclass(frozen=True)
+class _Outer:
+    name: str
+    inner: _Inner
+    level: int | None = None
+
+
+def test_fields_of_gives_every_field_in_order_and_leaves_nested_values_as_they_are() -> None:
+    inner = _Inner(["a"])
+    got = fields_of(_Outer("x", inner))
+    assert list(got) == ["name", "inner", "level"]
+    assert got == {"name": "x", "inner": inner, "level": None}
+    assert got["inner"] is inner  # dataclasses.asdict would have made it a new dict
