@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from judges.verdicts import JudgeFailure, Verdict
+from regua.records import field_dict, fields_of
 
 AdjudicationResult = Literal[
     "decided", "adjudicator_uncertain", "adjudicator_failed", "adjudicator_not_trusted"
@@ -36,11 +37,10 @@ class PeerAnswer:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (``level`` only on a graded answer)."""
-        out: dict[str, Any] = {"status": self.status, "evidence": self.evidence}
-        out["time_s"] = self.time_s
-        if self.level is not None:
-            out["level"] = self.level
-        return out
+        return {
+            **field_dict(self, "status", "evidence", "time_s"),
+            **({} if self.level is None else {"level": self.level}),
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PeerAnswer:
@@ -110,17 +110,10 @@ class Adjudication:
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
         return {
-            "criterion": self.criterion,
-            "adjudicator_id": self.adjudicator_id,
-            "adjudicator_hash": self.adjudicator_hash,
-            "reason": self.reason,
+            **fields_of(self),
             "answers": [a.to_dict() for a in self.answers],
-            "trusted": self.trusted,
-            "result": self.result,
             "verdict": None if self.verdict is None else self.verdict.to_dict(),
             "failure": None if self.failure is None else self.failure.to_dict(),
-            "prompt": self.prompt,
-            "prompt_version": self.prompt_version,
         }
 
     @classmethod

@@ -71,6 +71,22 @@ VISION_PARAMS = {
     "skip_criteria": ["F1"],
 }
 
+
+def vision_profile(
+    profile_id: str, api: str, description: str, model: str | None = None
+) -> JudgeProfile:
+    """A vision-LLM judge profile on the default template and parameters, calling ``api``."""
+    return JudgeProfile(
+        id=profile_id,
+        kind="vision-llm",
+        model=model,
+        prompt_template=DEFAULT_TEMPLATE,
+        prompt_version=VISION_TEMPLATE_VERSION,
+        params={"api": api, **VISION_PARAMS},
+        description=description,
+    )
+
+
 PINNED_HASHES = {
     "static@1": "03f29f7423749822d1efe762dada53ed1cb1f5a949521d803de9646b1894e5cf",
     "geometry@1": "dde5c2bd35d84130f970a0ce71cbc6dbf5727b3d37644d7a4e1e80da740f1b96",
@@ -115,24 +131,16 @@ BUILTIN_PROFILES = tuple(
             "visible failure (a part missing, hidden or malformed), never a pass: recognising a "
             "bicycle needs a recognising judge.",
         ),
-        JudgeProfile(
-            id="vision-llm-openai@1",
-            kind="vision-llm",
-            model=None,
-            prompt_template=DEFAULT_TEMPLATE,
-            prompt_version=VISION_TEMPLATE_VERSION,
-            params={"api": "openai", **VISION_PARAMS},
-            description="One criterion per request to an OpenAI-compatible chat-completions "
+        vision_profile(
+            "vision-llm-openai@1",
+            "openai",
+            "One criterion per request to an OpenAI-compatible chat-completions "
             "endpoint; model and base URL from settings (REGUA_JUDGE_MODEL, REGUA_JUDGE_BASE_URL).",
         ),
-        JudgeProfile(
-            id="vision-llm-anthropic@1",
-            kind="vision-llm",
-            model=None,
-            prompt_template=DEFAULT_TEMPLATE,
-            prompt_version=VISION_TEMPLATE_VERSION,
-            params={"api": "anthropic", **VISION_PARAMS},
-            description="One criterion per request to the Anthropic messages API.",
+        vision_profile(
+            "vision-llm-anthropic@1",
+            "anthropic",
+            "One criterion per request to the Anthropic messages API.",
         ),
         JudgeProfile(
             id="human@1",

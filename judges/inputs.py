@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from judges.measure_memo import MeasurementMemo
+from regua.records import field_dict
 from tasks import Criterion, TaskSpec
 
 CheckStatus = Literal["pass", "fail", "not_applicable"]
@@ -77,10 +78,7 @@ class MaskImage:
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (without the bytes)."""
         return {
-            "time_s": self.time_s,
-            "part": self.part,
-            "kind": self.kind,
-            "artifact_ref": self.artifact_ref,
+            **field_dict(self, "time_s", "part", "kind", "artifact_ref"),
             "bytes": len(self.png),
         }
 

@@ -30,7 +30,7 @@ from judges.panel import (
     remove_lookup_hook,
 )
 from judges.profiles import FamilySource, JudgeFile, build_panel, parse_judge_text
-from regua.errors import ConfigurationError, NotFoundError
+from regua.errors import ConfigurationError, NotFoundError, read_text
 from regua.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -166,11 +166,7 @@ def register_files(
 
 def parse_file(path: Path) -> JudgeFile:
     """Read and parse one judge file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigurationError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    return parse_judge_text(text, str(path))
+    return parse_judge_text(read_text(path, ConfigurationError), str(path))
 
 
 def load_judges_dir(

@@ -14,6 +14,7 @@ from judges.rubric_score import RubricScore
 from judges.verdicts import JudgeFailure, Verdict, VerdictStatus
 from regua.outcomes import CriterionStatus as CriterionStatus
 from regua.outcomes import OutcomeStatus as OutcomeStatus
+from regua.records import field_dict, fields_of
 
 CRITERION_STATUSES: dict[str, CriterionStatus] = {s: s for s in get_args(CriterionStatus)}
 """Each criterion status by name (narrows stored text to :data:`CriterionStatus`)."""
@@ -79,14 +80,9 @@ class CriterionOutcome:
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (``level`` only on a graded criterion with a decided level)."""
         out: dict[str, Any] = {
-            "criterion": self.criterion,
-            "kind": self.kind,
-            "status": self.status,
-            "review_required": self.review_required,
-            "review_reason": self.review_reason,
+            **field_dict(self, "criterion", "kind", "status", "review_required", "review_reason"),
             "votes": [v.to_dict() for v in self.votes],
-            "disagreement": self.disagreement,
-            "cause": self.cause,
+            **field_dict(self, "disagreement", "cause"),
         }
         if self.level is not None:
             out["level"] = self.level
@@ -149,12 +145,7 @@ class SeatedJudge:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
-        return {
-            "registered_id": self.registered_id,
-            "id": self.id,
-            "content_hash": self.content_hash,
-            "kind": self.kind,
-        }
+        return fields_of(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SeatedJudge:

@@ -42,6 +42,7 @@ from judges.model import JudgeProfile
 from judges.panel import ALL_CRITERIA, ANY_FAMILY, DEFAULT_MAX_LEVEL_SPREAD, JudgePanel
 from judges.vision.templates import BALANCED, TEMPLATES, template_text
 from regua.errors import ConfigurationError
+from regua.records import field_dict
 from regua.safe_yaml import load_yaml
 from tasks import bundled_registry
 
@@ -199,14 +200,10 @@ def _vision(doc: ProfileDoc, where: str) -> JudgeProfile:
         if value is not None:
             params[name] = value
     return JudgeProfile(
-        id=doc.id,
-        kind=doc.kind,
-        model=doc.model,
+        **field_dict(doc, "id", "kind", "model", "thresholds", "description"),
         prompt_template=text,
         prompt_version=version,
         params=params,
-        thresholds=doc.thresholds,
-        description=doc.description,
     )
 
 

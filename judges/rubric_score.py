@@ -15,6 +15,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from regua.records import fields_of
 from tasks import TaskSpec
 from tasks.grading import format_number
 
@@ -33,14 +34,7 @@ class BoundCheck:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
-        return {
-            "criterion": self.criterion,
-            "op": self.op,
-            "bound": self.bound,
-            "text": self.text,
-            "level": self.level,
-            "held": self.held,
-        }
+        return fields_of(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> BoundCheck:
@@ -81,16 +75,9 @@ class RubricScore:
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
         return {
-            "name": self.name,
-            "formula": self.formula,
-            "threshold": self.threshold,
-            "max_score": self.max_score,
+            **fields_of(self),
             "levels": dict(self.levels),
             "bounds": [b.to_dict() for b in self.bounds],
-            "score": self.score,
-            "score_text": self.score_text,
-            "arithmetic": self.arithmetic,
-            "threshold_met": self.threshold_met,
             "missing": list(self.missing),
         }
 

@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Any
 
 from judges.frozen import freeze, plain
+from regua.records import fields_of
 
 
 class VerdictStatus(StrEnum):
@@ -32,11 +33,7 @@ class Evidence:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
-        return {
-            "artifact_ref": self.artifact_ref,
-            "time_s": self.time_s,
-            "description": self.description,
-        }
+        return fields_of(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Evidence:
@@ -128,14 +125,7 @@ class JudgeFailure:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
-        return {
-            "criterion": self.criterion,
-            "judge_profile_id": self.judge_profile_id,
-            "cause": self.cause,
-            "detail": self.detail,
-            "latency_ms": self.latency_ms,
-            "raw_reply": self.raw_reply,
-        }
+        return fields_of(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> JudgeFailure:

@@ -6,6 +6,8 @@ problem it is; HTTP status codes are attached to these classes only in ``service
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class ReguaError(Exception):
     """Base of every error regua raises on purpose."""
@@ -171,3 +173,11 @@ class ModelReplyError(GenerationError):
 
 class PanelNotSeatedError(InputError):
     """An experiment's panel cannot be seated: a judge not configured or not trusted (named)."""
+
+
+def read_text(path: Path, error: type[ReguaError]) -> str:
+    """``path``'s UTF-8 text; a file that cannot be read raises ``error`` naming it and why."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise error(f"{path}: cannot read: {exc.strerror or exc}") from exc

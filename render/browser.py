@@ -23,6 +23,7 @@ import json
 import os
 import secrets
 import time
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,14 @@ SHELL = b'<svg xmlns="http://www.w3.org/2000/svg"/>'
 _INSTRUMENT = resources.files("render").joinpath("instrument.js").read_text(encoding="utf-8")
 _INSTRUMENT_FACTORY = "() => " + _INSTRUMENT.strip()
 _CALL = "(instrument, arg) => JSON.stringify(instrument(JSON.parse(arg)))"
+_LogMethod = Callable[[RequestLog, dict[str, Any]], None]
+CDP_LOG_EVENTS: dict[str, _LogMethod] = {
+    "Network.requestWillBeSent": RequestLog.on_request_will_be_sent,
+    "Network.loadingFailed": RequestLog.on_loading_failed,
+    "Log.entryAdded": RequestLog.on_log_entry,
+    "Page.frameRequestedNavigation": RequestLog.on_navigation_requested,
+}
+"""The CDP events the current job's request log records, each with the method that takes it."""
 
 
 class BrowserSession:
@@ -152,10 +161,8 @@ class BrowserSession:
         page = context.new_page()
         page.route("**/*", self._on_route)
         cdp = context.new_cdp_session(page)
-        cdp.on("Network.requestWillBeSent", self._on_request)
-        cdp.on("Network.loadingFailed", self._on_failed)
-        cdp.on("Log.entryAdded", self._on_log)
-        cdp.on("Page.frameRequestedNavigation", self._on_navigation)
+        for name, method in CDP_LOG_EVENTS.items():
+            cdp.on(name, self._to_log(method))
         cdp.send("Network.enable")
         cdp.send("Page.enable")
         cdp.send("Log.enable")
@@ -244,21 +251,14 @@ class BrowserSession:
             self._log.on_route(request.url, request.resource_type)
         route.abort("blockedbyclient")
 
-    def _on_request(self, event: dict[str, Any]) -> None:
-        if self._log is not None:
-            self._log.on_request_will_be_sent(event)
+    def _to_log(self, method: _LogMethod) -> Callable[[dict[str, Any]], None]:
+        """A CDP listener handing each event to the current job's log (none between jobs)."""
 
-    def _on_failed(self, event: dict[str, Any]) -> None:
-        if self._log is not None:
-            self._log.on_loading_failed(event)
+        def listener(event: dict[str, Any]) -> None:
+            if self._log is not None:
+                method(self._log, event)
 
-    def _on_log(self, event: dict[str, Any]) -> None:
-        if self._log is not None:
-            self._log.on_log_entry(event)
-
-    def _on_navigation(self, event: dict[str, Any]) -> None:
-        if self._log is not None:
-            self._log.on_navigation_requested(event)
+        return listener
 
     # -- per job ----------------------------------------------------------------------------------
 

@@ -141,23 +141,33 @@ def encode_masks(
     masks: dict[str, dict[str, NDArray[np.bool_]]], time_s: float, ms: int
 ) -> tuple[list[dict[str, Any]], dict[str, bytes]]:
     """Contract entries and PNG files for the masks of one frame time."""
+    return mask_entries(masks, time_s, ms, _encoded)
+
+
+def _encoded(mask: NDArray[np.bool_]) -> tuple[bytes, str, int]:
+    png = _png(mask)
+    return png, hashlib.sha256(png).hexdigest(), int(mask.sum())
+
+
+def mask_entries(
+    masks: dict[str, dict[str, NDArray[np.bool_]]],
+    time_s: float,
+    ms: int,
+    encode: Callable[[NDArray[np.bool_]], tuple[bytes, str, int]],
+) -> tuple[list[dict[str, Any]], dict[str, bytes]]:
+    """Contract entries and PNG files for one frame time, each mask ``encode``d.
+
+    ``encode`` gives a mask's ``(png, sha256, pixels)``.
+    """
     entries: list[dict[str, Any]] = []
     files: dict[str, bytes] = {}
     for part, kinds in masks.items():
         for kind in ("visible", "alone"):
-            png = _png(kinds[kind])
+            png, sha, pixels = encode(kinds[kind])
             name = f"mask-{ms}-{part}-{kind}.png"
             files[name] = png
-            entries.append(
-                {
-                    "time_s": time_s,
-                    "part": part,
-                    "kind": kind,
-                    "name": name,
-                    "sha256": hashlib.sha256(png).hexdigest(),
-                    "pixels": int(kinds[kind].sum()),
-                }
-            )
+            entry = {"time_s": time_s, "part": part, "kind": kind, "name": name}
+            entries.append({**entry, "sha256": sha, "pixels": pixels})
     return entries, files
 
 
@@ -324,21 +334,4 @@ class MaskEncoder:
         self, masks: dict[str, dict[str, NDArray[np.bool_]]], time_s: float, ms: int
     ) -> tuple[list[dict[str, Any]], dict[str, bytes]]:
         """Contract entries and PNG files for one frame time (the same as :func:`encode_masks`)."""
-        entries: list[dict[str, Any]] = []
-        files: dict[str, bytes] = {}
-        for part, kinds in masks.items():
-            for kind in ("visible", "alone"):
-                png, sha, pixels = self.encode(kinds[kind])
-                name = f"mask-{ms}-{part}-{kind}.png"
-                files[name] = png
-                entries.append(
-                    {
-                        "time_s": time_s,
-                        "part": part,
-                        "kind": kind,
-                        "name": name,
-                        "sha256": sha,
-                        "pixels": pixels,
-                    }
-                )
-        return entries, files
+        return mask_entries(masks, time_s, ms, self.encode)

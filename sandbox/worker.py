@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from regua.errors import SandboxError
+from regua.records import fields_of
 from sandbox.backend import SandboxBackend, SandboxProcess
 from sandbox.inside import sandbox_block
 from sandbox.limits import SandboxLimits
@@ -79,21 +80,7 @@ class JobOutcome:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able summary (file contents replaced by their sizes)."""
-        return {
-            "status": self.status,
-            "result": self.result,
-            "files": {name: len(data) for name, data in self.files.items()},
-            "cause": self.cause,
-            "detail": self.detail,
-            "attempts": self.attempts,
-            "worker_id": self.worker_id,
-            "elapsed_ms": self.elapsed_ms,
-            "sandbox": self.sandbox,
-            "history": self.history,
-            "cpu_ms": self.cpu_ms,
-            "cpu_source": self.cpu_source,
-            "queue_wait_ms": self.queue_wait_ms,
-        }
+        return {**fields_of(self), "files": {name: len(data) for name, data in self.files.items()}}
 
 
 @dataclass

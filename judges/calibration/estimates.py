@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from judges.calibration.sets import STATUSES
+from regua.records import fields_of
 
 IntArray = npt.NDArray[np.int64]
 _INDEX = {s: i for i, s in enumerate(STATUSES)}
@@ -44,15 +45,7 @@ class Estimate:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
-        return {
-            "value": self.value,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
-            "numerator": self.numerator,
-            "denominator": self.denominator,
-            "wilson_low": self.wilson_low,
-            "wilson_high": self.wilson_high,
-        }
+        return fields_of(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Estimate:

@@ -27,6 +27,7 @@ from judges.calibration.trust import (
     recall_check,
 )
 from regua.errors import CalibrationError
+from regua.records import field_dict
 
 
 @dataclass(frozen=True)
@@ -139,40 +140,29 @@ class GateDecision:
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
         return {
-            "profile_id": self.profile_id,
-            "profile_hash": self.profile_hash,
-            "criterion": self.criterion,
-            "task_family": self.task_family,
-            "passed": self.passed,
+            **field_dict(self, "profile_id", "profile_hash", "criterion", "task_family", "passed"),
             "status": self.status,
             "needs": [n.to_dict() for n in self.needs],
             "set_size": self.set_size,
             "reasons": list(self.reasons),
             "metrics": dict(self.metrics),
             "thresholds": dict(self.thresholds),
-            "gate_id": self.gate_id,
-            "set_id": self.set_id,
-            "split_seed": self.split_seed,
-            "decided_at": self.decided_at,
-            "run_id": self.run_id,
+            **field_dict(self, "gate_id", "set_id", "split_seed", "decided_at", "run_id"),
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GateDecision:
         """Inverse of :meth:`to_dict`."""
         seed = data.get("split_seed")
+        texts = ("profile_id", "criterion", "task_family", "set_id", "decided_at")
         return cls(
-            profile_id=str(data["profile_id"]),
-            criterion=str(data["criterion"]),
-            task_family=str(data["task_family"]),
+            **{name: str(data[name]) for name in texts},
             passed=bool(data["passed"]),
             reasons=tuple(str(r) for r in data.get("reasons") or ()),
             metrics=dict(data.get("metrics") or {}),
             thresholds=dict(data.get("thresholds") or {}),
             gate_id=str(data.get("gate_id") or ""),
-            set_id=str(data["set_id"]),
             split_seed=None if seed is None else int(seed),
-            decided_at=str(data["decided_at"]),
             run_id=data.get("run_id"),
             profile_hash=data.get("profile_hash"),
             status=as_gate_status(data.get("status"), bool(data["passed"])),

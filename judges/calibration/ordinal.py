@@ -29,6 +29,7 @@ import numpy as np
 from judges.calibration.estimates import Estimate, bootstrap_rate
 from judges.calibration.gate import GateDecision
 from judges.calibration.trust import Check, combine, rate_check
+from regua.records import fields_of
 
 LevelPair = tuple[int, int]
 """``(label level, judge level)`` of one item."""
@@ -45,12 +46,7 @@ class OrdinalThresholds:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
-        return {
-            "min_weighted_kappa": self.min_weighted_kappa,
-            "max_mean_abs_error": self.max_mean_abs_error,
-            "max_cross_bound_rate": self.max_cross_bound_rate,
-            "min_items": self.min_items,
-        }
+        return fields_of(self)
 
 
 DEFAULT_ORDINAL = OrdinalThresholds()

@@ -18,6 +18,7 @@ from typing import Any
 
 from judges.calibration.estimates import Estimate, bootstrap_rate
 from judges.calibration.metrics import Metrics, ScoredItem, compute_metrics
+from regua.records import field_dict
 
 
 @dataclass(frozen=True)
@@ -54,9 +55,7 @@ class AdjudicationAgreement:
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
         return {
-            "asked": self.asked,
-            "decided": self.decided,
-            "no_majority": self.no_majority,
+            **field_dict(self, "asked", "decided", "no_majority"),
             "with_majority": self.with_majority.to_dict(),
             "with_label": self.with_label.to_dict(),
         }
@@ -78,10 +77,7 @@ class PanelAgreement:
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
         return {
-            "panel_id": self.panel_id,
-            "panel_hash": self.panel_hash,
-            "set_id": self.set_id,
-            "items": self.items,
+            **field_dict(self, "panel_id", "panel_hash", "set_id", "items"),
             "panel": self.panel.to_dict(),
             "per_criterion": {k: v.to_dict() for k, v in self.per_criterion.items()},
             "judges": {k: v.to_dict() for k, v in self.judges.items()},

@@ -12,6 +12,7 @@ from typing import Any
 from judges.calibration.agreement import HumanAgreement
 from judges.calibration.gate import GateDecision
 from judges.calibration.metrics import Metrics
+from regua.records import fields_of
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,12 @@ class ItemResult:
             errors=tuple(str(e) for e in data.get("errors") or ()),
             levels=tuple(None if v is None else int(v) for v in data.get("levels") or ()),
         )
+
+
+_TEXT_FIELDS = (
+    "run_id judge profile_id set_id set_hash task_ref task_family split started_at finished_at"
+)
+"""The fields of a stored calibration run that are text (read back with ``str``)."""
 
 
 @dataclass(frozen=True)
@@ -90,21 +97,7 @@ class CalibrationRun:
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (what the service stores)."""
         return {
-            "run_id": self.run_id,
-            "judge": self.judge,
-            "profile_id": self.profile_id,
-            "profile_hash": self.profile_hash,
-            "set_id": self.set_id,
-            "set_hash": self.set_hash,
-            "task_ref": self.task_ref,
-            "task_family": self.task_family,
-            "split": self.split,
-            "split_seed": self.split_seed,
-            "repeats": self.repeats,
-            "seed": self.seed,
-            "n_boot": self.n_boot,
-            "started_at": self.started_at,
-            "finished_at": self.finished_at,
+            **fields_of(self),
             "results": [r.to_dict() for r in self.results],
             "metrics": self.metrics.to_dict(),
             "per_criterion": {k: m.to_dict() for k, m in self.per_criterion.items()},
@@ -112,7 +105,6 @@ class CalibrationRun:
             "decisions": [d.to_dict() for d in self.decisions],
             "gate": dict(self.gate),
             "abstained": list(self.abstained),
-            "label_provenance": self.label_provenance,
             "disputed": [dict(d) for d in self.disputed],
         }
 
@@ -120,22 +112,12 @@ class CalibrationRun:
     def from_dict(cls, data: Mapping[str, Any]) -> CalibrationRun:
         """Inverse of :meth:`to_dict`."""
         seed = data.get("split_seed")
+        read: dict[str, Any] = {name: str(data[name]) for name in _TEXT_FIELDS.split()}
+        read.update({name: int(data[name]) for name in ("repeats", "seed", "n_boot")})
         return cls(
-            run_id=str(data["run_id"]),
-            judge=str(data["judge"]),
-            profile_id=str(data["profile_id"]),
+            **read,
             profile_hash=data.get("profile_hash"),
-            set_id=str(data["set_id"]),
-            set_hash=str(data["set_hash"]),
-            task_ref=str(data["task_ref"]),
-            task_family=str(data["task_family"]),
-            split=str(data["split"]),
             split_seed=None if seed is None else int(seed),
-            repeats=int(data["repeats"]),
-            seed=int(data["seed"]),
-            n_boot=int(data["n_boot"]),
-            started_at=str(data["started_at"]),
-            finished_at=str(data["finished_at"]),
             results=tuple(ItemResult.from_dict(r) for r in data["results"]),
             metrics=Metrics.from_dict(data["metrics"]),
             per_criterion={k: Metrics.from_dict(v) for k, v in data["per_criterion"].items()},

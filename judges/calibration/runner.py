@@ -29,6 +29,7 @@ from judges.calibration.results import CalibrationRun, ItemResult
 from judges.calibration.sets import STATUSES, CalibrationItem, CalibrationSet
 from judges.model import JudgeFailure, JudgeProfile, Verdict
 from regua.errors import CalibrationError
+from regua.records import field_dict
 from tasks import TaskSpec
 
 __all__ = [
@@ -189,14 +190,10 @@ class _Calibration:
         """Each wanted item with its reference label and the judge's statuses."""
         return [
             ScoredItem(
-                item_id=i.item_id,
-                criterion=i.criterion,
-                necessary=i.necessary,
+                **field_dict(i, "item_id", "criterion", "necessary", "style_tags", "relation"),
+                base_item_id=i.base_item_id,
                 reference=self.calibration_set.reference(i.item_id).status,
                 statuses=results[i.item_id].statuses,
-                style_tags=i.style_tags,
-                relation=i.relation,
-                base_item_id=i.base_item_id,
             )
             for i in wanted
         ]
@@ -297,19 +294,13 @@ class _Calibration:
         )
         human = self.human(wanted, None)
         return CalibrationRun(
+            **field_dict(self, "judge", "profile_id", "profile_hash", "split", "split_seed"),
+            **field_dict(self, "repeats", "seed", "n_boot"),
             run_id=run_id,
-            judge=self.judge,
-            profile_id=self.profile_id,
-            profile_hash=self.profile_hash,
             set_id=self.calibration_set.set_id,
             set_hash=self.calibration_set.content_hash(),
             task_ref=self.calibration_set.task_ref,
             task_family=self.family,
-            split=self.split,
-            split_seed=self.split_seed,
-            repeats=self.repeats,
-            seed=self.seed,
-            n_boot=self.n_boot,
             started_at=started,
             finished_at=clock(),
             results=tuple(results[k] for k in sorted(results)),

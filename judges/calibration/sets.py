@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from regua.errors import CalibrationError
+from regua.records import field_dict
 
 STATUSES: tuple[str, ...] = ("pass", "fail", "uncertain", "not_applicable")
 Relation = Literal["base", "must_change", "must_not_change", "may_change"]
@@ -92,12 +93,7 @@ class Label:
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
         return {
-            "item_id": self.item_id,
-            "annotator": self.annotator,
-            "role": self.role,
-            "status": self.status,
-            "time": self.time,
-            "evidence": self.evidence,
+            **field_dict(self, "item_id", "annotator", "role", "status", "time", "evidence"),
             **({} if self.level is None else {"level": self.level}),
         }
 
@@ -151,17 +147,10 @@ class CalibrationItem:
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
         return {
-            "item_id": self.item_id,
-            "artifact_sha256": self.artifact_sha256,
-            "artifact_file": self.artifact_file,
-            "criterion": self.criterion,
-            "criterion_kind": self.criterion_kind,
-            "task_ref": self.task_ref,
+            **field_dict(self, "item_id", "artifact_sha256", "artifact_file", "criterion"),
+            **field_dict(self, "criterion_kind", "task_ref"),
             "style_tags": list(self.style_tags),
-            "group": self.group,
-            "base_item_id": self.base_item_id,
-            "relation": self.relation,
-            "perturbation": self.perturbation,
+            **field_dict(self, "group", "base_item_id", "relation", "perturbation"),
         }
 
     @classmethod
@@ -370,10 +359,7 @@ class CalibrationSet:
     def meta_dict(self) -> dict[str, Any]:
         """Set-level fields (id, task, description, split) as a JSON-able dict."""
         return {
-            "set_id": self.set_id,
-            "task_ref": self.task_ref,
-            "description": self.description,
-            "label_provenance": self.label_provenance,
+            **field_dict(self, "set_id", "task_ref", "description", "label_provenance"),
             "split": None if self.split is None else self.split.to_dict(),
         }
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from judges.pairwise.model import Result
+from regua.records import field_dict, fields_of
 
 HumanWinner = Literal["left", "right", "tie"]
 
@@ -71,14 +72,9 @@ class PairwiseCalibration:
     def to_dict(self) -> dict[str, float | int | None]:
         """JSON-able form with both rates."""
         return {
-            "preferences": self.preferences,
-            "judged": self.judged,
-            "failures": self.failures,
-            "missing": self.missing,
-            "agreements": self.agreements,
+            **field_dict(self, "preferences", "judged", "failures", "missing", "agreements"),
             "agreement_rate": self.agreement_rate,
-            "pairs": self.pairs,
-            "position_biased": self.position_biased,
+            **field_dict(self, "pairs", "position_biased"),
             "position_bias_rate": self.position_bias_rate,
         }
 
@@ -136,13 +132,7 @@ class RankingAgreement:
 
     def to_dict(self) -> dict[str, float | int | None]:
         """JSON-able form."""
-        return {
-            "models": self.models,
-            "spearman": self.spearman,
-            "kendall": self.kendall,
-            "pairs_same_order": self.pairs_same_order,
-            "pairs": self.pairs,
-        }
+        return fields_of(self)
 
 
 def ranking_agreement(first: Mapping[str, float], second: Mapping[str, float]) -> RankingAgreement:

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from regua.outcomes import CriterionStatus, OutcomeStatus
+from regua.records import FromRecord
 
 JsonObject = dict[str, JsonValue]
 """A JSON object as stored (keys are text, values any JSON)."""
@@ -26,8 +27,8 @@ def _is_none(value: object) -> bool:
     return value is None
 
 
-class View(BaseModel):
-    """Base of every read model: named fields only."""
+class View(FromRecord, BaseModel):
+    """Base of every read model: named fields only (``View.of(row, ...)`` copies a row's)."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import select, update
 
 from regua.errors import InputError, NotFoundError
+from regua.records import field_dict
 from service.access.tokens import LEGACY, aware, token_state
 from service.storage import ApiToken, Database, WebSession, utcnow
 
@@ -48,10 +49,7 @@ class TokenInfo:
 
 def _info(row: ApiToken) -> TokenInfo:
     return TokenInfo(
-        id=row.id,
-        name=row.name,
-        role=row.role,
-        prefix=row.prefix,
+        **field_dict(row, "id", "name", "role", "prefix"),
         state=token_state(row),
         created_at=aware(row.created_at) or utcnow(),
         expires_at=aware(row.expires_at),

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from judges.calibration import CalibrationRun, GateDecision
 from regua.errors import NotFoundError
+from regua.records import field_dict
 from regua.views.calibrations import CalibrationSummary, CalibrationView, GateDecisionView
 from service.calibration.guard import guarded
 from service.evaluation.gate import (
@@ -21,6 +22,17 @@ from service.evaluation.gate import (
     stored_decisions,
 )
 from service.storage import CalibrationRunRow, GateDecisionRow
+
+_RUN_FIELDS = (
+    "profile_id",
+    "profile_hash",
+    "set_id",
+    "set_hash",
+    "task_ref",
+    "task_family",
+    "split",
+)
+"""The columns of a stored calibration run copied from the run as they are."""
 
 
 def gate_decision_view(decision: GateDecision) -> GateDecisionView:
@@ -42,14 +54,8 @@ def store_calibration_run(
         return row
     run = guarded(s, run, replace=replace)
     row = CalibrationRunRow(
+        **field_dict(run, *_RUN_FIELDS),
         id=run.run_id,
-        profile_id=run.profile_id,
-        profile_hash=run.profile_hash,
-        set_id=run.set_id,
-        set_hash=run.set_hash,
-        task_ref=run.task_ref,
-        task_family=run.task_family,
-        split=run.split,
         criteria=sorted({d.criterion for d in run.decisions} | set(run.per_criterion)),
         data=run.to_dict(),
         requested_by=requested_by,
@@ -97,10 +103,7 @@ def gate_history(
 
 def _summary(row: CalibrationRunRow) -> dict[str, object]:
     return {
-        "id": row.id,
-        "profile_id": row.profile_id,
-        "profile_hash": row.profile_hash,
-        "set_id": row.set_id,
+        **field_dict(row, "id", "profile_id", "profile_hash", "set_id"),
         "criteria": list(row.criteria),
         "created_at": row.created_at.isoformat() if row.created_at else None,
     }

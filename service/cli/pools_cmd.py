@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from regua.errors import TaskError
+from regua.errors import TaskError, read_text
 from regua.settings import load_settings
 from service.access.pools import retire_task
 from service.access.secret import open_database
@@ -42,11 +42,7 @@ def retire(
 
 
 def _read_bank(path: Path) -> Bank:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TaskError(f"{path}: cannot read: {exc.strerror}") from exc
-    return load_bank_text(text, str(path))
+    return load_bank_text(read_text(path, TaskError), str(path))
 
 
 def _consecutive(banks: list[Bank]) -> list[tuple[Bank, Bank]]:

@@ -18,10 +18,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import judges
-from judges.builtin import VISION_PARAMS, VISION_TEMPLATE_VERSION
+from judges.builtin import vision_profile
 from judges.calibration import GateDecision
 from judges.panel import ALL_CRITERIA, JudgePanel, register_panel
-from judges.vision.prompt import DEFAULT_TEMPLATE
 from regua.llm.testing import FakeModelServer, FrameTruth
 from service.evaluation.gate import store_decisions
 from service.storage import Database
@@ -36,15 +35,12 @@ FAMILY = "pelican-bicycle"
 VISUAL = ("P1", "B1", "B2", "R1", "R2", "R3", "A1", "A2", "Q1")
 """Criteria the mock answers (F1 stays with the static rules)."""
 
-MOCK_PROFILE = judges.JudgeProfile(
-    id=MOCK_PROFILE_ID,
-    kind="vision-llm",
-    model=MOCK_MODEL,
-    prompt_template=DEFAULT_TEMPLATE,
-    prompt_version=VISION_TEMPLATE_VERSION,
-    params={"api": "openai", **VISION_PARAMS},
-    description="MOCK vision judge of the demo (not a model): answers from the bundled "
+MOCK_PROFILE = vision_profile(
+    MOCK_PROFILE_ID,
+    "openai",
+    "MOCK vision judge of the demo (not a model): answers from the bundled "
     "samples' declared truth, keyed by the sha256 of the frames it is shown.",
+    model=MOCK_MODEL,
 )
 
 

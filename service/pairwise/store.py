@@ -62,6 +62,15 @@ def _winner(answer: PairAnswer | PairFailure) -> str | None:
     return answer.winner if isinstance(answer, PairAnswer) else None
 
 
+def _sides(a: PairSide, b: PairSide) -> dict[str, str | None]:
+    """The ``a_``/``b_`` columns of a comparison: each side's run id, model and drawing sha256."""
+    return {
+        f"{prefix}_{name}": getattr(side, name)
+        for prefix, side in (("a", a), ("b", b))
+        for name in ("run_id", "model", "sha256")
+    }
+
+
 def record_comparison(
     s: Session,
     blobs: BlobStore,
@@ -88,15 +97,10 @@ def record_comparison(
     s.flush()
     failure = outcome.failure
     row = PairwiseComparisonRow(
+        **_sides(a, b),
         task_ref=task_ref,
         criterion=criterion,
         judge_id=outcome.judge_id,
-        a_run_id=a.run_id,
-        b_run_id=b.run_id,
-        a_model=a.model,
-        b_model=b.model,
-        a_sha256=a.sha256,
-        b_sha256=b.sha256,
         first_winner=_winner(outcome.first),
         second_winner=_winner(outcome.second),
         first_reply_id=ids[0],

@@ -13,13 +13,7 @@ from sqlalchemy.orm import Session
 
 from judges.adjudication_record import ADJUDICATION_RESULTS
 from judges.model import CRITERION_STATUSES, OutcomeStatus
-from regua.views.runs import (
-    AdjudicationView,
-    AnswerView,
-    BoundView,
-    EvidenceView,
-    RubricView,
-)
+from regua.views.runs import AdjudicationView, AnswerView, BoundView, EvidenceView, RubricView
 from service.evaluation.record_grading import adjudication_rows, read_rubric
 from service.storage import AdjudicationRow
 
@@ -35,10 +29,8 @@ def _adjudication_view(row: AdjudicationRow, shas: Mapping[int, str]) -> Adjudic
     failure = (
         None if row.failure_cause is None else f"{row.failure_cause}: {row.failure_detail or ''}"
     )
-    return AdjudicationView(
-        adjudicator_id=row.adjudicator_id,
-        adjudicator_hash=row.adjudicator_hash,
-        reason=row.reason,
+    return AdjudicationView.of(
+        row,
         answers=[
             AnswerView(
                 status=str(a.get("status")),
@@ -49,11 +41,9 @@ def _adjudication_view(row: AdjudicationRow, shas: Mapping[int, str]) -> Adjudic
             for a in row.answers or []
             if isinstance(a, dict)
         ],
-        trusted=row.trusted,
         result=ADJUDICATION_RESULTS[row.result],
         decided=row.result == "decided",
         status=CRITERION_STATUSES.get(row.status or ""),
-        level=row.level,
         evidence=[
             EvidenceView(
                 artifact_ref=e.get("artifact_ref"),
@@ -64,7 +54,6 @@ def _adjudication_view(row: AdjudicationRow, shas: Mapping[int, str]) -> Adjudic
             if isinstance(e, dict)
         ],
         failure=failure,
-        prompt_version=row.prompt_version,
         prompt_artifact=shas.get(row.prompt_artifact_id or -1),
         raw_artifact=shas.get(row.raw_artifact_id or -1),
     )
@@ -82,15 +71,8 @@ def rubric_view(s: Session, evaluation_id: int) -> RubricView | None:
     row = read_rubric(s, evaluation_id)
     if row is None:
         return None
-    return RubricView(
-        name=row.name,
-        formula=row.formula,
-        score=row.score,
-        score_text=row.score_text,
-        arithmetic=row.arithmetic,
-        threshold=row.threshold,
-        threshold_met=row.threshold_met,
-        max_score=row.max_score,
+    return RubricView.of(
+        row,
         levels={str(k): None if v is None else int(v) for k, v in (row.levels or {}).items()},
         bounds=[
             BoundView(

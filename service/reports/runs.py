@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from regua.records import field_dict
 from regua.views.runs import (
     ArtifactView,
     CheckResultView,
@@ -61,14 +62,8 @@ from service.storage import (
 
 def artifact_view(a: Artifact, parents: dict[int, str]) -> ArtifactView:
     """One artifact with its parent's address and the procedure that made it."""
-    return ArtifactView(
-        id=a.id,
-        sha256=a.sha256,
-        kind=a.kind,
-        name=a.name,
-        media_type=a.media_type,
-        size=a.size,
-        parent_id=a.parent_id,
+    return ArtifactView.of(
+        a,
         parent_sha256=parents.get(a.parent_id) if a.parent_id else None,
         procedure=ProcedureRef(id=a.procedure_id, version=a.procedure_version),
         meta=a.meta or {},
@@ -110,15 +105,7 @@ def evaluation_view(s: Session, ev: Evaluation, raw_sha: dict[int, str]) -> Eval
             )
             for c in outcomes
         ],
-        judge_failures=[
-            JudgeFailureView(
-                criterion=f.criterion,
-                judge_profile_id=f.judge_profile_id,
-                cause=f.cause,
-                detail=f.detail,
-            )
-            for f in failures
-        ],
+        judge_failures=[JudgeFailureView.of(f) for f in failures],
         rubric=rubric_view(s, ev.id),
     )
 
@@ -148,25 +135,15 @@ def _criterion_view(
     Each vote carries whether it was eligible and the gate decision behind that
     (:mod:`service.reports.votes`).
     """
-    return CriterionView(
-        criterion=c.criterion,
-        kind=c.kind,
-        status=c.status,
-        review_required=c.review_required,
-        review_reason=c.review_reason,
-        disagreement=c.disagreement,
-        cause=c.cause,
+    return CriterionView.of(
+        c,
         votes=votes,
-        level=c.level,
+        adjudication=None,
         verdicts=[
-            VerdictView(
-                judge_profile_id=v.judge_profile_id,
-                status=v.status,
+            VerdictView.of(
+                v,
                 evidence=_evidence(v.evidence or []),
-                latency_ms=v.latency_ms,
-                cost_usd=v.cost_usd,
                 raw_artifact=raw_sha.get(v.raw_artifact_id or -1),
-                level=v.level,
             )
             for v in verdicts
             if v.criterion == c.criterion
@@ -266,33 +243,14 @@ def _artifact_shas(s: Session, arts: Sequence[Artifact]) -> dict[int, str]:
 
 def _render_view(render: RenderRecord) -> RenderView:
     """The newest render record of a run: status, cause, profile, browser and sandbox."""
-    return RenderView(
-        status=render.status,
-        cause=render.cause,
-        detail=render.detail,
-        render_profile_id=render.render_profile_id,
-        browser_version=render.browser_version,
-        sandbox=render.sandbox,
-        attempts=render.attempts,
-        elapsed_ms=render.elapsed_ms,
-        cpu_ms=render.cpu_ms,
-        queue_wait_ms=render.queue_wait_ms,
-    )
+    return RenderView.of(render)
 
 
 def _evaluation_history(evaluations: Sequence[Evaluation]) -> list[EvaluationLine]:
     """Every evaluation of a run, oldest first, each marked when a later one superseded it."""
     superseded = {e.supersedes_id for e in evaluations if e.supersedes_id}
     return [
-        EvaluationLine(
-            id=e.id,
-            kind=e.kind,
-            created_at=iso(e.created_at),
-            outcome=e.outcome,
-            cause=e.cause,
-            supersedes_id=e.supersedes_id,
-            superseded=e.id in superseded,
-        )
+        EvaluationLine.of(e, created_at=iso(e.created_at), superseded=e.id in superseded)
         for e in evaluations
     ]
 
@@ -300,10 +258,9 @@ def _evaluation_history(evaluations: Sequence[Evaluation]) -> list[EvaluationLin
 def run_summary(run: Run, *, include_model: bool) -> RunLine:
     """A short line for run listings."""
     return RunLine(
+        **field_dict(run, "status", "outcome"),
         run_id=run.id,
         task=run.task_ref,
-        status=run.status,
-        outcome=run.outcome,
         cause=run.outcome_cause,
         submitted_at=iso(run.submitted_at),
         model=run.model_label if include_model else None,

@@ -97,15 +97,16 @@ def _bt_rows(scope: str, bt: dict[str, Any]) -> list[list[Any]]:
     return out
 
 
+_RANGE_KEYS = ("lower", "upper", "decided_rate")
+"""A pass-rate range and its decided share, as a family and the overall figures carry them."""
+_STATUSES = ("pass", "fail", "uncertain", "not_applicable", "missing")
+"""The criterion statuses a table counts, in column order."""
+
 _CRITERIA_HEADER = [
     "task_ref",
     "group",
     "criterion",
-    "pass",
-    "fail",
-    "uncertain",
-    "not_applicable",
-    "missing",
+    *_STATUSES,
     "pass_share_lower",
     "pass_share_upper",
 ]
@@ -179,11 +180,7 @@ _RUNS_HEADER = [
 ]
 _CRITERION_KEYS = (
     "criterion",
-    "pass",
-    "fail",
-    "uncertain",
-    "not_applicable",
-    "missing",
+    *_STATUSES,
     "lower",
     "upper",
 )
@@ -257,15 +254,9 @@ def families_rows(report: dict[str, Any]) -> Table:
             m["model"],
             f["family"],
             f["weight"],
-            f["counts"]["pass"],
-            f["counts"]["fail"],
-            f["counts"]["pending"],
-            f["lower"],
-            f["upper"],
-            f["decided_rate"],
-            m["overall"]["lower"],
-            m["overall"]["upper"],
-            m["overall"]["decided_rate"],
+            *(f["counts"][status] for status in ("pass", "fail", "pending")),
+            *(f[key] for key in _RANGE_KEYS),
+            *(m["overall"][key] for key in _RANGE_KEYS),
         ]
         for agg in report["aggregates"]
         for m in agg["models"]

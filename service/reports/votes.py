@@ -57,13 +57,8 @@ def _decisions_then(
 
 
 def _gate(row: GateDecisionRow) -> GateView:
-    return GateView(
-        passed=row.passed,
-        gate_id=row.gate_id,
-        set_id=row.set_id,
-        calibration_run_id=row.calibration_run_id,
-        profile_hash=row.profile_hash,
-        decided_at=row.decided_at,
+    return GateView.of(
+        row,
         stored_at=iso(row.created_at),
         reasons=[str(r) for r in row.reasons or []],
     )

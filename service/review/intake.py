@@ -19,6 +19,7 @@ from dataclasses import replace
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
+from regua.records import field_dict
 from service.review.queue import CriterionState, QueuePolicy, RunSnapshot, Vote, items_for_run
 from service.storage import Database
 from service.storage.models import CriterionOutcomeRow, Evaluation, Run, VerdictRow
@@ -102,14 +103,10 @@ def queue_evaluation(
             continue
         session.add(
             ReviewItem(
+                **field_dict(spec, "run_id", "kind", "original_status", "suggestion", "reason"),
                 id=spec.item_id,
-                run_id=spec.run_id,
                 criterion=spec.criterion_id,
-                kind=spec.kind,
                 evaluation_id=evaluation.id,
-                original_status=spec.original_status,
-                suggestion=spec.suggestion,
-                reason=spec.reason,
                 audited_judges=list(spec.audited_judges),
                 reviews_needed=spec.reviews_needed,
                 state="open",

@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from regua.errors import ImmutableRecordError, InputError, NotFoundError, TaskIntegrityError
+from regua.records import FromRecord
 from service.storage import Database, TaskProposalDecisionRow, TaskProposalRow
 from service.tasks_store.registry import StoredTaskRegistry
 from service.tasks_store.store import Registration, register_task
@@ -61,7 +62,7 @@ class Decision(BaseModel):
     decided_at: datetime
 
 
-class ProposalView(BaseModel):
+class ProposalView(FromRecord):
     """A stored proposal as the API, the command line and the page show it."""
 
     id: int
@@ -109,22 +110,10 @@ def _view(row: TaskProposalRow, decision: TaskProposalDecisionRow | None) -> Pro
             decided_at=decision.decided_at,
         )
     state: State = found.decision if found is not None else "proposed"
-    return ProposalView(
-        id=row.id,
-        batch_id=row.batch_id,
-        template=row.template,
+    return ProposalView.of(
+        row,
         values={str(k): str(v) for k, v in row.values.items()},
         proposed=[str(d) for d in row.proposed],
-        ref=row.ref,
-        content_hash=row.content_hash,
-        problem=row.problem,
-        rationale=row.rationale,
-        api=row.api,
-        model=row.model,
-        mock=row.mock,
-        prompt_sha256=row.prompt_sha256,
-        cost_usd=row.cost_usd,
-        created_at=row.created_at,
         state=state,
         decision=found,
     )

@@ -9,6 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from regua.errors import TaskIntegrityError
+from regua.records import field_dict
 from service.storage import TaskRow, TaskVersionRow
 from service.tasks_store.registry import StoredTaskRegistry
 from tasks import TaskSpec
@@ -64,10 +65,8 @@ def _insert(registry: StoredTaskRegistry, spec: TaskSpec, source: str) -> str | 
                 return used
             s.add(
                 TaskVersionRow(
-                    ref=spec.ref,
+                    **field_dict(spec, "ref", "version", "family"),
                     task_id=spec.id,
-                    version=spec.version,
-                    family=spec.family,
                     pool=spec.pool.value,
                     content_hash=spec.content_hash(),
                     spec=spec.to_wire(),

@@ -11,6 +11,7 @@ from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from regua.errors import NotFoundError
+from regua.records import field_dict
 from regua.views.runs import EvaluationView
 from service.access.pools import runs_readable_by
 from service.access.tokens import Principal
@@ -127,11 +128,7 @@ def _history(session: Session, evaluations: Sequence[Evaluation]) -> list[Histor
             statuses[row.evaluation_id].append((row.criterion, row.status))
     return [
         HistoryLine(
-            id=e.id,
-            kind=e.kind,
-            created_at=e.created_at,
-            outcome=e.outcome,
-            supersedes_id=e.supersedes_id,
+            **field_dict(e, "id", "kind", "created_at", "outcome", "supersedes_id"),
             statuses=statuses.get(e.id, []),
         )
         for e in evaluations
@@ -158,20 +155,14 @@ def review_items_of(session: Session, run_id: str, names: bool) -> list[ReviewLi
     )
     return [
         ReviewLine(
-            criterion=item.criterion,
-            kind=item.kind,
-            state=item.state,
+            **field_dict(item, "criterion", "kind", "state"),
             needed=item.reviews_needed,
             final=item.final_label,
             evaluation=item.resolved_evaluation_id,
             labels=[
                 LabelLine(
                     who=r.reviewer_name if names else f"reviewer-{r.reviewer_id}",
-                    status=r.status,
-                    note=r.note,
-                    time_s=r.time_s,
-                    adjudication=r.adjudication,
-                    unblinded=r.unblinded,
+                    **field_dict(r, "status", "note", "time_s", "adjudication", "unblinded"),
                 )
                 for r in reviews_of(session, item.id)
             ],

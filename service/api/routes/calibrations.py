@@ -26,12 +26,7 @@ from service.access.pools import check_task_access
 from service.api.deps import Admin, Ctx
 from service.api.text import SEED_MAX, StorableJson, Text
 from service.calibration.calibrate import CalibrationRequest, calibrate, store_run
-from service.calibration.sets import (
-    BUNDLED_NAMES,
-    LoadedSet,
-    check_drawings,
-    files_artifact,
-)
+from service.calibration.sets import BUNDLED_NAMES, LoadedSet, check_drawings, files_artifact
 from service.calibration.store import calibration_view, list_calibrations
 from service.context import ServiceContext
 from service.pipeline.jobs import JobFields
