@@ -219,8 +219,9 @@ def append_evaluations(
         (JudgeFailureRow, failures),
         (CriterionOutcomeRow, outcomes),
     ):
-        if batch:
-            s.execute(insert(model), batch)
+        if batch:  # NULLs rendered: rows with and without a value share one statement
+            nulls = model is CriterionOutcomeRow  # (its nullable columns have no default)
+            s.execute(insert(model).execution_options(render_nulls=nulls), batch)
     s.flush()
     return rows
 

@@ -51,9 +51,9 @@ from service.pipeline.runner import (
     Machinery,
     StageContext,
     TaskCache,
-    attempts_of,
     finished,
     run_stage,
+    stage_state,
 )
 from service.pipeline.stages import STAGES
 from service.storage import Database, Run, StageRecord
@@ -120,10 +120,11 @@ class StageJobs:
             chosen = STAGES[-1]
         version = chosen.version(ctx)
         with self.db.write() as s:  # one transaction: recorded?, attempts so far, running
-            if finished(s, run_id, chosen.name, version):  # a re-delivered job: a no-op
+            recorded, attempts = stage_state(s, run_id, chosen.name, version)
+            if recorded:  # a re-delivered job: a no-op
                 defer_next(s, run_id, chosen.name)
                 return
-            known = Known(version, attempts_of(s, run_id, chosen.name, version))
+            known = Known(version, attempts)
             s.execute(
                 update(Run).where(Run.id == run_id, Run.status == "queued").values(status="running")
             )

@@ -178,16 +178,26 @@ def finished(session: Session, run_id: str, stage: str, version: str) -> bool:
     return session.scalar(query) is not None
 
 
-def attempts_of(s: Session, run_id: str, stage: str, version: str) -> int:
-    """Failed attempts recorded for (run, stage, version)."""
-    count = s.scalar(
-        select(func.count(StageAttempt.id)).where(
+def stage_state(s: Session, run_id: str, stage: str, version: str) -> tuple[bool, int]:
+    """Whether (run, stage, version) has a record, and its failed attempts: one query."""
+    recorded = (
+        select(StageRecord.id)
+        .where(
+            StageRecord.run_id == run_id, StageRecord.stage == stage, StageRecord.version == version
+        )
+        .exists()
+    )
+    attempts = (
+        select(func.count(StageAttempt.id))
+        .where(
             StageAttempt.run_id == run_id,
             StageAttempt.stage == stage,
             StageAttempt.version == version,
         )
+        .scalar_subquery()
     )
-    return int(count or 0)
+    found = s.execute(select(recorded, attempts)).one()
+    return bool(found[0]), int(found[1] or 0)
 
 
 @dataclass(frozen=True)
@@ -209,9 +219,9 @@ def run_stage(ctx: StageContext, stage: Stage, known: Known | None = None) -> bo
     if known is None:
         version = stage.version(ctx)
         with ctx.db.read() as s:
-            if finished(s, ctx.run_id, stage.name, version):
-                return True
-            attempts = attempts_of(s, ctx.run_id, stage.name, version)
+            recorded, attempts = stage_state(s, ctx.run_id, stage.name, version)
+        if recorded:
+            return True
     else:
         version, attempts = known.version, known.attempts
     if attempts >= MAX_STAGE_ATTEMPTS:
