@@ -52,6 +52,8 @@ TASK = "pelican-bicycle-structured@1"
 VISION_PANEL = "pelican-bicycle-vision@1"
 GOOD = (REPO / "samples/outputs/structured-good.svg").read_text()
 PG_ADMIN = os.environ.get("REGUA_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+WAIT_S = 30.0
+"""The longest wait one look at a run asks the API for (``GET /v1/runs/{id}?wait_s=``)."""
 MODEL_WAIT_S = 1.0
 """Seconds the fake model server waits before every answer (the I/O-bound judge call)."""
 
@@ -85,14 +87,12 @@ def runs(n: int, tag: str, panel: str | None = None) -> list[dict[str, object]]:
 
 
 def wait_done(client: JsonClient, ids: list[str], timeout_s: float = 900) -> None:
-    """Poll until every run is done (the oldest pending run first: one request while waiting)."""
+    """Wait until every run is done: a long poll on the oldest pending run at a time."""
     deadline = time.monotonic() + timeout_s
     pending = list(ids)
-    while pending and time.monotonic() < deadline:
-        while pending and client.run(pending[0])["status"] == "done":
+    while pending and (left := deadline - time.monotonic()) > 0:
+        if client.run(pending[0], wait_s=min(WAIT_S, left))["status"] == "done":
             pending.pop(0)
-        if pending:
-            time.sleep(0.02)
     if pending:
         raise SystemExit(f"{len(pending)} runs not done after {timeout_s}s")
 

@@ -11,7 +11,7 @@ from tenacity import AsyncRetrying
 
 from regua.client import calls
 from regua.client.calls import RunInput
-from regua.client.common import ClientBase, JobWait, Progress, RunsWait
+from regua.client.common import WAIT_S, ClientBase, JobWait, Progress, RunsWait
 from regua.client.transport import AsyncServiceHttp, Call, decoded, read
 from regua.views.calibrations import CalibrationList, CalibrationView
 from regua.views.experiments import (
@@ -75,9 +75,13 @@ class AsyncClient(ClientBase[httpx.AsyncBaseTransport, AsyncServiceHttp]):
         """Submit many outputs at once (all accepted or none); their ids in order."""
         return await self.send(calls.submit_batch(runs))
 
-    async def run(self, run_id: str) -> RunView:
-        """One run: status, outcome, criteria with every vote, stages and artifacts."""
-        return await self.send(calls.run(run_id))
+    async def run(self, run_id: str, wait_s: float = 0.0) -> RunView:
+        """One run: status, outcome, criteria with every vote, stages and artifacts.
+
+        With ``wait_s`` (at most 60) the service answers as soon as the run is done, or after
+        ``wait_s`` seconds with the run as it is then.
+        """
+        return await self.send(calls.run(run_id, wait_s))
 
     async def runs(
         self, task: str | None = None, status: str | None = None, limit: int = 100, offset: int = 0
@@ -92,12 +96,23 @@ class AsyncClient(ClientBase[httpx.AsyncBaseTransport, AsyncServiceHttp]):
         timeout_s: float = 600.0,
         on_progress: Progress | None = None,
         poll_s: float = 0.5,
+        wait_s: float = WAIT_S,
     ) -> dict[str, RunView]:
-        """Poll until every run is done; their final views by id (``TimeoutError`` past it)."""
+        """Wait until every run is done; their final views by id (``TimeoutError`` past it).
+
+        Each look asks the service to hold the answer until the oldest pending run is done, up
+        to ``wait_s`` seconds (a long poll: no request while nothing changes); ``wait_s=0``
+        looks at every pending run every ``poll_s`` seconds instead.
+        """
         waiting = RunsWait(run_ids, timeout_s, on_progress)
-        while not waiting.finished({i: await self.run(i) for i in waiting.pending}):
-            await asyncio.sleep(poll_s)
-        return waiting.done
+        if self.long_poll_s(wait_s) <= 0:
+            while not waiting.finished({i: await self.run(i) for i in waiting.pending}):
+                await asyncio.sleep(poll_s)
+            return waiting.done
+        while True:
+            run_id, wait = waiting.next_look(self.long_poll_s(wait_s))
+            if waiting.finished({run_id: await self.run(run_id, wait)}):
+                return waiting.done
 
     async def evaluate(self, runs: Sequence[RunInput], **wait: Any) -> list[RunView]:
         """Submit outputs as one batch and wait for them; their views in order."""

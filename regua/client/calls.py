@@ -77,9 +77,10 @@ def submit_batch(runs: Sequence[RunInput]) -> Call[BatchAccepted]:
     return Call("POST", "/v1/runs/batch", BatchAccepted.model_validate, json=body)
 
 
-def run(run_id: str) -> Call[RunView]:
-    """``GET /v1/runs/{id}``."""
-    return Call("GET", f"/v1/runs/{run_id}", RunView.model_validate)
+def run(run_id: str, wait_s: float = 0.0) -> Call[RunView]:
+    """``GET /v1/runs/{id}``; with ``wait_s``, answered once the run is done (or after that)."""
+    params = {"wait_s": wait_s} if wait_s > 0 else None
+    return Call("GET", f"/v1/runs/{run_id}", RunView.model_validate, params=params)
 
 
 def runs(

@@ -19,6 +19,11 @@ from regua.errors import ConfigurationError
 from regua.views.jobs import GenerationJobView
 from regua.views.submissions import RunView
 
+MAX_WAIT_S = 60.0
+"""The longest wait the service grants one ``GET /v1/runs/{id}?wait_s=`` (a long poll)."""
+WAIT_S = 30.0
+"""How long a client's wait asks the service to hold one look at a run by default."""
+
 Progress = Callable[[int, int], None]
 """Called as ``on_progress(done, total)`` after each look at the runs or the job."""
 
@@ -53,10 +58,18 @@ class ClientBase(ABC, Generic[TransportT, HttpT]):
     ) -> None:
         """A client of the service at ``url`` with the bearer ``token``."""
         self.url = url.rstrip("/")
+        self.timeout_s = timeout_s
         self.backoff = backoff or Backoff()
         headers = {"Authorization": f"Bearer {token_or_error(token)}"}
         session = {"base_url": self.url, "headers": headers, "timeout": timeout_s}
         self.http: HttpT = self.open_http(transport, **session)
+
+    def long_poll_s(self, wanted_s: float) -> float:
+        """The wait one look may ask the service for.
+
+        Within the service's bound and well inside the client's own request timeout.
+        """
+        return max(0.0, min(wanted_s, MAX_WAIT_S, self.timeout_s / 2))
 
     @abstractmethod
     def open_http(self, transport: TransportT | None, **session: Any) -> HttpT:
@@ -76,6 +89,14 @@ class RunsWait:
         self.total, self.timeout_s = len(self.pending), timeout_s
         self.deadline = time.monotonic() + timeout_s
         self.on_progress = on_progress
+
+    def next_look(self, wait_s: float) -> tuple[str, float]:
+        """The run to look at next (the oldest pending) and how long the service may hold it.
+
+        ``wait_s``, cut to the time left before the deadline.
+        """
+        left = self.deadline - time.monotonic()
+        return self.pending[0], max(0.0, min(wait_s, left))
 
     def finished(self, looks: Mapping[str, RunView]) -> bool:
         """After a round of looks at the pending runs: report progress; True when all are done.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 import checks
@@ -21,10 +22,12 @@ PARSE_CHECK = "parse"
 
 def raw_artifact(ctx: StageContext) -> Artifact:
     """The run's stored raw reply."""
-    with ctx.db.read() as s:
-        run = s.get(Run, ctx.run_id)
-        assert run is not None and run.raw_artifact_id is not None
-        art = s.get(Artifact, run.raw_artifact_id)
+    with ctx.db.read() as s:  # one query: the run's row names it
+        art = s.scalar(
+            select(Artifact)
+            .join(Run, Run.raw_artifact_id == Artifact.id)
+            .where(Run.id == ctx.run_id)
+        )
         assert art is not None
         return art
 
@@ -89,9 +92,9 @@ def check_compute(ctx: StageContext) -> Writer:
 def _record_lane(s: Session, ctx: StageContext, svg_text: str | None, render: bool) -> None:
     """Put the run in the lane of its estimated render cost (the scheduler reads it)."""
     cost = estimate(ctx.task, svg_text, will_render=render)
-    run = s.get(Run, ctx.run_id)
-    if run is not None:
-        run.lane, run.render_cost = cost.lane, cost.units
+    s.execute(
+        update(Run).where(Run.id == ctx.run_id).values(lane=cost.lane, render_cost=cost.units)
+    )
 
 
 def render_decision(report: checks.CheckReport, svg_text: str | None) -> tuple[bool, str]:

@@ -9,14 +9,15 @@ stored task rows and the registry's specs, :attr:`Machinery.known_tasks`), by it
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from checks.leaks import Leak, find_leaks
-from service.access.pools import retired_refs, stored_specs, watched_tasks
-from service.storage import Database, LeakFlag
+from service.access.pools import retired_refs, watched_tasks
+from service.storage import Database, LeakFlag, TaskRow
 from tasks import TaskSpec
 
 
@@ -26,15 +27,47 @@ def find_run_leaks(
     """The reserved tasks ``reply`` carries (pure matching in :func:`checks.leaks.find_leaks`)."""
     with db.read() as s:
         retired = retired_refs(s)
-        specs = {spec.ref: spec for spec in (*stored_specs(s), *known)}
+        specs = {spec.ref: spec for spec in (*_stored(db, s), *known)}
     watched = watched_tasks(specs.values(), retired)
     if not watched:
         return ()
     return find_leaks(reply.decode("utf-8", errors="replace"), watched, own_ref=own_ref)
 
 
+_PARSED: dict[tuple[str, int, str], TaskSpec | None] = {}
+"""Stored task rows parsed before, by (database, row id, content hash); None: did not parse."""
+_PARSED_CAP = 4096
+_PARSED_LOCK = threading.Lock()
+
+
+def _stored(db: Database, s: Session) -> list[TaskSpec]:
+    """Every stored task version (:func:`stored_specs`), each row parsed once per process."""
+    keys = [
+        (db.url, int(i), str(h)) for i, h in s.execute(select(TaskRow.id, TaskRow.content_hash))
+    ]
+    with _PARSED_LOCK:
+        missing = [k for k in keys if k not in _PARSED]
+    if missing:
+        parsed: dict[tuple[str, int, str], TaskSpec | None] = {k: None for k in missing}
+        query = select(TaskRow.id, TaskRow.content_hash, TaskRow.spec)
+        for i, h, spec in s.execute(query.where(TaskRow.id.in_([k[1] for k in missing]))):
+            try:
+                parsed[(db.url, int(i), str(h))] = TaskSpec.model_validate(spec)
+            except ValueError:
+                continue
+        with _PARSED_LOCK:
+            if len(_PARSED) + len(parsed) > _PARSED_CAP:
+                _PARSED.clear()
+            _PARSED.update(parsed)
+    with _PARSED_LOCK:
+        found = [_PARSED.get(k) for k in keys]
+    return [spec for spec in found if spec is not None]
+
+
 def record_leaks(session: Session, run_id: str, leaks: Sequence[Leak]) -> None:
     """Store one flag per (reserved task, kind); a repeated check stores nothing twice."""
+    if not leaks:
+        return
     query = select(LeakFlag.task_ref, LeakFlag.kind).where(LeakFlag.run_id == run_id)
     have = {(str(ref), str(kind)) for ref, kind in session.execute(query)}
     for leak in leaks:

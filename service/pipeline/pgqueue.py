@@ -52,6 +52,20 @@ _DEFER = text(
 )
 
 
+_DEFER_READING_RUN = text(
+    "SELECT procrastinate_defer_jobs_v1(ARRAY[ROW(q.queue, CAST(:task AS varchar),"
+    " CAST(:base - :step * (SELECT count(*) FROM procrastinate_jobs j"
+    " WHERE j.queue_name = q.queue AND j.status = 'todo' AND j.task_name = CAST(:task AS varchar)"
+    " AND (j.args->>'submitter') IS NOT DISTINCT FROM CAST(q.who AS text)) AS integer),"
+    " NULL, CAST(:qlock AS varchar), jsonb_build_object('run_id', CAST(:run_id AS varchar),"
+    " 'stage', CAST(:stage AS varchar), 'submitter', q.who), NULL)::procrastinate_job_to_defer_v1])"
+    " FROM (SELECT r.submitted_by AS who, CASE WHEN r.lane = CAST(:heavy AS varchar)"
+    " THEN CAST(:heavy_queue AS varchar) ELSE CAST(:queue AS varchar) END AS queue"
+    " FROM runs r WHERE r.id = CAST(:run_id AS varchar)) AS q"
+)
+"""The job of a stage of a stored run, its queue, priority and arguments read in the statement."""
+
+
 def queue_of(stage: str, lane: str | None = None) -> str:
     """The queue a stage's job goes to: render for check and render, judge for the rest.
 
@@ -89,28 +103,47 @@ def defer_stage(session: Session, run_id: str, stage: str, ahead: int | None = N
     waiting in that queue (``ahead``, counted when not given) cost :data:`FAIR_STEP` each; then
     later stages come first, so runs already under way finish before new runs start (a batch
     flows through instead of checking everything first). Returns False when a job of that run
-    and stage already waits (the new one is dropped, the transaction goes on).
+    and stage already waits (the new one is dropped, the transaction goes on). Without
+    ``ahead``, the run's submitter and lane, the count and the insert are one statement.
     """
-    run = session.get(Run, run_id)
-    submitter = run.submitted_by if run is not None else None
-    queue = queue_of(stage, run.lane if run is not None else None)
+    base = [st.name for st in STAGES].index(stage)
+    qlock = f"{run_id}:{stage}:{PIPELINE}"
     if ahead is None:
-        ahead = backlog(session, queue, submitter)
-    params = {
-        "queue": queue,
-        "task": STAGE_TASK,
-        "priority": [st.name for st in STAGES].index(stage) - FAIR_STEP * ahead,
-        "qlock": f"{run_id}:{stage}:{PIPELINE}",
-        "args": json.dumps({"run_id": run_id, "stage": stage, "submitter": submitter}),
-    }
+        statement, params = (
+            _DEFER_READING_RUN,
+            {
+                "run_id": run_id,
+                "stage": stage,
+                "task": STAGE_TASK,
+                "base": base,
+                "step": FAIR_STEP,
+                "qlock": qlock,
+                "queue": queue_of(stage),
+                "heavy": HEAVY,
+                "heavy_queue": queue_of(stage, HEAVY),
+            },
+        )
+    else:
+        run = session.get(Run, run_id)
+        submitter = run.submitted_by if run is not None else None
+        statement, params = (
+            _DEFER,
+            {
+                "queue": queue_of(stage, run.lane if run is not None else None),
+                "task": STAGE_TASK,
+                "priority": base - FAIR_STEP * ahead,
+                "qlock": qlock,
+                "args": json.dumps({"run_id": run_id, "stage": stage, "submitter": submitter}),
+            },
+        )
     savepoint = session.begin_nested()
     try:
-        session.execute(_DEFER, params)
+        deferred = session.execute(statement, params).first() is not None
     except IntegrityError:  # the queueing lock: that stage already has a waiting job
         savepoint.rollback()
         return False
     savepoint.commit()
-    return True
+    return deferred
 
 
 def defer_first(session: Session, run_ids: Sequence[str]) -> None:

@@ -50,10 +50,10 @@ from service.pipeline.runner import (
     Known,
     Machinery,
     StageContext,
-    attempts_of,
+    TaskCache,
     finished,
-    load_task,
     run_stage,
+    stage_state,
 )
 from service.pipeline.stages import STAGES
 from service.storage import Database, Run, StageRecord
@@ -99,6 +99,8 @@ class StageJobs:
         self.db, self.blobs, self.machinery, self.settings = db, blobs, machinery, settings
         self.written = WrittenBlobs(blobs)
         """The blobs this worker's stages just wrote, per run (evaluate reads them here)."""
+        self.tasks = TaskCache()
+        """The frozen task versions this worker has read (each is parsed once)."""
 
     def run(self, run_id: str, stage: str, delivery: int = 1) -> None:
         """Run ``stage`` of ``run_id`` unless recorded; the next stage's job follows its record.
@@ -107,10 +109,10 @@ class StageJobs:
             StageNotRecordedError: the attempt failed (procrastinate retries the job).
         """
         with self.db.read() as s:
-            run = s.get(Run, run_id)
-            if run is None or run.status == "done":
-                return
-            task = load_task(s, run)
+            found = self.tasks.run_task(s, run_id)  # status and task key only; specs cached
+        if found is None or found[0] == "done":
+            return
+        task = found[1]
         ctx = StageContext(self.db, self.written.for_run(run_id), self.machinery, run_id, task)
         chosen = next(st for st in STAGES if st.name == stage)
         if delivery > MAX_JOB_ATTEMPTS:  # delivered again and again: only close the run
@@ -118,10 +120,11 @@ class StageJobs:
             chosen = STAGES[-1]
         version = chosen.version(ctx)
         with self.db.write() as s:  # one transaction: recorded?, attempts so far, running
-            if finished(s, run_id, chosen.name, version):  # a re-delivered job: a no-op
+            recorded, attempts = stage_state(s, run_id, chosen.name, version)
+            if recorded:  # a re-delivered job: a no-op
                 defer_next(s, run_id, chosen.name)
                 return
-            known = Known(version, attempts_of(s, run_id, chosen.name, version))
+            known = Known(version, attempts)
             s.execute(
                 update(Run).where(Run.id == run_id, Run.status == "queued").values(status="running")
             )

@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session
 from service.pipeline.render_client import RenderOutput
 from service.pipeline.runner import StageContext, Writer, Written
 from service.storage import Artifact, RenderRecord
-from service.storage.blobs import NewArtifact, record_artifact
+from service.storage.blobs import NewArtifact, record_artifacts
 from service.storage.cached_blobs import put_many
 from service.storage.details import CheckDetail, RenderDetail
 
@@ -54,9 +54,18 @@ def _new(
 
 
 def record_render(s: Session, ctx: StageContext, out: RenderOutput, extracted_id: int) -> Written:
-    """Store the render log, its record, and (when it finished) every frame and mask."""
+    """Store the render log, its record, and (when it finished) every frame and mask.
+
+    The log and the frames are recorded in one batch, then the masks (whose parents are the
+    frames) in another: the statements do not grow with the number of frames and masks.
+    """
     new_log = _new(ctx, "render_log", out.log.to_json(), "render.json", extracted_id)
-    log = record_artifact(s, ctx.blobs, ctx.run_id, new_log)
+    frames = out.log.frames if out.status == "ok" else []
+    news = [new_log] + [
+        _new(ctx, "frame", out.files[f.name], f.name, extracted_id, {"time_s": f.time_s})
+        for f in frames
+    ]
+    log, *frame_rows = record_artifacts(s, ctx.blobs, ctx.run_id, news)
     rec = RenderRecord(
         run_id=ctx.run_id,
         status=out.status,
@@ -72,25 +81,22 @@ def record_render(s: Session, ctx: StageContext, out: RenderOutput, extracted_id
         log_artifact_id=log.id,
     )
     s.add(rec)
-    s.flush()
     if out.status == "ok":
-        frame_ids: dict[float, int] = {}
-        for f in out.log.frames:
-            new = _new(ctx, "frame", out.files[f.name], f.name, extracted_id, {"time_s": f.time_s})
-            art = record_artifact(s, ctx.blobs, ctx.run_id, new)
-            frame_ids[f.time_s] = art.id
-        for m in out.log.masks:
-            if m.name not in out.files:
-                continue
-            meta: dict[str, JsonValue] = {
-                "time_s": m.time_s,
-                "part": m.part,
-                "kind": m.kind,
-                "pixels": m.pixels,
-            }
-            parent = frame_ids.get(m.time_s, extracted_id)
-            new = _new(ctx, "mask", out.files[m.name], m.name, parent, meta)
-            record_artifact(s, ctx.blobs, ctx.run_id, new)
+        frame_ids = {f.time_s: art.id for f, art in zip(frames, frame_rows, strict=True)}
+        masks = [
+            _new(
+                ctx,
+                "mask",
+                out.files[m.name],
+                m.name,
+                frame_ids.get(m.time_s, extracted_id),
+                {"time_s": m.time_s, "part": m.part, "kind": m.kind, "pixels": m.pixels},
+            )
+            for m in out.log.masks
+            if m.name in out.files
+        ]
+        record_artifacts(s, ctx.blobs, ctx.run_id, masks)
+    s.flush()
     detail = RenderDetail(render_record_id=rec.id, log_artifact_id=log.id, cause=out.cause)
     # a render over its budget is a finished measurement of the drawing, not a machinery failure
     return ("incomplete" if out.status == "incomplete" else "done"), detail

@@ -9,6 +9,7 @@ stage simply runs again. A finished stage is never run twice for the same versio
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -133,6 +134,42 @@ def load_task(session: Session, run: Run) -> TaskSpec:
     return TaskSpec.model_validate(row.spec)
 
 
+class TaskCache:
+    """Frozen task versions by (row id, content hash): a worker parses each one once.
+
+    Thread-safe; bounded (cleared when full). A task row never changes once stored, and its
+    content hash is part of the key, so a cached spec is always the row's.
+    """
+
+    def __init__(self, cap: int = 256) -> None:
+        """Keep at most ``cap`` specs."""
+        self.cap = cap
+        self._specs: dict[tuple[int, str], TaskSpec] = {}
+        self._lock = threading.Lock()
+
+    def run_task(self, session: Session, run_id: str) -> tuple[str, TaskSpec] | None:
+        """The run's status and frozen task (None: no such run); one query when cached."""
+        found = session.execute(
+            select(Run.status, Run.task_pk, TaskRow.content_hash)
+            .join(TaskRow, TaskRow.id == Run.task_pk)
+            .where(Run.id == run_id)
+        ).first()
+        if found is None:
+            return None
+        status, key = found[0], (found[1], found[2])
+        with self._lock:
+            spec = self._specs.get(key)
+        if spec is None:
+            row = session.get(TaskRow, key[0])
+            assert row is not None
+            spec = TaskSpec.model_validate(row.spec)
+            with self._lock:
+                if len(self._specs) >= self.cap:
+                    self._specs.clear()
+                self._specs[key] = spec
+        return status, spec
+
+
 def finished(session: Session, run_id: str, stage: str, version: str) -> bool:
     """Whether (run, stage, version) already has a record."""
     query = select(StageRecord.id).where(
@@ -141,16 +178,26 @@ def finished(session: Session, run_id: str, stage: str, version: str) -> bool:
     return session.scalar(query) is not None
 
 
-def attempts_of(s: Session, run_id: str, stage: str, version: str) -> int:
-    """Failed attempts recorded for (run, stage, version)."""
-    count = s.scalar(
-        select(func.count(StageAttempt.id)).where(
+def stage_state(s: Session, run_id: str, stage: str, version: str) -> tuple[bool, int]:
+    """Whether (run, stage, version) has a record, and its failed attempts: one query."""
+    recorded = (
+        select(StageRecord.id)
+        .where(
+            StageRecord.run_id == run_id, StageRecord.stage == stage, StageRecord.version == version
+        )
+        .exists()
+    )
+    attempts = (
+        select(func.count(StageAttempt.id))
+        .where(
             StageAttempt.run_id == run_id,
             StageAttempt.stage == stage,
             StageAttempt.version == version,
         )
+        .scalar_subquery()
     )
-    return int(count or 0)
+    found = s.execute(select(recorded, attempts)).one()
+    return bool(found[0]), int(found[1] or 0)
 
 
 @dataclass(frozen=True)
@@ -172,9 +219,9 @@ def run_stage(ctx: StageContext, stage: Stage, known: Known | None = None) -> bo
     if known is None:
         version = stage.version(ctx)
         with ctx.db.read() as s:
-            if finished(s, ctx.run_id, stage.name, version):
-                return True
-            attempts = attempts_of(s, ctx.run_id, stage.name, version)
+            recorded, attempts = stage_state(s, ctx.run_id, stage.name, version)
+        if recorded:
+            return True
     else:
         version, attempts = known.version, known.attempts
     if attempts >= MAX_STAGE_ATTEMPTS:

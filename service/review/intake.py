@@ -97,10 +97,17 @@ def queue_evaluation(
         if evaluation.kind == "review"
         else items_for_run(snapshot_of(session, run, evaluation), policy)
     )
+    wanted = [spec.item_id for spec in specs]
+    have = (
+        set(session.scalars(select(ReviewItem.id).where(ReviewItem.id.in_(wanted))))
+        if wanted
+        else set()
+    )  # one query for every item, not one per criterion
     created = 0
     for spec in specs:
-        if session.get(ReviewItem, spec.item_id) is not None:
+        if spec.item_id in have:
             continue
+        have.add(spec.item_id)
         session.add(
             ReviewItem(
                 **field_dict(spec, "run_id", "kind", "original_status", "suggestion", "reason"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -146,30 +147,64 @@ def record_artifact(
     instead of duplicating it. ``fresh_run`` skips that lookup for a run created in this very
     transaction (nothing can exist yet).
     """
-    digest = blobs.put(new.data)
-    if not fresh_run:
-        existing = session.scalar(
-            select(Artifact).where(
-                Artifact.run_id == run_id,
-                Artifact.kind == new.kind,
-                Artifact.name == new.name,
-                Artifact.sha256 == digest,
-            )
-        )
-        if existing is not None:
-            return existing
-    row = Artifact(
-        sha256=digest,
-        run_id=run_id,
-        kind=new.kind,
-        name=new.name,
-        media_type=new.media_type or MEDIA_TYPES.get(new.kind, "application/octet-stream"),
-        size=len(new.data),
-        parent_id=new.parent_id,
-        procedure_id=new.procedure_id,
-        procedure_version=new.procedure_version,
-        meta=new.meta or None,
-    )
-    session.add(row)
-    session.flush()
+    (row,) = record_artifacts(session, blobs, run_id, [new], fresh_run=fresh_run)
     return row
+
+
+ArtifactKey = tuple[str, str, str]
+"""What identifies an artifact of a run: (kind, name, sha256)."""
+
+
+def record_artifacts(
+    session: Session,
+    blobs: BlobStore,
+    run_id: str | None,
+    news: Sequence[NewArtifact],
+    *,
+    fresh_run: bool = False,
+) -> list[Artifact]:
+    """:func:`record_artifact` for many artifacts at once: their rows, in order.
+
+    Writes every blob, looks the already recorded ones up in one query (unless ``fresh_run``)
+    and inserts the others in one flush (one ``INSERT`` for rows of the same shape), so a
+    stage's statements do not grow with its number of artifacts. A repeated key within
+    ``news`` gets the same row.
+    """
+    keys: list[ArtifactKey] = [(n.kind, n.name, blobs.put(n.data)) for n in news]
+    found = {} if fresh_run or not keys else _recorded(session, run_id, keys)
+    added: list[Artifact] = []
+    for new, key in zip(news, keys, strict=True):
+        if key in found:
+            continue
+        row = Artifact(
+            sha256=key[2],
+            run_id=run_id,
+            kind=new.kind,
+            name=new.name,
+            media_type=new.media_type or MEDIA_TYPES.get(new.kind, "application/octet-stream"),
+            size=len(new.data),
+            parent_id=new.parent_id,
+            procedure_id=new.procedure_id,
+            procedure_version=new.procedure_version,
+            meta=new.meta or None,
+        )
+        found[key] = row
+        added.append(row)
+    if added:
+        session.add_all(added)
+        session.flush()
+    return [found[key] for key in keys]
+
+
+def _recorded(
+    session: Session, run_id: str | None, keys: Sequence[ArtifactKey]
+) -> dict[ArtifactKey, Artifact]:
+    """The rows of ``run_id`` already recorded under any of ``keys`` (one query)."""
+    query = select(Artifact).where(
+        Artifact.run_id == run_id,
+        Artifact.kind.in_({k for k, _, _ in keys}),
+        Artifact.sha256.in_({d for _, _, d in keys}),
+    )
+    wanted = set(keys)
+    rows = (((a.kind, a.name, a.sha256), a) for a in session.scalars(query))
+    return {key: a for key, a in rows if key in wanted}

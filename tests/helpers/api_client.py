@@ -59,9 +59,10 @@ class JsonClient:
         job: dict[str, Any] = self.typed.request("GET", f"/v1/generations/{job_id}")
         return job
 
-    def run(self, run_id: str) -> dict[str, Any]:
-        """GET one run."""
-        view: dict[str, Any] = self.typed.request("GET", f"/v1/runs/{run_id}")
+    def run(self, run_id: str, wait_s: float = 0.0) -> dict[str, Any]:
+        """GET one run (with ``wait_s``: answered once it is done, or after that long)."""
+        params = {"wait_s": wait_s} if wait_s > 0 else None
+        view: dict[str, Any] = self.typed.request("GET", f"/v1/runs/{run_id}", params=params)
         return view
 
     def artifact(self, sha256: str) -> ServiceResponse:

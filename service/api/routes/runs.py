@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 from fastapi import APIRouter, Query
+from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -21,6 +25,13 @@ from service.reports.runs import run_summary, run_view
 from service.storage import Run
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
+
+MAX_WAIT_S = 60.0
+"""The longest ``wait_s`` a caller may ask ``GET /v1/runs/{id}`` for."""
+WAIT_STEPS_S = (0.025, 0.1)
+"""How often a waiting request looks at the run's status (one small query, off the loop):
+the first step for the first :data:`QUICK_S` seconds, when most runs finish, then the second."""
+QUICK_S = 2.0
 
 
 def _submission(req: RunRequest) -> Submission:
@@ -100,12 +111,47 @@ def list_runs(
 
 
 @router.get("/{run_id}", response_model=RunView)
-def get_run(run_id: str, ctx: Ctx, caller: Submitter) -> RunView:
+async def get_run(
+    run_id: str,
+    ctx: Ctx,
+    caller: Submitter,
+    wait_s: float = Query(
+        default=0.0,
+        ge=0.0,
+        le=MAX_WAIT_S,
+        description="Wait up to this many seconds for the run to be done before answering",
+    ),
+) -> RunView:
     """One run: its status, outcome, results, stage records and artifacts.
 
     Status (queued | running | done), outcome with cause, per-criterion results with verdicts
-    and evidence, the stage records and the artifact chain of the run.
+    and evidence, the stage records and the artifact chain of the run. With ``wait_s`` (0-60,
+    422 outside) the answer comes as soon as the run is done, or after ``wait_s`` seconds with
+    the run as it is then (a long poll: the wait holds no server thread). 404 for an unknown
+    run, at once.
     """
+    if wait_s > 0 and await run_in_threadpool(_readable_status, ctx, caller, run_id) != "done":
+        start = time.monotonic()
+        while (left := start + wait_s - time.monotonic()) > 0:
+            quick = time.monotonic() - start < QUICK_S
+            await asyncio.sleep(min(WAIT_STEPS_S[0] if quick else WAIT_STEPS_S[1], left))
+            if await run_in_threadpool(run_status, ctx, run_id) == "done":
+                break
+    return await run_in_threadpool(_run_view, ctx, caller, run_id)
+
+
+def _readable_status(ctx: ServiceContext, caller: Principal, run_id: str) -> str:
+    with ctx.db.read() as s:
+        return _readable(caller, s.get(Run, run_id), run_id, s).status
+
+
+def run_status(ctx: ServiceContext, run_id: str) -> str | None:
+    """The run's status alone (what a waiting request looks at)."""
+    with ctx.db.read() as s:
+        return s.scalar(select(Run.status).where(Run.id == run_id))
+
+
+def _run_view(ctx: ServiceContext, caller: Principal, run_id: str) -> RunView:
     with ctx.db.read() as s:
         run = _readable(caller, s.get(Run, run_id), run_id, s)
         record = run_view(s, run, include_model=True, leaks=caller.is_admin)
