@@ -193,8 +193,9 @@ def test_a_killed_experiment_is_interrupted_at_start_and_its_resent_calls_are_sh
 
 def test_the_start_hook_names_experiment_jobs_as_experiments_do() -> None:
     """The hook (which may not import experiments) uses the experiments' kind and states."""
+    from service.experiments import admission
     from service.experiments import jobs as experiment_jobs
     from service.generation import orphans
 
     assert orphans.EXPERIMENT_KIND == experiment_jobs.KIND
-    assert orphans.EXPERIMENT_GENERATING == experiment_jobs.GENERATING
+    assert orphans.EXPERIMENT_GENERATING == admission.GENERATING
