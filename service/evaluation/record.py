@@ -2,9 +2,8 @@
 
 :func:`append_evaluations` stores what :func:`judges.evaluate` decided — the evaluation row with
 the versions of everything it used, every verdict (raw judge replies kept as artifacts), every
-judge failure, every criterion outcome and the grown measurement memo — and moves the run's
-current-outcome pointer to it. The first pass, re-scoring and review all write through it.
-Nothing is overwritten: the new evaluation names the one it supersedes.
+judge failure, every criterion outcome and the grown memo — and moves the run's current-outcome
+pointer to it. First pass, re-scoring and review write through it; nothing is overwritten.
 """
 
 from __future__ import annotations
