@@ -1,6 +1,6 @@
 """Selector work: a static estimate of what matching a drawing's ``<style>`` sheets costs.
 
-Part of the ``render-cost`` check (issue 24, finding 8). A style sheet is matched against every
+Part of the ``render-cost`` check. A style sheet is matched against every
 element, so a few KB of selectors over a few thousand elements is millions of matching steps, and
 ``:has()`` makes each step a walk of the tree again. The estimate, in *selector-steps*, is for
 every selector of every rule (``@`` rules' own preludes aside; their nested rules count):

@@ -1,6 +1,6 @@
 """Offscreen *layer-pixels*: a static estimate of the compositing work a drawing asks for.
 
-Part of the ``render-cost`` check (issue 24, finding 8). Small drawings can cost a renderer tens
+Part of the ``render-cost`` check. Small drawings can cost a renderer tens
 of seconds without a single expensive filter: a chain of masks (each mask references content
 that is itself masked), patterns whose tiles are filled with patterns, a filter chain whose
 kernels make every intermediate surface larger than the viewport. What they have in common is

@@ -20,6 +20,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 import judges
 from service.evaluation.record_grading import read_adjudications, store_grading
+from service.evaluation.row_values import EvaluationValues, RunPointer
 from service.storage import (
     Artifact,
     CriterionOutcomeRow,
@@ -169,7 +170,7 @@ def _store_measurements(s: Session, blobs: BlobStore, new: NewEvaluation) -> Non
     )
 
 
-def _evaluation_values(new: NewEvaluation, supersedes: int | None) -> dict[str, object]:
+def _evaluation_values(new: NewEvaluation, supersedes: int | None) -> EvaluationValues:
     v, outcome = new.versions, new.result.outcome
     return {
         "run_id": new.run_id,
@@ -228,7 +229,7 @@ def append_evaluations(
     verdicts: list[VerdictValues] = []
     failures: list[FailureValues] = []
     outcomes: list[OutcomeValues] = []
-    pointers: dict[str, dict[str, object]] = {}
+    pointers: dict[str, RunPointer] = {}
     for new, ev in zip(items, rows, strict=True):
         for v in new.result.verdicts:
             verdicts.append(_verdict_row(s, blobs, new, ev.id, v))
@@ -253,16 +254,14 @@ def append_evaluations(
     return rows
 
 
-def _point_runs(s: Session, runs: Mapping[str, Run], values: Sequence[dict[str, object]]) -> None:
-    """Move each run's current outcome to its new evaluation, in one UPDATE statement.
-
-    The loaded rows are given the same values (as the database now has them).
-    """
+def _point_runs(s: Session, runs: Mapping[str, Run], values: Sequence[RunPointer]) -> None:
+    """Move each run's current outcome to its new evaluation in one UPDATE (loaded rows too)."""
     s.execute(update(Run).execution_options(**ALL_COLUMNS), values)
     for doc in values:
-        run = runs[str(doc["id"])]
-        for key in ("outcome", "outcome_cause", "current_evaluation_id"):
-            set_committed_value(run, key, doc[key])
+        run = runs[doc["id"]]
+        set_committed_value(run, "outcome", doc["outcome"])
+        set_committed_value(run, "outcome_cause", doc["outcome_cause"])
+        set_committed_value(run, "current_evaluation_id", doc["current_evaluation_id"])
 
 
 def append_evaluation(s: Session, blobs: BlobStore, new: NewEvaluation) -> Evaluation:
