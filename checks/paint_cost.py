@@ -29,6 +29,9 @@ offscreen surfaces, so the estimate counts the pixels of every surface the rende
 Each resource is costed once per context (memoised), a reference cycle counts nothing more (the
 renderer does not draw it either), and the walk stops after :data:`MAX_WALK` elements: a walk
 that stops is reported as such (the estimate is then a lower bound and the check fails closed).
+Resources nest as deep as the document makes them (a chain of 10,000 masks is 10,000 levels), so
+the walk keeps its own stack of resource contents instead of recursing: its depth is bounded by
+:data:`MAX_WALK`, never by the interpreter's recursion limit or by what the caller already uses.
 A drawing with no mask, clip path, pattern or filter and no ``opacity`` costs nothing and is not
 walked. Pure.
 """
@@ -36,6 +39,7 @@ walked. Pure.
 from __future__ import annotations
 
 import math
+from collections.abc import Generator
 from dataclasses import dataclass
 
 from lxml import etree
@@ -82,6 +86,22 @@ for _tag in RESOURCE_TAGS:
     track_tag(_tag)  # the shared walk keeps them: a drawing without any needs no walk here
 USE_TAG = f"{{{SVG_NS}}}use"
 Size = tuple[float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class _Content:
+    """A request for the cost of painting a resource's content in a context.
+
+    The walk's own stack answers it, memoised per ``key`` and context.
+    """
+
+    key: str
+    kids: list[etree._Element]
+    cap: Size
+
+
+Costing = Generator[_Content, float, float]
+"""A step of the estimate: yields the resource contents it needs, returns its cost."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +157,44 @@ class _Walk:
         el = self.by_id(m.group(1)) if m else None
         return (m.group(1), el) if m and el is not None and local_of(el) == tag else None
 
-    def paint(self, top: etree._Element, cap: Size) -> float:
+    def total(self, step: Costing) -> float:
+        """Run ``step`` to its cost.
+
+        The resource contents it asks for (and those they ask for, to any depth) are answered
+        from an explicit stack.
+        """
+        stack: list[tuple[Costing, tuple[str, tuple[str, int, int]] | None]] = [(step, None)]
+        answer: float | None = None
+        while True:
+            current, entered = stack[-1]
+            try:
+                need = next(current) if answer is None else current.send(answer)
+            except StopIteration as done:
+                stack.pop()
+                answer = float(done.value)
+                if entered is not None:
+                    self.active.discard(entered[0])
+                    self.memo[entered[1]] = answer
+                if not stack:
+                    return answer
+                continue
+            memo_key = (need.key, _bucket(need.cap[0]), _bucket(need.cap[1]))
+            answer = self.memo.get(memo_key)
+            if answer is None and need.key in self.active:
+                self.cycles += 1
+                answer = 0.0
+            elif answer is None:
+                self.active.add(need.key)
+                stack.append((self.contents(need.kids, need.cap), (need.key, memo_key)))
+
+    def contents(self, kids: list[etree._Element], cap: Size) -> Costing:
+        """What painting ``kids`` (a resource's content) costs in a ``cap`` context."""
+        cost = 0.0
+        for child in kids:
+            cost += yield from self.paint(child, cap)
+        return cost
+
+    def paint(self, top: etree._Element, cap: Size) -> Costing:
         """What painting ``top`` and its subtree costs in a context of at most ``cap`` pixels.
 
         Only the elements with a layer property (or a ``<use>``) are read; those under an element
@@ -159,8 +216,8 @@ class _Walk:
             if tag not in GROUPS:
                 props.pop("opacity", None)  # a shape's own opacity needs no layer
             if (props or is_use) and not hidden(el, top):
-                cost += self.layers(el, tag, props, cap) if props else 0.0
-                cost += self.used(el, cap) if is_use else 0.0
+                cost += (yield from self.layers(el, tag, props, cap)) if props else 0.0
+                cost += (yield from self.used(el, cap)) if is_use else 0.0
         return cost
 
     def size(self, el: etree._Element, cap: Size) -> Size:
@@ -170,7 +227,7 @@ class _Walk:
             return cap
         return min(b[0] * self.sx, cap[0]), min(b[1] * self.sy, cap[1])
 
-    def layers(self, el: etree._Element, tag: str, props: dict[str, str], cap: Size) -> float:
+    def layers(self, el: etree._Element, tag: str, props: dict[str, str], cap: Size) -> Costing:
         """The layers ``el`` itself needs, with the content of the resources they reach."""
         w, h = self.size(el, cap)
         cost = 0.0
@@ -183,46 +240,31 @@ class _Walk:
             fx, fy = region_axes(mask[1])
             region = (min(w * fx, cap[0]), min(h * fy, cap[1]))
             area = MASK_PASSES * region[0] * region[1]
-            cost += area + self.content(mask[0], list(mask[1]), region)
+            cost += area + (yield _Content(mask[0], list(mask[1]), region))
         clip = self.resource(props.get("clip-path"), "clipPath")
         if clip is not None:
-            cost += w * h + self.content(clip[0], list(clip[1]), (w, h))
+            cost += w * h + (yield _Content(clip[0], list(clip[1]), (w, h)))
         flt = self.resource(props.get("filter"), "filter")
         if flt is not None:
             cost += self.filtered(flt[0], flt[1], w, h)
         for paint in (props.get("fill"), props.get("stroke")):
             pattern = self.resource(paint, "pattern")
             if pattern is not None:
-                cost += self.pattern(pattern[0], pattern[1], (w, h))
+                cost += yield from self.pattern(pattern[0], pattern[1], (w, h))
         if cost > self.worst_cost:
             self.worst, self.worst_cost = el, cost
         return cost
 
-    def content(self, key: str, kids: list[etree._Element], cap: Size) -> float:
-        """What painting ``kids`` (a resource's content) costs in a ``cap`` context (memoised)."""
-        memo_key = (key, _bucket(cap[0]), _bucket(cap[1]))
-        found = self.memo.get(memo_key)
-        if found is not None:
-            return found
-        if key in self.active:
-            self.cycles += 1
-            return 0.0
-        self.active.add(key)
-        cost = sum(self.paint(child, cap) for child in kids)
-        self.active.discard(key)
-        self.memo[memo_key] = cost
-        return cost
-
-    def used(self, el: etree._Element, cap: Size) -> float:
+    def used(self, el: etree._Element, cap: Size) -> Costing:
         """What the element a ``<use>`` instantiates costs (once per context)."""
         ref = href_of(el)
         target = self.by_id(ref)
         if ref is None or target is None:
             return 0.0
         kids = list(target) if local_of(target) == "symbol" else [target]
-        return self.content("use:" + ref, kids, cap)
+        return (yield _Content("use:" + ref, kids, cap))
 
-    def pattern(self, key: str, pat: etree._Element, size: Size) -> float:
+    def pattern(self, key: str, pat: etree._Element, size: Size) -> Costing:
         """The filled area, the tile's surface and the tile's content (painted once per use)."""
         chain = self.templates(pat)
         tile = self.tile(chain, size)
@@ -230,7 +272,7 @@ class _Walk:
             return 0.0
         holder = next((p for p in chain if any(isinstance(c.tag, str) for c in p)), pat)
         cap = (min(tile[0], self.view[0]), min(tile[1], self.view[1]))
-        content = self.content("pattern:" + key, list(holder), cap)
+        content = yield _Content("pattern:" + key, list(holder), cap)
         return size[0] * size[1] + cap[0] * cap[1] + content
 
     def templates(self, pat: etree._Element) -> list[etree._Element]:
@@ -305,7 +347,7 @@ def paint_cost(doc: Document, task: TaskSpec) -> PaintCost:
     tracked = [bool(doc.elements(tag)) for tag in RESOURCE_TAGS]
     if any(tracked):
         walk = _Walk(root, device_scale(root, task), bool(tracked[2]))
-        total = walk.paint(root, walk.view)
+        total = walk.total(walk.paint(root, walk.view))
     elif sets_opacity(text):
         candidates = [
             el
@@ -318,7 +360,7 @@ def paint_cost(doc: Document, task: TaskSpec) -> PaintCost:
         for el in candidates:  # only group opacity can cost: only those groups are read
             walk.walked += 1
             if not hidden(el, root):
-                total += walk.layers(el, local_of(el), layer_props(el), walk.view)
+                total += walk.total(walk.layers(el, local_of(el), layer_props(el), walk.view))
     else:
         return NOTHING
     stopped = walk.walked > MAX_WALK

@@ -11,6 +11,7 @@ count the elements it walks (never time), which stays linear in the document.
 from __future__ import annotations
 
 import re
+import sys
 
 from checks import RESOURCE_LIMIT_CHECKS, parse_document, run_checks
 from checks.css_cost import selector_cost, sheet_cost
@@ -111,6 +112,20 @@ def test_a_chain_of_200_masks_fails_render_cost_with_its_measure(static_task: Ta
     assert path == "/svg[1]/rect[1]"
     # the document's 402 elements once, and each mask's rect again when its mask is costed
     assert walked == 402 + 200 == _elements(text) + 200
+
+
+def test_a_mask_chain_deeper_than_the_interpreters_stack_is_estimated_in_full(
+    static_task: TaskSpec,
+) -> None:
+    # the walk keeps its own stack: a chain deeper than Python's recursion limit (whatever the
+    # caller's stack already holds: a worker, pytest, coverage) is costed, not "RecursionError"
+    levels = 2 * sys.getrecursionlimit()
+    doc = parse_document(mask_chain(levels))
+    cost = paint_cost(doc, static_task)
+    assert not cost.stopped and cost.cycles == 0
+    assert cost.layer_pixels == levels * 3 * 800 * 600
+    assert cost.walked == 2 * levels + 2 + levels
+    assert cost.worst is not None and cost.worst.get("mask") == f"url(#m{levels - 1})"
 
 
 def test_a_blur_chain_fails_render_cost_though_its_filter_cost_passes(
