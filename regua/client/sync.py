@@ -3,36 +3,24 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import httpx
 from tenacity import Retrying
 
-from regua.client import calls
-from regua.client.calls import RunInput
-from regua.client.common import WAIT_S, ClientBase, JobWait, Progress, RunsWait
+from regua.client.common import ClientBase
+from regua.client.methods import Methods, Plan, Steps
 from regua.client.transport import Call, ServiceHttp, decoded, read
-from regua.views.calibrations import CalibrationList, CalibrationView
-from regua.views.experiments import (
-    ExperimentAccepted,
-    ExperimentHistory,
-    ExperimentProgress,
-    ExperimentReport,
-)
-from regua.views.jobs import GenerationJobView, JobView
-from regua.views.pairwise import RankingView
-from regua.views.reports import ReportDocument
-from regua.views.submissions import BatchAccepted, RunAccepted, RunList, RunView
 
 T = TypeVar("T")
 
 
-class Client(ClientBase[httpx.BaseTransport, ServiceHttp]):
+class Client(Methods, ClientBase[httpx.BaseTransport, ServiceHttp]):
     """The synchronous client of one regua service (``/v1``), what :class:`ClientBase` says.
 
     ``Client(url, token, timeout_s=60.0, backoff=None, transport=None)``; every answer is the
     service's own read model (:mod:`regua.views`). Use as ``with Client(...) as client:``.
+    Its methods (:class:`~regua.client.methods.Methods`) are carried out by :meth:`perform`.
     """
 
     def open_http(self, transport: httpx.BaseTransport | None, **session: Any) -> ServiceHttp:
@@ -59,144 +47,16 @@ class Client(ClientBase[httpx.BaseTransport, ServiceHttp]):
         )
         return read(call, answer)
 
-    def request(
-        self, method: str, path: str, *, json: Any = None, params: Mapping[str, Any] | None = None
-    ) -> Any:
-        """Any ``/v1`` request; the decoded JSON answer."""
-        return self.send(calls.request(method, path, json=json, params=params))
-
-    def submit(self, run: RunInput) -> RunAccepted:
-        """Submit one model output; the run's id and status."""
-        return self.send(calls.submit(run))
-
-    def submit_batch(self, runs: Sequence[RunInput]) -> BatchAccepted:
-        """Submit many outputs at once (all accepted or none); their ids in order."""
-        return self.send(calls.submit_batch(runs))
-
-    def run(self, run_id: str, wait_s: float = 0.0) -> RunView:
-        """One run: status, outcome, criteria with every vote, stages and artifacts.
-
-        With ``wait_s`` (at most 60) the service answers as soon as the run is done, or after
-        ``wait_s`` seconds with the run as it is then.
-        """
-        return self.send(calls.run(run_id, wait_s))
-
-    def runs(
-        self, task: str | None = None, status: str | None = None, limit: int = 100, offset: int = 0
-    ) -> RunList:
-        """A page of the caller's runs, newest first."""
-        return self.send(calls.runs(task, status, limit, offset))
-
-    def wait(
-        self,
-        run_ids: Iterable[str],
-        *,
-        timeout_s: float = 600.0,
-        on_progress: Progress | None = None,
-        poll_s: float = 0.5,
-        wait_s: float = WAIT_S,
-    ) -> dict[str, RunView]:
-        """Wait until every run is done; their final views by id (``TimeoutError`` past it).
-
-        Each look asks the service to hold the answer until the oldest pending run is done, up
-        to ``wait_s`` seconds (a long poll: no request while nothing changes); ``wait_s=0``
-        looks at every pending run every ``poll_s`` seconds instead.
-        """
-        waiting = RunsWait(run_ids, timeout_s, on_progress)
-        if self.long_poll_s(wait_s) <= 0:
-            while not waiting.finished({i: self.run(i) for i in waiting.pending}):
-                time.sleep(poll_s)
-            return waiting.done
-        while True:
-            run_id, wait = waiting.next_look(self.long_poll_s(wait_s))
-            if waiting.finished({run_id: self.run(run_id, wait)}):
-                return waiting.done
-
-    def evaluate(self, runs: Sequence[RunInput], **wait: Any) -> list[RunView]:
-        """Submit outputs as one batch and wait for them; their views in order."""
-        ids = [r.run_id for r in self.submit_batch(runs).runs]
-        views = self.wait(ids, **wait)
-        return [views[i] for i in ids]
-
-    def report(
-        self, tasks: Sequence[str], models: Sequence[str] = (), **options: str | int | bool
-    ) -> ReportDocument:
-        """The report of ``tasks`` (``ID@VERSION`` or ``ID``), optionally of some models."""
-        return self.send(calls.report(tasks, models, **options))
-
-    def generate(self, request: Mapping[str, Any]) -> GenerationJobView:
-        """Ask the service to call a model for a task (``docs/generation.md``); the job."""
-        return self.send(calls.generate(request))
-
-    def generation(self, job_id: str) -> GenerationJobView:
-        """A generation job: state, repeats done, run ids once done."""
-        return self.send(calls.generation(job_id))
-
-    def wait_generation(
-        self,
-        job_id: str,
-        *,
-        timeout_s: float = 600.0,
-        on_progress: Progress | None = None,
-        poll_s: float = 0.5,
-    ) -> GenerationJobView:
-        """Poll a generation until it is no longer running (``TimeoutError`` past the deadline)."""
-        waiting = JobWait(job_id, timeout_s, on_progress)
-        while not waiting.finished(job := self.generation(job_id)):
-            time.sleep(poll_s)
-        return job
-
-    def start_experiment(
-        self,
-        file_text: str | None = None,
-        document: Mapping[str, Any] | None = None,
-        window: str | None = None,
-        generator: str | None = None,
-    ) -> ExperimentAccepted:
-        """Run (or resume) an experiment from its file's text or its document."""
-        return self.send(calls.start_experiment(file_text, document, window, generator))
-
-    def experiment(self, experiment_id: str) -> ExperimentProgress:
-        """How far an experiment got."""
-        return self.send(calls.experiment(experiment_id))
-
-    def experiment_report(self, experiment_id: str) -> ExperimentReport:
-        """The paired report of an experiment."""
-        return self.send(calls.experiment_report(experiment_id))
-
-    def experiment_history(self, name: str) -> ExperimentHistory:
-        """Every window of an experiment, one series per arm."""
-        return self.send(calls.experiment_history(name))
-
-    def calibrations(self) -> CalibrationList:
-        """The newest stored calibration runs (admins)."""
-        return self.send(calls.calibrations())
-
-    def calibration(self, run_id: str) -> CalibrationView:
-        """One stored calibration run with its gate decisions (admins)."""
-        return self.send(calls.calibration(run_id))
-
-    def calibrate(self, body: Mapping[str, Any]) -> CalibrationView | JobView:
-        """Calibrate a judge (``docs/calibration.md``): the stored run, or its job."""
-        return self.send(calls.calibrate(body))
-
-    def calibration_job(self, job_id: str) -> JobView:
-        """A calibration job."""
-        return self.send(calls.calibration_job(job_id))
-
-    def pairwise_ranking(
-        self, task: str | None = None, criterion: str | None = None, **options: str | int
-    ) -> RankingView:
-        """The pairwise ranking of the stored comparisons (admins)."""
-        return self.send(calls.pairwise_ranking(task, criterion, **options))
-
-    def compare(self, body: Mapping[str, Any]) -> JobView:
-        """Judge pairs of stored runs in the background (admins); the job."""
-        return self.send(calls.compare(body))
-
-    def pairwise_job(self, job_id: str) -> JobView:
-        """A pairwise comparison job."""
-        return self.send(calls.pairwise_job(job_id))
+    def perform(self, plan: Plan[T]) -> T:
+        """Carry out a method's plan: send its calls, sleep its pauses; its result."""
+        steps, answer = Steps(plan), None
+        while (step := steps.next(answer)) is not None:
+            answer = None
+            if isinstance(step, Call):
+                answer = self.send(step)
+            else:
+                time.sleep(step.seconds)
+        return steps.result
 
     def artifact(self, sha256: str) -> bytes:
         """One stored artifact's bytes."""
