@@ -13,7 +13,7 @@ a fenced block tagged svg/xml, then untagged fences and prose, then the largest,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from checks.types import CandidateInfo, Extraction
 from checks.xmltext import prolog_start, to_text
@@ -200,52 +200,43 @@ def _choice_notes(cands: list[_Candidate], index: int, chosen: _Candidate) -> tu
     return tuple(notes)
 
 
-def extract_svg(raw: str | bytes) -> Extraction:
-    """Find the SVG document in a raw reply. Never raises; no SVG gives status ``no_svg``."""
-    try:
-        text, encoding, bom = to_text(raw)
-        cands = find_candidates(text)
-    except Exception as exc:  # defensive: extraction must never take the process down
-        return Extraction(
-            status="no_svg",
-            svg_text=None,
-            method=None,
-            candidates=0,
-            chosen_index=None,
-            policy=POLICY,
-            procedure_id=PROCEDURE_ID,
-            procedure_version=PROCEDURE_VERSION,
-            raw_length=len(raw),
-            notes=(f"extraction error: {type(exc).__name__}",),
-        )
-    if not cands:
-        return Extraction(
-            status="no_svg",
-            svg_text=None,
-            method=None,
-            candidates=0,
-            chosen_index=None,
-            policy=POLICY,
-            procedure_id=PROCEDURE_ID,
-            procedure_version=PROCEDURE_VERSION,
-            encoding=encoding,
-            bom=bom,
-            raw_length=len(raw),
-            notes=("no <svg element, markup document or XML document found",),
-        )
-    index, chosen = max(enumerate(cands), key=_key)
+def _nothing_found(
+    raw: str | bytes, notes: tuple[str, ...], encoding: str = "utf-8", bom: bool = False
+) -> Extraction:
+    """The extraction of ``raw`` that found no SVG, saying why (what a find fills in)."""
     return Extraction(
-        status="found",
-        svg_text=text[chosen.start : chosen.end],
-        method=chosen.method,
-        candidates=len(cands),
-        chosen_index=index,
+        status="no_svg",
+        svg_text=None,
+        method=None,
+        candidates=0,
+        chosen_index=None,
         policy=POLICY,
         procedure_id=PROCEDURE_ID,
         procedure_version=PROCEDURE_VERSION,
         encoding=encoding,
         bom=bom,
         raw_length=len(raw),
+        notes=notes,
+    )
+
+
+def extract_svg(raw: str | bytes) -> Extraction:
+    """Find the SVG document in a raw reply. Never raises; no SVG gives status ``no_svg``."""
+    try:
+        text, encoding, bom = to_text(raw)
+        cands = find_candidates(text)
+    except Exception as exc:  # defensive: extraction must never take the process down
+        return _nothing_found(raw, (f"extraction error: {type(exc).__name__}",))
+    if not cands:
+        note = "no <svg element, markup document or XML document found"
+        return _nothing_found(raw, (note,), encoding, bom)
+    index, chosen = max(enumerate(cands), key=_key)
+    return replace(
+        _nothing_found(raw, _choice_notes(cands, index, chosen), encoding, bom),
+        status="found",
+        svg_text=text[chosen.start : chosen.end],
+        method=chosen.method,
+        candidates=len(cands),
+        chosen_index=index,
         candidate_info=_candidate_infos(text, cands),
-        notes=_choice_notes(cands, index, chosen),
     )

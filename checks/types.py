@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 CheckStatus = Literal["pass", "fail", "not_applicable"]
@@ -20,6 +20,11 @@ def clip(text: str, limit: int = SNIPPET_MAX) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def field_values(record: Any) -> dict[str, Any]:
+    """A flat dataclass's fields by name, in their order (its JSON-able form)."""
+    return {f.name: getattr(record, f.name) for f in fields(record)}
+
+
 @dataclass(frozen=True, slots=True)
 class Evidence:
     """Where a problem (or a notable fact) sits: a message plus line, element path and snippet."""
@@ -30,13 +35,8 @@ class Evidence:
     snippet: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-able form."""
-        return {
-            "message": self.message,
-            "line": self.line,
-            "path": self.path,
-            "snippet": self.snippet,
-        }
+        """Plain JSON-able form: every field by name."""
+        return field_values(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,15 +70,8 @@ class CandidateInfo:
     has_svg: bool
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-able form."""
-        return {
-            "method": self.method,
-            "start": self.start,
-            "end": self.end,
-            "line": self.line,
-            "complete": self.complete,
-            "has_svg": self.has_svg,
-        }
+        """Plain JSON-able form: every field by name."""
+        return field_values(self)
 
 
 @dataclass(frozen=True, slots=True)
