@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from regua.records import PlainRecord, field_dict
 
 CheckStatus = Literal["pass", "fail", "not_applicable"]
 ReportStatus = Literal["pass", "fail"]
@@ -20,23 +22,17 @@ def clip(text: str, limit: int = SNIPPET_MAX) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def field_values(record: Any) -> dict[str, Any]:
-    """A flat dataclass's fields by name, in their order (its JSON-able form)."""
-    return {f.name: getattr(record, f.name) for f in fields(record)}
-
-
 @dataclass(frozen=True, slots=True)
-class Evidence:
-    """Where a problem (or a notable fact) sits: a message plus line, element path and snippet."""
+class Evidence(PlainRecord):
+    """Where a problem (or a notable fact) sits: a message plus line, element path and snippet.
+
+    ``to_dict``: the fields by name.
+    """
 
     message: str
     line: int | None = None
     path: str | None = None
     snippet: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-able form: every field by name."""
-        return field_values(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,17 +46,13 @@ class CheckResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able form."""
-        return {
-            "id": self.id,
-            "version": self.version,
-            "status": self.status,
-            "evidence": [e.to_dict() for e in self.evidence],
-        }
+        evidence = [e.to_dict() for e in self.evidence]
+        return {**field_dict(self, "id", "version", "status"), "evidence": evidence}
 
 
 @dataclass(frozen=True, slots=True)
-class CandidateInfo:
-    """One place in a raw reply that could hold the SVG document."""
+class CandidateInfo(PlainRecord):
+    """One place in a raw reply that could hold the SVG document (``to_dict``: the fields)."""
 
     method: str
     start: int
@@ -68,10 +60,6 @@ class CandidateInfo:
     line: int
     complete: bool
     has_svg: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-able form: every field by name."""
-        return field_values(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,16 +86,9 @@ class Extraction:
         The SVG text itself is included only when ``include_text`` (it is untrusted content and
         is stored as its own artifact), otherwise its sha256 and length.
         """
-        out: dict[str, Any] = {
-            "status": self.status,
-            "method": self.method,
-            "candidates": self.candidates,
-            "chosen_index": self.chosen_index,
-            "policy": self.policy,
-            "procedure_id": self.procedure_id,
-            "procedure_version": self.procedure_version,
-            "encoding": self.encoding,
-            "bom": self.bom,
+        out = field_dict(self, "status", "method", "candidates", "chosen_index", "policy")
+        out |= field_dict(self, "procedure_id", "procedure_version", "encoding", "bom")
+        out |= {
             "raw_length": self.raw_length,
             "candidate_info": [c.to_dict() for c in self.candidate_info],
             "notes": list(self.notes),
