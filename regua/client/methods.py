@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Generator, Iterable, Sequence
 from dataclasses import dataclass
 from typing import (
-    TYPE_CHECKING,
     Any,
     Concatenate,
     Generic,
@@ -31,12 +30,6 @@ from regua.client.common import WAIT_S, ClientBase, JobWait, Progress, RunsWait
 from regua.client.transport import Call
 from regua.views.jobs import GenerationJobView
 from regua.views.submissions import RunView
-
-if TYPE_CHECKING:
-    from collections.abc import Coroutine
-
-    from regua.client.aio import AsyncClient
-    from regua.client.sync import Client
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -60,6 +53,20 @@ class Performer(Protocol):
 
     def perform(self, plan: Plan[Any]) -> Any:
         """The plan's result (or an awaitable of it)."""
+
+
+class Plainly(Protocol):
+    """A client that carries out a plan plainly (:class:`~regua.client.Client`)."""
+
+    def perform(self, plan: Plan[T]) -> T:
+        """The plan's result."""
+
+
+class Awaited(Protocol):
+    """A client that carries out a plan awaited (:class:`~regua.client.AsyncClient`)."""
+
+    def perform(self, plan: Plan[T]) -> Coroutine[Any, Any, T]:
+        """An awaitable of the plan's result."""
 
 
 class Steps(Generic[T]):
@@ -111,11 +118,11 @@ class Method(Generic[P, T]):
     def __get__(self, client: None, owner: type[Any] | None = None) -> Method[P, T]: ...
 
     @overload
-    def __get__(self, client: Client, owner: type[Any] | None = None) -> Callable[P, T]: ...
+    def __get__(self, client: Plainly, owner: type[Any] | None = None) -> Callable[P, T]: ...
 
     @overload
     def __get__(
-        self, client: AsyncClient, owner: type[Any] | None = None
+        self, client: Awaited, owner: type[Any] | None = None
     ) -> Callable[P, Coroutine[Any, Any, T]]: ...
 
     def __get__(self, client: Performer | None, owner: type[Any] | None = None) -> Any:
