@@ -90,16 +90,21 @@ def _check_lock(what: str, any_id: str, digest: str, locked: dict[str, str], src
         )
 
 
+def _refuse_changed(src: str, kind: str, id_: str, registered: str, given: str) -> None:
+    """Refuse a file's ``kind`` whose id is registered with another content hash."""
+    if registered != given:
+        raise ConfigurationError(
+            f"{src}: {kind} {id_} is already registered with other content (hash "
+            f"{registered[:12]}, file {given[:12]}); a changed {kind} needs a new id"
+        )
+
+
 def _check_registered(profiles: tuple[JudgeProfile, ...], src: str) -> None:
     known = {p.id: p for p in list_profiles()}
     for p in profiles:
         old = known.get(p.id)
-        if old is not None and old.content_hash() != p.content_hash():
-            raise ConfigurationError(
-                f"{src}: profile {p.id} is already registered with other content (hash "
-                f"{old.content_hash()[:12]}, file {p.content_hash()[:12]}); a changed profile "
-                "needs a new id"
-            )
+        if old is not None:
+            _refuse_changed(src, "profile", p.id, old.content_hash(), p.content_hash())
 
 
 def _check_panel_registered(panel: JudgePanel, src: str) -> None:
@@ -107,12 +112,7 @@ def _check_panel_registered(panel: JudgePanel, src: str) -> None:
         old = get_panel(panel.id)
     except NotFoundError:
         return
-    if old.content_hash() != panel.content_hash():
-        raise ConfigurationError(
-            f"{src}: panel {panel.id} is already registered with other content (hash "
-            f"{old.content_hash()[:12]}, file {panel.content_hash()[:12]}); a changed panel "
-            "needs a new id"
-        )
+    _refuse_changed(src, "panel", panel.id, old.content_hash(), panel.content_hash())
 
 
 def _panels_of(

@@ -6,7 +6,7 @@ Everything here is immutable and JSON-serialisable through ``to_dict()``. Pure: 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, get_args
 
 from judges.adjudication_record import Adjudication
@@ -18,6 +18,11 @@ from regua.records import field_dict, fields_of
 
 CRITERION_STATUSES: dict[str, CriterionStatus] = {s: s for s in get_args(CriterionStatus)}
 """Each criterion status by name (narrows stored text to :data:`CriterionStatus`)."""
+
+
+def _with_set(out: Mapping[str, Any], **optional: object) -> dict[str, Any]:
+    """``out`` and, after it, each optional value that is set (a ``None`` is left out)."""
+    return {**out, **{k: v for k, v in optional.items() if v is not None}}
 
 
 @dataclass(frozen=True)
@@ -37,16 +42,12 @@ class Vote:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (``note`` and ``level`` only when set)."""
-        out: dict[str, Any] = {
+        out = {
             "judge_profile_id": self.judge_profile_id,
             "status": self.status.value,
             "eligible": self.eligible,
         }
-        if self.note is not None:
-            out["note"] = self.note
-        if self.level is not None:
-            out["level"] = self.level
-        return out
+        return _with_set(out, note=self.note, level=self.level)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Vote:
@@ -79,14 +80,12 @@ class CriterionOutcome:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (``level`` only on a graded criterion with a decided level)."""
-        out: dict[str, Any] = {
+        out = {
             **field_dict(self, "criterion", "kind", "status", "review_required", "review_reason"),
             "votes": [v.to_dict() for v in self.votes],
             **field_dict(self, "disagreement", "cause"),
         }
-        if self.level is not None:
-            out["level"] = self.level
-        return out
+        return _with_set(out, level=self.level)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CriterionOutcome:
@@ -149,13 +148,8 @@ class SeatedJudge:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SeatedJudge:
-        """Inverse of :meth:`to_dict`."""
-        return cls(
-            str(data["registered_id"]),
-            str(data["id"]),
-            str(data["content_hash"]),
-            str(data["kind"]),
-        )
+        """Inverse of :meth:`to_dict` (every field is text)."""
+        return cls(*(str(data[f.name]) for f in fields(cls)))
 
 
 @dataclass(frozen=True)
@@ -172,16 +166,14 @@ class PanelRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (stored as ``evaluations.judge_panel``; ``adjudicator`` when set)."""
-        out: dict[str, Any] = {
+        out = {
             "id": self.id,
             "family": self.family,
             "assignments": {k: list(v) for k, v in sorted(self.assignments.items())},
             "content_hash": self.content_hash,
             "judges": [j.to_dict() for j in self.judges],
         }
-        if self.adjudicator is not None:
-            out["adjudicator"] = self.adjudicator
-        return out
+        return _with_set(out, adjudicator=self.adjudicator)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PanelRecord:

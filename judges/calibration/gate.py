@@ -209,25 +209,14 @@ def gate_checks(metrics: Metrics, t: GateThresholds, *, necessary: bool = True) 
                 "missed critical errors cannot be measured"
             )
             checks.append(Check("unsure", why, (Need("fail", more, "missed critical errors"),)))
-        checks.append(
-            rate_check(
-                "missed-critical-error rate",
-                metrics.missed_critical,
-                t.max_missed_critical_rate,
-                use_upper=t.use_upper_bound,
-                label="fail",
-            )
-        )
-    if t.max_false_reject_rate is not None:
-        checks.append(
-            rate_check(
-                "false-reject rate",
-                metrics.false_reject,
-                t.max_false_reject_rate,
-                use_upper=t.use_upper_bound,
-                label="pass",
-            )
-        )
+    missed_limit = t.max_missed_critical_rate if necessary else None
+    rates = (
+        ("missed-critical-error rate", metrics.missed_critical, missed_limit, "fail"),
+        ("false-reject rate", metrics.false_reject, t.max_false_reject_rate, "pass"),
+    )
+    for name, rate, limit, label in rates:
+        if limit is not None:
+            checks.append(rate_check(name, rate, limit, use_upper=t.use_upper_bound, label=label))
     if t.min_recall_lower is not None:
         for label in ("fail", "pass"):
             checks.append(recall_check(metrics.confusion, label, t.min_recall_lower))

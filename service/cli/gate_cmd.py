@@ -18,11 +18,13 @@ from regua.errors import NotFoundError
 from regua.settings import load_settings
 from regua.views.calibrations import GateDecisionView
 from service.calibration.store import gate_history, gate_view, judge_matches
+from service.cli.options import AsJson
 from service.storage import Database
 from service.tasks_store.configured import configured_database_exists, with_data_dir
 
 gate_app = typer.Typer(help="The reliability gate: who votes on what, and since when.")
 DataDir = typer.Option(None, "--data-dir", help="Data folder (REGUA_DATA_DIR, default 'data')")
+Family = typer.Option(None, "--family", help="Only this task family")
 
 
 def _read(
@@ -55,7 +57,11 @@ def _line(d: GateDecisionView) -> str:
     return f"    {d.decided_at}  {d.status:<12} set {d.set_id} ({size}), run {d.run_id}{why}"
 
 
-def _print(decisions: list[GateDecisionView]) -> None:
+def _print(decisions: list[GateDecisionView], as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps([d.model_dump(mode="json") for d in decisions], indent=1))
+        return
+
     def key(d: GateDecisionView) -> tuple[str, str, str]:
         return d.profile_id, d.task_family, d.criterion
 
@@ -68,34 +74,27 @@ def _print(decisions: list[GateDecisionView]) -> None:
 @gate_app.command("history")
 def history_command(
     judge: str = typer.Argument(..., help="Judge profile id (or the id it votes under)"),
-    family: str | None = typer.Option(None, "--family", help="Only this task family"),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    family: str | None = Family,
+    as_json: bool = AsJson,
     data_dir: Path | None = DataDir,
 ) -> None:
     """Every gate decision of JUDGE over time, per family and criterion (oldest first)."""
     decisions = _read(data_dir, judge, family, history=True)
-    if as_json:
-        typer.echo(json.dumps([d.model_dump(mode="json") for d in decisions], indent=1))
-        return
-    if not decisions:
+    if not decisions and not as_json:
         typer.echo(f"no gate decision for {judge}" + (f" on family {family}" if family else ""))
         raise typer.Exit(1)
-    _print(decisions)
+    _print(decisions, as_json)
 
 
 @gate_app.command("show")
 def show_command(
     judge: str | None = typer.Option(None, "--judge", help="Only this judge"),
-    family: str | None = typer.Option(None, "--family", help="Only this task family"),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    family: str | None = Family,
+    as_json: bool = AsJson,
     data_dir: Path | None = DataDir,
 ) -> None:
     """The latest decision per judge, criterion and family: what the jury reads now."""
-    decisions = _read(data_dir, judge, family, history=False)
-    if as_json:
-        typer.echo(json.dumps([d.model_dump(mode="json") for d in decisions], indent=1))
-        return
-    _print(decisions)
+    _print(_read(data_dir, judge, family, history=False), as_json)
 
 
 def register(app: typer.Typer) -> None:

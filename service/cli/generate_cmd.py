@@ -15,6 +15,7 @@ from regua.client import Client
 from regua.errors import GenerationError
 from regua.views.jobs import ChainView, GenerationJobView
 from regua.views.submissions import RunView
+from service.cli.options import Api, ApiKeyEnv, BaseUrl, MaxTokens, ModelName, Temperature
 from service.cli.service_cmd import friendly, service_client
 
 NOT_AVAILABLE = "not available"
@@ -27,19 +28,17 @@ FINDINGS_HELP = "Also show the static checks' findings in each revision round"
 
 def generate(
     task: str = typer.Option(..., "--task", help="Task reference ID@VERSION"),
-    api: str = typer.Option(..., "--api", help="openai (OpenAI-compatible), anthropic or mock"),
-    model: str = typer.Option(..., "--model", help="Model name sent to the API"),
-    base_url: str | None = typer.Option(None, "--base-url", help="API base URL, e.g. .../v1"),
-    api_key_env: str | None = typer.Option(
-        None, "--api-key-env", help="Variable holding the key in the SERVICE's environment"
-    ),
+    api: str = Api,
+    model: str = ModelName,
+    base_url: str | None = BaseUrl,
+    api_key_env: str | None = ApiKeyEnv,
     repeats: int = typer.Option(1, "--repeats", min=1, max=1000, help="Calls for the task"),
     label: str | None = typer.Option(None, "--label", help="Model label (default: --model)"),
     provider: str | None = typer.Option(
         None, "--provider", help="Who serves the model (default: the base URL's host, else --api)"
     ),
-    temperature: float | None = typer.Option(None, "--temperature", min=0, max=2),
-    max_tokens: int | None = typer.Option(None, "--max-tokens", min=1),
+    temperature: float | None = Temperature,
+    max_tokens: int | None = MaxTokens,
     timeout_s: float = typer.Option(120.0, "--timeout", help="Seconds per call to the model"),
     revise: int = typer.Option(0, "--revise", min=0, max=5, help=REVISE_HELP),
     revise_findings: bool = typer.Option(False, "--revise-findings", help=FINDINGS_HELP),

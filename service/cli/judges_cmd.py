@@ -19,6 +19,7 @@ import judges
 from judges.listing import describe_panel, describe_profile
 from regua.errors import ReguaError
 from regua.settings import load_settings
+from service.cli.options import AsJson
 from service.tasks_store.configured import configured_tasks, families_of, with_data_dir
 
 judges_app = typer.Typer(help="Judge profiles and panels declared in YAML.", no_args_is_help=True)
@@ -66,7 +67,7 @@ def add_command(
 
 
 @judges_app.command("list")
-def list_command(as_json: bool = typer.Option(False, "--json", help="Print JSON")) -> None:
+def list_command(as_json: bool = AsJson) -> None:
     """Every registered judge profile and panel (built-in and from the judges folder)."""
     settings = load_settings()
     profiles = [describe_profile(p, settings) for p in judges.list_profiles()]

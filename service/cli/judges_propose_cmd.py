@@ -21,6 +21,7 @@ from service.calibration.candidates import Calibrated, Proposed, ProposeJudges, 
 from service.cli.calibrate_cmd import StoreOption, where_stored
 from service.cli.calibrate_summary import STATUS_WORDS, est
 from service.cli.judges_cmd import _folder, judges_app
+from service.cli.options import AsJson
 from service.pipeline.render_client import RenderClient
 from service.storage import Database
 from service.storage.blob_registry import open_blob_store
@@ -103,7 +104,7 @@ def propose_command(
     folder: Path | None = typer.Option(None, "--dir", help="Judges folder (REGUA_JUDGES_DIR)"),
     data_dir: Path | None = typer.Option(None, "--data-dir", help="Data folder (REGUA_DATA_DIR)"),
     store: bool = StoreOption,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    as_json: bool = AsJson,
 ) -> None:
     """Write candidate judges for a criterion, calibrate them, seat the trusted in a new panel.
 

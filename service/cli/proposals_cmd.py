@@ -9,6 +9,7 @@ ask the model for variants and store them as proposals (nothing is registered);
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -17,6 +18,15 @@ import typer
 
 from regua.client import Client
 from regua.errors import ApiError, ReguaError
+from service.cli.options import (
+    Api,
+    ApiKeyEnv,
+    AsJson,
+    BaseUrl,
+    MaxTokens,
+    ModelName,
+    Temperature,
+)
 from service.cli.task_files_cmd import DataDir, Token, Url, _admin_client
 from service.cli.tasks_cmd import tasks_app
 from service.tasks_store.files import read_text
@@ -57,14 +67,12 @@ def propose(
         ..., "--dimensions", help="Dimensions the model proposes values for, comma-separated"
     ),
     n: int = typer.Option(20, "--n", min=1, max=200, help="How many variants to propose"),
-    api: str = typer.Option(..., "--api", help="openai (OpenAI-compatible), anthropic or mock"),
-    model: str = typer.Option(..., "--model", help="Model name sent to the API"),
-    base_url: str | None = typer.Option(None, "--base-url", help="API base URL, e.g. .../v1"),
-    api_key_env: str | None = typer.Option(
-        None, "--api-key-env", help="Variable holding the key in the SERVICE's environment"
-    ),
-    temperature: float | None = typer.Option(None, "--temperature", min=0, max=2),
-    max_tokens: int | None = typer.Option(None, "--max-tokens", min=1),
+    api: str = Api,
+    model: str = ModelName,
+    base_url: str | None = BaseUrl,
+    api_key_env: str | None = ApiKeyEnv,
+    temperature: float | None = Temperature,
+    max_tokens: int | None = MaxTokens,
     timeout_s: float = typer.Option(120.0, "--timeout", help="Seconds for the call"),
     url: str | None = Url,
     token: str | None = Token,
@@ -109,7 +117,7 @@ def proposals(
         None, "--state", help="proposed | accepted | rejected (default: all)"
     ),
     template: str | None = typer.Option(None, "--template", help="Only this template's"),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    as_json: bool = AsJson,
     url: str | None = Url,
     token: str | None = Token,
     data_dir: Path | None = DataDir,
@@ -156,28 +164,36 @@ def _decide(
         raise typer.Exit(code)
 
 
-@proposals_app.command("accept")
-def accept(
-    ids: list[int] = typer.Argument(..., help="Proposal ids"),
-    reason: str = typer.Option("", "--reason", help="Why (recorded)"),
-    url: str | None = Url,
-    token: str | None = Token,
-    data_dir: Path | None = DataDir,
-) -> None:
-    """Register each proposal's task version (frozen) and record the acceptance."""
-    _decide(ids, "accept", reason, url, token, data_dir)
+def _decision_command(verb: str, reason_help: str, doc: str) -> Callable[..., None]:
+    """The ``proposals accept`` or ``proposals reject`` command: post ``verb`` for each id."""
+
+    def decide(
+        ids: list[int] = typer.Argument(..., help="Proposal ids"),
+        reason: str = typer.Option("", "--reason", help=reason_help),
+        url: str | None = Url,
+        token: str | None = Token,
+        data_dir: Path | None = DataDir,
+    ) -> None:
+        _decide(ids, verb, reason, url, token, data_dir)
+
+    decide.__doc__ = doc
+    return decide
 
 
-@proposals_app.command("reject")
-def reject(
-    ids: list[int] = typer.Argument(..., help="Proposal ids"),
-    reason: str = typer.Option("", "--reason", help="Why not (recorded)"),
-    url: str | None = Url,
-    token: str | None = Token,
-    data_dir: Path | None = DataDir,
-) -> None:
-    """Record a rejection for each proposal (nothing is registered)."""
-    _decide(ids, "reject", reason, url, token, data_dir)
+proposals_app.command("accept")(
+    _decision_command(
+        "accept",
+        "Why (recorded)",
+        "Register each proposal's task version (frozen) and record the acceptance.",
+    )
+)
+proposals_app.command("reject")(
+    _decision_command(
+        "reject",
+        "Why not (recorded)",
+        "Record a rejection for each proposal (nothing is registered).",
+    )
+)
 
 
 tasks_app.add_typer(proposals_app, name="proposals")

@@ -15,6 +15,7 @@ import typer
 
 from regua.errors import InputError
 from regua.settings import load_settings
+from service.cli.options import AsJson
 from service.evaluation.diff import EvaluationDiff
 from service.evaluation.rescore import RescoreResult
 from service.tasks_store.configured import with_data_dir
@@ -48,7 +49,7 @@ def rescore_command(
         None, "--compare", help="Diff two evaluation sets A B instead of re-scoring"
     ),
     data_dir: Path = typer.Option(None, "--data-dir", help="Data folder (REGUA_DATA_DIR)"),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    as_json: bool = AsJson,
 ) -> None:
     """Re-score stored runs with a new judge panel (append-only), or compare two evaluations."""
     from service.context import ServiceContext

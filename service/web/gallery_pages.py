@@ -18,23 +18,18 @@ from service.api.headers import artifact_headers
 from service.web.auth import cookie_principal
 from service.web.gallery_data import OUTCOMES, build_gallery, gallery_tasks
 from service.web.motion import parse_frames, readable_motion
-from service.web.pages import _error, _login_redirect, page
+from service.web.pages import Filters, _error, _login_redirect, page
 
 router = APIRouter(include_in_schema=False)
 
 
 @router.get("/gallery")
-def gallery(
-    request: Request,
-    ctx: Ctx,
-    task: str | None = None,
-    outcome: str | None = None,
-    criterion: str | None = None,
-) -> Response:
+def gallery(request: Request, ctx: Ctx, filter_by: Filters) -> Response:
     """The drawings of a task version, one column per model and one row per item or repeat."""
     who = cookie_principal(request)
     if who is None:
         return _login_redirect(request)
+    task, outcome, criterion = filter_by.task, filter_by.outcome, filter_by.criterion
     try:
         if outcome and outcome not in OUTCOMES:
             raise InputError(f"outcome must be one of {', '.join(OUTCOMES)}")

@@ -21,10 +21,10 @@ from datetime import timedelta
 from functools import lru_cache
 from importlib import resources
 from itertools import groupby
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
@@ -35,6 +35,7 @@ from regua.errors import (
     PermissionDeniedError,
     ReguaError,
 )
+from regua.records import fields_of
 from service.access.artifacts import readable_media_type
 from service.access.sessions import close_session, open_session
 from service.access.tokens import Principal, authenticate
@@ -63,6 +64,7 @@ from service.web.auth import (
     set_cookie,
 )
 from service.web.data import run_page, runs_list
+from service.web.rows import RunFilters
 
 router = APIRouter(include_in_schema=False)
 
@@ -83,6 +85,9 @@ FLASH = {
     "open": "Saved. The item waits for another independent review.",
     "disputed": "Saved. Reviewers disagree: the item goes to an adjudicating reviewer.",
 }
+
+Filters = Annotated[RunFilters, Depends()]
+"""A page's run filters, from its query parameters (see :class:`~service.web.rows.RunFilters`)."""
 
 _WEB = resources.files("service.web")
 templates = Jinja2Templates(directory=str(_WEB / "templates"))
@@ -329,27 +334,12 @@ def review_submit(
 
 
 @router.get("/runs")
-def runs_page(
-    request: Request,
-    ctx: Ctx,
-    task: str | None = None,
-    model: str | None = None,
-    outcome: str | None = None,
-    criterion: str | None = None,
-    status: str | None = None,
-) -> Response:
+def runs_page(request: Request, ctx: Ctx, filter_by: Filters) -> Response:
     """Runs (own runs for submitters, all for admins), filterable as the report links them."""
     who = cookie_principal(request)
     if who is None:
         return _login_redirect(request)
-    given = {
-        "task": task,
-        "model": model,
-        "outcome": outcome,
-        "criterion": criterion,
-        "status": status,
-    }
-    filters = {k: v for k, v in given.items() if v}
+    filters = {k: v for k, v in fields_of(filter_by).items() if v}
     try:
         with ctx.db.read() as s:
             runs = runs_list(s, who, filters)

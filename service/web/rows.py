@@ -108,3 +108,17 @@ class TaskCounts:
     ref: str
     models: list[ModelCounts]
     criteria: list[CriterionCounts]
+
+
+@dataclass(frozen=True)
+class RunFilters:
+    """The runs a page is narrowed to, as the report links ask (query parameters; empty: any).
+
+    Taken by a page as ``Annotated[RunFilters, Depends()]``: each field is a query parameter.
+    """
+
+    task: str | None = None
+    model: str | None = None
+    outcome: str | None = None
+    criterion: str | None = None
+    status: str | None = None

@@ -24,6 +24,7 @@ from regua.views.calibrations import CalibrationList, CalibrationView, JobList
 from regua.views.jobs import JobView
 from service.access.pools import check_task_access
 from service.api.deps import Admin, Ctx
+from service.api.started import started_or_done
 from service.api.text import SEED_MAX, StorableJson, Text
 from service.calibration.calibrate import CalibrationRequest, calibrate, store_run
 from service.calibration.sets import BUNDLED_NAMES, LoadedSet, check_drawings, files_artifact
@@ -137,10 +138,9 @@ def _calibrate(ctx: ServiceContext, request: CalibrationRequest, requested_by: i
 
 @router.post(
     "",
-    status_code=202,
-    response_model=CalibrationView | JobView,
-    response_model_exclude_none=True,
-    responses={201: {"description": "the stored run (an imported `run`, or with `wait`)"}},
+    **started_or_done(
+        CalibrationView | JobView, "the stored run (an imported `run`, or with `wait`)"
+    ),
 )
 def create_calibration(
     body: CalibrationBody, ctx: Ctx, caller: Admin, response: Response

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from regua.errors import ReguaError
 from service.access.pools import check_task_access
 from service.api.deps import Admin, Ctx
+from service.api.started import started_or_done
 from service.api.text import Text
 from service.context import ServiceContext
 from service.evaluation.batches import (
@@ -88,10 +89,9 @@ def _run(
 
 @router.post(
     "",
-    status_code=202,
-    response_model=FinishedBatch | BatchView,
-    response_model_exclude_none=True,
-    responses={201: {"description": "with `wait`: the finished batch with every evaluation"}},
+    **started_or_done(
+        FinishedBatch | BatchView, "with `wait`: the finished batch with every evaluation"
+    ),
 )
 def create_evaluations(
     body: RescoreBody, ctx: Ctx, caller: Admin, response: Response
