@@ -26,10 +26,10 @@ pytestmark = pytest.mark.heavy  # handed out first (tests/helpers/xdist.py)
 
 
 TASK = "shutdown-static@1"
-RENDER_CPU_S = 10.0
+RENDER_CPU_S = 12.0
 """The render budget of :data:`TASK`: the slow drawing needs more, so the first server's render
 is still busy when it is stopped, and the second server's ends at this budget (not the default
-20 s: half the CPU for the same proof that the run was resumed from the render)."""
+20 s: less CPU for the same proof that the run was resumed from the render)."""
 GOOD = (REPO / "samples/outputs/structured-good.svg").read_text()
 STOP_WITHIN_S = 8.0
 """A few seconds: the grace of open requests (2 s) and of work in progress (3 s), plus exit."""
