@@ -62,6 +62,16 @@ def shutdown_task() -> TaskSpec:
     return TaskSpec.model_validate({**base, "id": "shutdown-static", "output": output})
 
 
+def tasks_dir(root: Path) -> Path:
+    """A task folder (``REGUA_TASKS_DIR``) holding :func:`shutdown_task`."""
+    folder = root / "tasks"
+    folder.mkdir()
+    spec = shutdown_task()
+    assert spec.ref == TASK
+    (folder / "shutdown.yaml").write_text(yaml.safe_dump(spec.to_wire(), sort_keys=False))
+    return folder
+
+
 def _state(db: Database, run_id: str) -> tuple[str, str | None, int, set[str]]:
     with db.read() as s:
         run = s.get(Run, run_id)
@@ -74,15 +84,11 @@ def _state(db: Database, run_id: str) -> tuple[str, str | None, int, set[str]]:
 @pytest.mark.sandbox
 def test_sigterm_mid_render_exits_quickly_and_hands_the_run_back(tmp_path: Path) -> None:
     require_real_rendering()
-    data, tasks = tmp_path / "data", tmp_path / "tasks"
+    data, tasks = tmp_path / "data", tasks_dir(tmp_path)
     data.mkdir()
-    tasks.mkdir()
-    spec = shutdown_task()
-    assert spec.ref == TASK
-    (tasks / "shutdown.yaml").write_text(yaml.safe_dump(spec.to_wire(), sort_keys=False))
     db = Database(f"sqlite:///{data / 'regua.sqlite3'}")
     slow = slow_drawing()
-    assert run_checks(slow, spec).status == "pass", "must be rendered"
+    assert run_checks(slow, shutdown_task()).status == "pass", "must be rendered"
     first = Served(data, REGUA_TASKS_DIR=str(tasks))
     try:
         client = first.client()
