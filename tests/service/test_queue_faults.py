@@ -27,12 +27,14 @@ import pytest
 
 from tests.helpers.fleet import STALLED_S, Fleet
 from tests.helpers.pg import fresh_pg_database
-from tests.helpers.runs import TASK
 from tests.helpers.s3 import REGION, S3Server
 from tests.helpers.server import require_real_rendering
 from tests.service.conftest import GOOD
 
 pytestmark = [pytest.mark.heavy, pytest.mark.postgres, pytest.mark.browser, pytest.mark.sandbox]
+TASK = "pelican-bicycle-static@1"
+"""One frame and no masks per render (as the crash test): the faults are the queue's, and the
+runs of a fault test need many real renders, each a fraction of the CPU of a masked one."""
 
 
 @pytest.fixture

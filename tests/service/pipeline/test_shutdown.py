@@ -13,18 +13,23 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from sqlalchemy import func, select
 
 from checks import run_checks
 from service.pipeline.jobs import INTERRUPTED, Job, JobFields, JobRunner
 from service.storage import Database, Run, StageAttempt, StageRecord
-from tasks import bundled_registry
+from tasks import TaskSpec, bundled_registry
 from tests.helpers.server import REPO, Served, require_real_rendering
 
 pytestmark = pytest.mark.heavy  # handed out first (tests/helpers/xdist.py)
 
 
-TASK = "pelican-bicycle-static@1"
+TASK = "shutdown-static@1"
+RENDER_CPU_S = 12.0
+"""The render budget of :data:`TASK`: the slow drawing needs more, so the first server's render
+is still busy when it is stopped, and the second server's ends at this budget (not the default
+20 s: less CPU for the same proof that the run was resumed from the render)."""
 GOOD = (REPO / "samples/outputs/structured-good.svg").read_text()
 STOP_WITHIN_S = 8.0
 """A few seconds: the grace of open requests (2 s) and of work in progress (3 s), plus exit."""
@@ -49,6 +54,24 @@ def slow_drawing(passes: int = 30, radius: int = 200) -> str:
     return GOOD.replace("</svg>", heavy + "</svg>")
 
 
+def shutdown_task() -> TaskSpec:
+    """``shutdown-static@1``: the static pelican task with a render budget of
+    :data:`RENDER_CPU_S` CPU seconds."""
+    base = bundled_registry().get("pelican-bicycle-static@1").to_wire()
+    output = {**base["output"], "max_render_cpu_s": RENDER_CPU_S}
+    return TaskSpec.model_validate({**base, "id": "shutdown-static", "output": output})
+
+
+def tasks_dir(root: Path) -> Path:
+    """A task folder (``REGUA_TASKS_DIR``) holding :func:`shutdown_task`."""
+    folder = root / "tasks"
+    folder.mkdir()
+    spec = shutdown_task()
+    assert spec.ref == TASK
+    (folder / "shutdown.yaml").write_text(yaml.safe_dump(spec.to_wire(), sort_keys=False))
+    return folder
+
+
 def _state(db: Database, run_id: str) -> tuple[str, str | None, int, set[str]]:
     with db.read() as s:
         run = s.get(Run, run_id)
@@ -61,12 +84,12 @@ def _state(db: Database, run_id: str) -> tuple[str, str | None, int, set[str]]:
 @pytest.mark.sandbox
 def test_sigterm_mid_render_exits_quickly_and_hands_the_run_back(tmp_path: Path) -> None:
     require_real_rendering()
-    data = tmp_path / "data"
+    data, tasks = tmp_path / "data", tasks_dir(tmp_path)
     data.mkdir()
     db = Database(f"sqlite:///{data / 'regua.sqlite3'}")
     slow = slow_drawing()
-    assert run_checks(slow, bundled_registry().get(TASK)).status == "pass", "must be rendered"
-    first = Served(data)
+    assert run_checks(slow, shutdown_task()).status == "pass", "must be rendered"
+    first = Served(data, REGUA_TASKS_DIR=str(tasks))
     try:
         client = first.client()
         run_id = client.submit(TASK, "slow-model", slow)
@@ -78,7 +101,9 @@ def test_sigterm_mid_render_exits_quickly_and_hands_the_run_back(tmp_path: Path)
                 break
             time.sleep(0.1)
         assert (status, stages) == ("running", {"check"}) and owner, "never caught mid-render"
-        time.sleep(6)  # the render worker has started and is busy (the render takes 30 s)
+        # the render worker has started and is busy: the render needs over RENDER_CPU_S CPU
+        # seconds, of which these 6 s (a worker's cold start included) cannot give it all
+        time.sleep(6)
         assert _state(db, run_id)[3] == {"check"}
         t0 = time.monotonic()
         first.proc.send_signal(signal.SIGTERM)
@@ -96,8 +121,9 @@ def test_sigterm_mid_render_exits_quickly_and_hands_the_run_back(tmp_path: Path)
     assert attempts == 0, "the interrupted render was counted as a failed attempt"
     assert "handed 1 unfinished run(s) back to the queue" in first.output()
 
-    # a new server resumes it from the render (a short render timeout, so it finishes soon)
-    second = Served(data, REGUA_JOB_TIMEOUT_S="3")
+    # a new server resumes it from the render (a short render timeout, so it finishes soon; the
+    # render ends at the task's budget of RENDER_CPU_S CPU seconds)
+    second = Served(data, REGUA_JOB_TIMEOUT_S="3", REGUA_TASKS_DIR=str(tasks))
     try:
         client = second.client()
         view = client.wait([run_id], timeout_s=180)[run_id]
