@@ -10,11 +10,7 @@ capturing them again: a seeked, paused, script-free document renders the same pi
 state. Only documents of the swap path are keyed (no fetch vector, so no image that plays on its
 own clock); the key lists every time-dependent input (``stateKey`` in ``instrument.js``), and any
 value it cannot read switches reuse off for that timestamp. A reused frame's entry names the time
-it was captured at (``same_as``). After the first capture, one ``keys`` call seeks every remaining
-timestamp in turn and returns their keys, so a timestamp whose state was already captured is not
-seeked again (each separate seek made Chromium draw a frame nobody captured); a timestamp that is
-seeked for its capture must show the key that call predicted, else every later timestamp is seeked
-as before.
+it was captured at (``same_as``).
 
 ``reference=True`` runs the mask path as it was before these optimisations (:func:`capture_masks`
 and :func:`encode_masks`, no reuse): tests and ``benchmarks/render.py`` compare the two.
@@ -84,19 +80,10 @@ class FrameLoop:
         kinds: set[str] = set()
         seen: dict[str, _Captured] = {}
         reuse = self.reuse and not self.reference and info.get("path") == "swap"
-        planned: list[Any] | None = None
         for index, time_s in enumerate(times):
-            if index == 1 and reuse and len(times) > 2:
-                planned = self._plan(times, kinds)
-            ahead = planned[index] if planned is not None else None
-            if isinstance(ahead, str) and ahead in seen:  # a state captured before: no seek
-                self._reuse(seen[ahead], time_s, result, files)
-                continue
             seek = info if index == 0 else self._seek(time_s)
             kinds.update(seek["kinds"])
             key = seek.get("key") if reuse else None
-            if planned is not None and key != ahead:
-                planned = None  # the state depends on the seeks before it: seek every time
             known = seen.get(key) if isinstance(key, str) else None
             if known is None:
                 known = self._capture(time_s, result, files)
@@ -105,12 +92,6 @@ class FrameLoop:
             else:
                 self._reuse(known, time_s, result, files)
         return kinds
-
-    def _plan(self, times: tuple[float, ...], kinds: set[str]) -> list[Any]:
-        """The state key of every time (index 0 unknown), read in one call; adds their kinds."""
-        answer = self._evaluate({"op": "keys", "times": list(times[1:])})
-        kinds.update(answer["kinds"])
-        return [None, *answer["keys"]]
 
     def _evaluate(self, arg: dict[str, Any]) -> Any:
         if self.reference:

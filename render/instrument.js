@@ -283,18 +283,6 @@
     info.key = stateKey();
     return info;
   }
-  function keys(times) {
-    // the state key of every time, seeked in order, in one call: the caller then seeks only the
-    // times whose state it has not captured yet (no frame is drawn between these seeks)
-    maskRestore();
-    const kinds = new Set();
-    const out = [];
-    for (const t of times) {
-      for (const k of seek(t).kinds) kinds.add(k);
-      out.push(stateKey());
-    }
-    return { keys: out, kinds: Array.from(kinds).sort() };
-  }
   function inspectAt() {
     const r = document.documentElement;
     return { root: r.localName, root_ns: r.namespaceURI, parse_error: null, xml_viewer: false,
@@ -306,7 +294,6 @@
     case "selftest_setup": return selftestSetup(arg.spec);
     case "seek": return seek(arg.t);
     case "frame": return frame(arg.t);
-    case "keys": return keys(arg.times);
     case "inspect": return inspect();
     case "inspect_seek": return Object.assign(inspect(), seek(arg.t));
     case "inspect_frame": return Object.assign(inspect(), frame(arg.t));
