@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 import judges
 from judges.calibration import GateDecision
 from judges.calibration.trust import Need, as_gate_status
+from regua.records import field_dict
 from service.storage import Database, GateDecisionRow
 
 GateKey = tuple[str, str, str]
@@ -46,7 +47,7 @@ def store_decisions(
     """Insert gate decisions (a calibration run's, or imported from another installation)."""
     rows = [
         GateDecisionRow(
-            **{name: getattr(d, name) for name in _AS_STORED},
+            **field_dict(d, *_AS_STORED),
             status=d.status,
             needs=[n.to_dict() for n in d.needs],
             reasons=list(d.reasons),
@@ -64,7 +65,7 @@ def store_decisions(
 def decision_of(row: GateDecisionRow) -> GateDecision:
     """The pure decision record of a stored row."""
     return GateDecision(
-        **{name: getattr(row, name) for name in _AS_STORED},
+        **field_dict(row, *_AS_STORED),
         status=as_gate_status(row.status, row.passed),
         needs=tuple(Need.from_dict(n) for n in row.needs or ()),
         reasons=tuple(str(r) for r in row.reasons),
