@@ -30,19 +30,8 @@ PROMPT_KIND = "adjudication_prompt"
 def _text_artifact(
     s: Session, blobs: BlobStore, run_id: str, kind: str, text: str, name: str, version: str
 ) -> int:
-    art = record_artifact(
-        s,
-        blobs,
-        run_id,
-        NewArtifact(
-            kind=kind,
-            data=text.encode("utf-8"),
-            name=name,
-            procedure_id="adjudication",
-            procedure_version=version,
-        ),
-    )
-    return art.id
+    new = NewArtifact.text(kind, text, name, ("adjudication", version))
+    return record_artifact(s, blobs, run_id, new).id
 
 
 def adjudication_row(

@@ -155,13 +155,7 @@ def _store(
             s,
             blobs,
             run.id,
-            NewArtifact(
-                kind="raw",
-                data=item.output.encode("utf-8"),
-                name="reply.txt",
-                procedure_id=RAW_PROCEDURE[0],
-                procedure_version=RAW_PROCEDURE[1],
-            ),
+            NewArtifact.text("raw", item.output, "reply.txt", RAW_PROCEDURE),
             fresh_run=True,
         )
         run.raw_artifact_id = raw.id
