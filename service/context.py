@@ -30,7 +30,7 @@ from service.evaluation.evaluator import Evaluator, check_panel
 from service.evaluation.gate import StoredEligibility
 from service.pipeline.admission import Admission, Limits
 from service.pipeline.check_stage import CHECKER_VERSION
-from service.pipeline.dispatch import Dispatcher, Workers, choose_dispatcher
+from service.pipeline.dispatch import Dispatcher, Workers, WorkerSetup, choose_dispatcher
 from service.pipeline.executor import Executor, make_owner
 from service.pipeline.jobs import JobFields, JobRunner
 from service.pipeline.pgqueue import GenerateArgs as GenerateArgs
@@ -219,7 +219,7 @@ class ServiceContext:
             return
         threads = threads or max(2, 2 * self.settings.render_workers)
         self.workers = self.dispatcher.start_workers(
-            self.db, self.blobs, self.machinery, threads, self.run_generate
+            WorkerSetup(self.db, self.blobs, self.machinery, threads, self.run_generate)
         )
 
     def start_generate(

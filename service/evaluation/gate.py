@@ -19,10 +19,26 @@ from sqlalchemy.orm import Session
 import judges
 from judges.calibration import GateDecision
 from judges.calibration.trust import Need, as_gate_status
+from regua.records import field_dict
 from service.storage import Database, GateDecisionRow
 
 GateKey = tuple[str, str, str]
 """``(profile_id, criterion, family)``."""
+
+
+_AS_STORED = (
+    "profile_id",
+    "profile_hash",
+    "criterion",
+    "task_family",
+    "passed",
+    "gate_id",
+    "set_id",
+    "split_seed",
+    "set_size",
+    "decided_at",
+)
+"""The fields a decision and its stored row hold alike (the others are converted)."""
 
 
 def store_decisions(
@@ -31,21 +47,12 @@ def store_decisions(
     """Insert gate decisions (a calibration run's, or imported from another installation)."""
     rows = [
         GateDecisionRow(
-            profile_id=d.profile_id,
-            profile_hash=d.profile_hash,
-            criterion=d.criterion,
-            task_family=d.task_family,
-            passed=d.passed,
+            **field_dict(d, *_AS_STORED),
             status=d.status,
             needs=[n.to_dict() for n in d.needs],
             reasons=list(d.reasons),
             metrics=dict(d.metrics),
             thresholds=dict(d.thresholds),
-            gate_id=d.gate_id,
-            set_id=d.set_id,
-            split_seed=d.split_seed,
-            set_size=d.set_size,
-            decided_at=d.decided_at,
             calibration_run_id=calibration_run_id or d.run_id,
         )
         for d in decisions
@@ -58,22 +65,13 @@ def store_decisions(
 def decision_of(row: GateDecisionRow) -> GateDecision:
     """The pure decision record of a stored row."""
     return GateDecision(
-        profile_id=row.profile_id,
-        criterion=row.criterion,
-        task_family=row.task_family,
-        passed=row.passed,
+        **field_dict(row, *_AS_STORED),
         status=as_gate_status(row.status, row.passed),
         needs=tuple(Need.from_dict(n) for n in row.needs or ()),
         reasons=tuple(str(r) for r in row.reasons),
         metrics=dict(row.metrics),
         thresholds=dict(row.thresholds),
-        gate_id=row.gate_id,
-        set_id=row.set_id,
-        split_seed=row.split_seed,
-        decided_at=row.decided_at,
         run_id=row.calibration_run_id,
-        profile_hash=row.profile_hash,
-        set_size=row.set_size,
     )
 
 

@@ -135,19 +135,10 @@ def _raw_artifact(
         )
     if verdict.raw_reply is None:
         return None
-    art = record_artifact(
-        s,
-        blobs,
-        new.run_id,
-        NewArtifact(
-            kind="judge_raw",
-            data=verdict.raw_reply.encode("utf-8"),
-            name=f"judge-{verdict.criterion}-{verdict.judge_profile_id}.json",
-            procedure_id="judge",
-            procedure_version=verdict.judge_profile_id,
-        ),
-    )
-    return art.id
+    judge = verdict.judge_profile_id
+    name = f"judge-{verdict.criterion}-{judge}.json"
+    raw = NewArtifact.text("judge_raw", verdict.raw_reply, name, ("judge", judge))
+    return record_artifact(s, blobs, new.run_id, raw).id
 
 
 def _store_measurements(s: Session, blobs: BlobStore, new: NewEvaluation) -> None:

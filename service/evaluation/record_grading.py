@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 import judges
 from judges.adjudication_record import ADJUDICATION_RESULTS, Adjudication, PeerAnswer
 from judges.rubric_score import RubricScore
+from regua.records import field_dict
 from service.storage import AdjudicationRow, Artifact, RubricScoreRow
 from service.storage.blobs import BlobStore, NewArtifact, record_artifact
 
@@ -29,19 +30,8 @@ PROMPT_KIND = "adjudication_prompt"
 def _text_artifact(
     s: Session, blobs: BlobStore, run_id: str, kind: str, text: str, name: str, version: str
 ) -> int:
-    art = record_artifact(
-        s,
-        blobs,
-        run_id,
-        NewArtifact(
-            kind=kind,
-            data=text.encode("utf-8"),
-            name=name,
-            procedure_id="adjudication",
-            procedure_version=version,
-        ),
-    )
-    return art.id
+    new = NewArtifact.text(kind, text, name, ("adjudication", version))
+    return record_artifact(s, blobs, run_id, new).id
 
 
 def adjudication_row(
@@ -65,10 +55,7 @@ def adjudication_row(
     )
     return AdjudicationRow(
         evaluation_id=evaluation_id,
-        criterion=adj.criterion,
-        adjudicator_id=adj.adjudicator_id,
-        adjudicator_hash=adj.adjudicator_hash,
-        reason=adj.reason,
+        **field_dict(adj, "criterion", "adjudicator_id", "adjudicator_hash", "reason"),
         answers=[a.to_dict() for a in adj.answers],
         trusted=adj.trusted,
         result=adj.result,
@@ -83,18 +70,24 @@ def adjudication_row(
     )
 
 
+_RUBRIC_AS_STORED = (
+    "name",
+    "formula",
+    "score",
+    "score_text",
+    "arithmetic",
+    "threshold",
+    "threshold_met",
+    "max_score",
+)
+"""The fields of a rubric score its stored row takes over as they are."""
+
+
 def rubric_row(evaluation_id: int, rubric: RubricScore, verdict: str) -> RubricScoreRow:
     """The stored rubric score of one evaluation (``verdict``: its outcome status)."""
     return RubricScoreRow(
         evaluation_id=evaluation_id,
-        name=rubric.name,
-        formula=rubric.formula,
-        score=rubric.score,
-        score_text=rubric.score_text,
-        arithmetic=rubric.arithmetic,
-        threshold=rubric.threshold,
-        threshold_met=rubric.threshold_met,
-        max_score=rubric.max_score,
+        **field_dict(rubric, *_RUBRIC_AS_STORED),
         levels=dict(rubric.levels),
         bounds=[b.to_dict() for b in rubric.bounds],
         missing=list(rubric.missing),

@@ -15,7 +15,7 @@ from service.experiments.spec import ModelParams
 from service.generation.policy import check_allowed
 from service.generation.request import GenerationParams
 from service.generation.revise import generate_and_revise
-from service.generation.runner import check_generation, generate_runs
+from service.generation.runner import RunOptions, check_generation, generate_runs
 from service.storage import GenerationRow
 
 if TYPE_CHECKING:
@@ -45,35 +45,17 @@ class RunnerGenerator:
         continues from its last round); the first answers' run ids are returned.
         """
         gen, revise = _params(params), options.get("revise")
-        token_id, prompt, panel = options["token_id"], options["prompt"], options["panel"]
-        keys, progress = options["case_keys"], options.get("on_progress")
-        job = options.get("job")
+        run: RunOptions = {
+            "token_id": options["token_id"],
+            "prompt": options["prompt"],
+            "panel": options["panel"],
+            "case_keys": options["case_keys"],
+            "on_progress": options.get("on_progress"),
+            "job": options.get("job"),
+        }
         if revise is None:
-            return generate_runs(
-                ctx,
-                task_ref,
-                gen,
-                repeats,
-                token_id=token_id,
-                prompt=prompt,
-                panel=panel,
-                case_keys=keys,
-                on_progress=progress,
-                job=job,
-            )
-        chains = generate_and_revise(
-            ctx,
-            task_ref,
-            gen,
-            repeats,
-            revise,
-            token_id=token_id,
-            prompt=prompt,
-            panel=panel,
-            case_keys=keys,
-            on_progress=progress,
-            job=job,
-        )
+            return generate_runs(ctx, task_ref, gen, repeats, **run)
+        chains = generate_and_revise(ctx, task_ref, gen, repeats, revise, **run)
         return [c.first_run_id for c in chains]
 
     def check(

@@ -8,7 +8,7 @@ report prints it next to the number. A case's ``outcome`` is ``pass``, ``fail``,
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 import numpy as np
 
@@ -53,6 +53,10 @@ class Counts:
     def pass_rate(self) -> float | None:
         """Passes / all cases (pending, incomplete and running count as not passed)."""
         return self.passed / self.total if self.total else None
+
+    def by_outcome(self) -> dict[str, int]:
+        """Each outcome word of ``OUTCOMES`` with its count, in that order."""
+        return dict(zip(OUTCOMES, astuple(self), strict=True))
 
     def range_text(self) -> str:
         """The pass rate's range from pending results (not a confidence interval)."""

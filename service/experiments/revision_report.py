@@ -68,11 +68,7 @@ def feedback_section(db: Database, plan: Plan, cases: Sequence[CaseView]) -> lis
                     "round": rnd,
                     "series": series_label(rnd),
                     "counts": {
-                        "pass": counts.passed,
-                        "fail": counts.failed,
-                        "pending": counts.pending,
-                        "incomplete": counts.incomplete,
-                        "running": counts.running,
+                        **counts.by_outcome(),
                         "not_generated": len(per_case) - len(present),
                     },
                     "pass_rate": counts.pass_rate,

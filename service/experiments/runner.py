@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -22,13 +21,11 @@ from service.experiments.judging import panel_of
 from service.experiments.plan import Case, case_key, prompt_for, prompt_sha256
 from service.experiments.store import add_cases, get_experiment, plan_of, set_status, stored_keys
 from service.generation.revise import ReviseOptions
+from service.generation.runner import Progress
 from service.storage import ExperimentCaseRow, Run, RunRevisionRow
 
 if TYPE_CHECKING:
     from service.context import ServiceContext
-
-Progress = Callable[[int, int], None]
-"""Called with (cases stored, cases planned)."""
 
 
 @dataclass(frozen=True)
@@ -52,7 +49,10 @@ def generate_cases(
     stop: threading.Event | None = None,
     on_progress: Progress | None = None,
 ) -> tuple[int, bool]:
-    """Generate every case not stored yet; (cases stored now, whether it finished)."""
+    """Generate every case not stored yet; (cases stored now, whether it finished).
+
+    ``on_progress`` is called with (cases stored, cases planned).
+    """
     plan = plan_of(get_experiment(ctx.db, ident))
     done = stored_keys(ctx.db, ident)
     planned = len(plan.arms) * len(plan.items) * plan.repeats

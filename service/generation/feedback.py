@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import judges
+from judges.vision.prompt import pick_frames
 from regua.llm.call import Image, Message, Part, Text
 
 REVISE_VERSION = "revise@1"
@@ -51,17 +52,6 @@ class Feedback:
         return Message("user", tuple(parts))
 
 
-def spread(frames: Sequence[judges.FrameImage], limit: int) -> list[judges.FrameImage]:
-    """At most ``limit`` frames, evenly spread, the first and the last always kept."""
-    items = list(frames)
-    if limit <= 0 or len(items) <= limit:
-        return items
-    if limit == 1:
-        return items[:1]
-    step = (len(items) - 1) / (limit - 1)
-    return [items[round(i * step)] for i in range(limit)]
-
-
 def _findings(checks: judges.CheckSummary | None) -> list[str]:
     """One line per check that did not pass, with its first message (or none)."""
     if checks is None:
@@ -88,7 +78,7 @@ def build_feedback(
     inp: judges.EvalInput, *, findings: bool, max_frames: int = MAX_FRAMES
 ) -> Feedback:
     """The feedback on one stored run (``inp`` as judges would read it, minus their verdicts)."""
-    frames = spread(inp.frames, max_frames) if inp.render.status == "ok" else []
+    frames = pick_frames(inp.frames, max_frames) if inp.render.status == "ok" else []
     shown = INTRO.format(count=len(frames)) if frames else ""
     paragraphs = [shown or NOT_RENDERED.format(why=_why_not_rendered(inp))]
     listed = _findings(inp.checks) if findings else []

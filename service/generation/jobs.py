@@ -33,7 +33,7 @@ from service.context import (
 from service.generation.calls import resent_calls
 from service.generation.request import GenerationParams
 from service.generation.revise import ReviseOptions, generate_and_revise
-from service.generation.runner import generate_runs
+from service.generation.runner import RunOptions, generate_runs
 from service.generation.share import ADMIT_LOCK, Share
 from service.pipeline.jobs import JobFields
 from service.storage import GenerationJobRow, utcnow
@@ -181,33 +181,20 @@ def _run(ctx: ServiceContext, args: GenerateArgs, stop: threading.Event) -> JobF
         done[1] += 1
         _set(ctx, job.id, rounds_done=done[1])
 
+    run: RunOptions = {
+        "token_id": job.token_id,
+        "case_keys": job.case_keys(),
+        "on_progress": progress,
+        "stop": stop,
+        "job": job.id,
+    }
     try:
         if job.revise is None:
-            ids = generate_runs(
-                ctx,
-                job.task,
-                job.params,
-                job.repeats,
-                token_id=job.token_id,
-                case_keys=job.case_keys(),
-                on_progress=progress,
-                stop=stop,
-                job=job.id,
-            )
+            ids = generate_runs(ctx, job.task, job.params, job.repeats, **run)
             chains: list[ChainView] = []
         else:
             found = generate_and_revise(
-                ctx,
-                job.task,
-                job.params,
-                job.repeats,
-                job.revise,
-                token_id=job.token_id,
-                case_keys=job.case_keys(),
-                on_progress=progress,
-                on_round=round_done,
-                stop=stop,
-                job=job.id,
+                ctx, job.task, job.params, job.repeats, job.revise, on_round=round_done, **run
             )
             chains = [ChainView(run_ids=c.run_ids, stopped=c.stopped) for c in found]
             ids = [c.first_run_id for c in found]

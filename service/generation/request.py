@@ -8,10 +8,13 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, Field, field_validator
 
 from regua.llm.call import Message, ModelCall
+from regua.records import field_dict
 
 Api = Literal["openai", "anthropic", "mock"]
 VENDOR_HOSTS = {"api.openai.com": "openai", "api.anthropic.com": "anthropic"}
 """Hosts of the APIs' own vendors, named as when no base URL is given."""
+_CALL_FIELDS = ("api", "model", "base_url", "temperature", "max_tokens", "timeout_s")
+"""The parameters a model call takes over as they are."""
 
 
 def http_base_url(value: str | None) -> str | None:
@@ -74,13 +77,8 @@ class GenerationParams(BaseModel, frozen=True):
     ) -> ModelCall:
         """The call of one repeat: the prompt as the one user turn."""
         return ModelCall(
-            api=self.api,
-            model=self.model,
+            **field_dict(self, *_CALL_FIELDS),
             messages=(Message.text("user", prompt),),
-            base_url=self.base_url,
-            temperature=self.temperature,
-            max_tokens=self.max_tokens,
-            timeout_s=self.timeout_s,
             repeat=repeat,
             api_key=api_key,
             idempotency_key=idempotency_key,

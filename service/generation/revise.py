@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -46,7 +46,7 @@ from service.generation.revision_store import (
 )
 from service.generation.runner import (
     GenerationPlan,
-    Progress,
+    RunOptions,
     generate_runs,
     plan_generation,
     store_reply,
@@ -247,33 +247,22 @@ def generate_and_revise(
     repeats: int,
     options: ReviseOptions,
     *,
-    token_id: int | None,
-    prompt: str | None = None,
-    case_keys: Sequence[str] | None = None,
-    panel: str | None = None,
-    on_progress: Progress | None = None,
     on_round: RoundDone | None = None,
-    stop: threading.Event | None = None,
-    job: str | None = None,
+    **run: Unpack[RunOptions],
 ) -> list[Chain]:
-    """First answers (as :func:`generate_runs`, stopped by ``stop``), then every chain's rounds.
+    """First answers (:func:`generate_runs` with the options ``run``), then every chain's rounds.
 
-    Calls are recorded under ``job`` (see :mod:`service.generation.calls`).
+    ``run["stop"]`` stops the rounds too; calls are recorded under ``run["job"]`` (see
+    :mod:`service.generation.calls`).
     """
-    first = generate_runs(
+    first = generate_runs(ctx, task_ref, params, repeats, **run)
+    plan = plan_generation(
         ctx,
         task_ref,
         params,
-        repeats,
-        token_id=token_id,
-        prompt=prompt,
-        case_keys=case_keys,
-        on_progress=on_progress,
-        panel=panel,
-        stop=stop,
-        job=job,
+        token_id=run["token_id"],
+        prompt=run.get("prompt"),
+        panel=run.get("panel"),
+        job=run.get("job"),
     )
-    plan = plan_generation(
-        ctx, task_ref, params, token_id=token_id, prompt=prompt, panel=panel, job=job
-    )
-    return revise_all(plan, first, options, on_round, case_keys, stop)
+    return revise_all(plan, first, options, on_round, run.get("case_keys"), run.get("stop"))

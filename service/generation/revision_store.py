@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from regua.records import field_dict
 from regua.views.submissions import RevisionView
 from service.storage import Artifact, GenerationRow, Run, RunRevisionRow
 from service.storage.blobs import BlobStore, NewArtifact, record_artifact
@@ -57,11 +58,9 @@ def write_link(s: Session, blobs: BlobStore, run_id: str, link: RevisionLink) ->
     s.add(
         RunRevisionRow(
             run_id=run_id,
-            revision_of=link.revision_of,
-            first_run_id=link.first_run_id,
-            round=link.round,
-            frames_shown=link.frames_shown,
-            findings_shown=link.findings_shown,
+            **field_dict(
+                link, "revision_of", "first_run_id", "round", "frames_shown", "findings_shown"
+            ),
             conversation_artifact_id=art.id,
         )
     )

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
+from typing import Required, TypedDict
 
 from pydantic import JsonValue
 from sqlalchemy.exc import IntegrityError
@@ -41,6 +42,18 @@ MAX_BACKPRESSURE_WAIT_S = 600.0
 MAX_CASE_KEY = 200
 """Longest case key (``generations.case_key``)."""
 Progress = Callable[[int, int], None]
+
+
+class RunOptions(TypedDict, total=False):
+    """The keyword options of :func:`generate_runs` (its parameters say what each does)."""
+
+    token_id: Required[int | None]
+    prompt: str | None
+    case_keys: Sequence[str] | None
+    on_progress: Progress | None
+    panel: str | None
+    stop: threading.Event | None
+    job: str | None
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from regua.llm.client import CallResult
 from regua.llm.prices import Cost
+from regua.records import field_dict
 from regua.views.submissions import GenerationView
 from service.storage import Database, GenerationRow, StageRecord
 from service.storage.details import StageDetail
@@ -46,23 +47,14 @@ def write_record(s: Session, run_id: str, rec: GenerationRecord) -> None:
     s.add(
         GenerationRow(
             run_id=run_id,
-            api=rec.api,
-            model=rec.model,
-            repeat=rec.repeat,
+            **field_dict(rec, "api", "model", "repeat", "params", "prompt_sha256", "mock"),
+            **field_dict(rec.call, "latency_ms", "elapsed_ms", "attempts", "timed_out", "cause"),
             input_tokens=reply.usage.input_tokens if reply else None,
             output_tokens=reply.usage.output_tokens if reply else None,
-            latency_ms=rec.call.latency_ms,
-            elapsed_ms=rec.call.elapsed_ms,
             finish_reason=reply.finish_reason if reply else None,
-            attempts=rec.call.attempts,
             cost_usd=rec.cost.usd,
             price_table_version=rec.cost.table_version,
-            timed_out=rec.call.timed_out,
             refusal=bool(reply and reply.refusal),
-            params=rec.params,
-            prompt_sha256=rec.prompt_sha256,
-            cause=rec.call.cause,
-            mock=rec.mock,
             case_key=rec.case_key,
         )
     )

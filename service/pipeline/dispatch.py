@@ -1,4 +1,4 @@
-"""How pipeline stages reach a worker: one :class:`Dispatcher` protocol, two implementations.
+"""How pipeline stages reach a worker: one :class:`Dispatcher` base, two implementations.
 
 The stage code is one (:mod:`service.pipeline.runner` and :mod:`service.pipeline.stages`); only
 dispatch differs:
@@ -14,6 +14,7 @@ dispatch differs:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from sqlalchemy.orm import Session
@@ -42,74 +43,73 @@ class Workers(Protocol):
         ...
 
 
-class Dispatcher(Protocol):
-    """Where accepted runs and recorded stages go next."""
+@dataclass(frozen=True)
+class WorkerSetup:
+    """What a process's pipeline workers run on."""
+
+    db: Database
+    blobs: BlobStore
+    machinery: Machinery
+    threads: int
+    generate: GenerateHandler | None = None
+    """Runs the generate queue's jobs (a queue dispatcher; embedded jobs run on the context)."""
+
+
+class Dispatcher:
+    """Where accepted runs and recorded stages go next.
+
+    The base defers nothing: the run row is the queue. A dispatcher names itself and starts its
+    workers (:meth:`start_workers`).
+    """
 
     name: str
 
+    def __init__(self, settings: Settings) -> None:
+        """Dispatch with the lane and queue settings of ``settings``."""
+        self.settings = settings
+
     def on_submitted(self, session: Session, run_ids: Sequence[str]) -> None:
-        """Queue new runs, inside the transaction that stores them."""
-        ...
+        """Queue new runs, inside the transaction that stores them.
+
+        The base does nothing: a ``queued`` run row is claimable as soon as it commits.
+        """
 
     def on_recorded(self, session: Session, run_id: str, stage: str) -> None:
-        """Queue what follows a stage, inside the transaction that records it."""
-        ...
+        """Queue what follows a stage, inside the transaction that records it.
 
-    def start_workers(
-        self,
-        db: Database,
-        blobs: BlobStore,
-        machinery: Machinery,
-        threads: int,
-        generate: GenerateHandler | None = None,
-    ) -> Workers:
+        The base does nothing: the executor walks every stage of a claimed run.
+        """
+
+    def start_workers(self, setup: WorkerSetup) -> Workers:
         """Start this process's pipeline workers (and, on a queue, its generate jobs')."""
-        ...
+        raise NotImplementedError
 
 
-class EmbeddedDispatcher:
+class EmbeddedDispatcher(Dispatcher):
     """The run row is the queue; the in-process executor polls it (nothing to defer)."""
 
     name = "embedded"
 
-    def __init__(self, settings: Settings) -> None:
-        """Run the executor with the lane limits of ``settings``."""
-        self.settings = settings
+    def start_workers(self, setup: WorkerSetup) -> Executor:
+        """Start the in-process executor with ``setup.threads`` threads.
 
-    def on_submitted(self, session: Session, run_ids: Sequence[str]) -> None:
-        """Nothing to do: a ``queued`` run row is claimable as soon as it commits."""
-
-    def on_recorded(self, session: Session, run_id: str, stage: str) -> None:
-        """Nothing to do: the executor walks every stage of a claimed run."""
-
-    def start_workers(
-        self,
-        db: Database,
-        blobs: BlobStore,
-        machinery: Machinery,
-        threads: int,
-        generate: GenerateHandler | None = None,
-    ) -> Executor:
-        """Start the in-process executor with ``threads`` threads.
-
-        ``generate`` is unused: embedded generate jobs run on the context's job runner.
+        ``setup.generate`` is unused: embedded generate jobs run on the context's job runner.
         """
-        del generate
         executor = Executor(
-            db, blobs, machinery, threads=threads, heavy_slots=self.settings.heavy_concurrency()
+            setup.db,
+            setup.blobs,
+            setup.machinery,
+            threads=setup.threads,
+            heavy_slots=self.settings.heavy_concurrency(),
         )
         executor.start()
         return executor
 
 
-class ProcrastinateDispatcher:
+class ProcrastinateDispatcher(Dispatcher):
     """Each stage is a procrastinate job on the render or judge queue (PostgreSQL)."""
 
     name = "procrastinate"
-
-    def __init__(self, settings: Settings) -> None:
-        """Dispatch with the queue settings of ``settings``."""
-        self.settings = settings
 
     def on_submitted(self, session: Session, run_ids: Sequence[str]) -> None:
         """Defer each run's first stage (check) in the submission's transaction."""
@@ -119,23 +119,16 @@ class ProcrastinateDispatcher:
         """Defer the next stage in the transaction that records ``stage``."""
         defer_next(session, run_id, stage)
 
-    def start_workers(
-        self,
-        db: Database,
-        blobs: BlobStore,
-        machinery: Machinery,
-        threads: int,
-        generate: GenerateHandler | None = None,
-    ) -> Workers:
-        """Start procrastinate workers on a thread of this process (``threads`` is unused).
+    def start_workers(self, setup: WorkerSetup) -> Workers:
+        """Start procrastinate workers on a thread of this process (``setup.threads`` is unused).
 
-        ``generate`` runs the jobs of the ``generate`` queue (generations, experiments).
+        ``setup.generate`` runs the jobs of the ``generate`` queue (generations, experiments).
         """
         from service.pipeline.pgworker import StageJobs, WorkerThread, build_app
 
-        del threads  # the queue settings size each worker
-        jobs = StageJobs(db, blobs, machinery, self.settings)
-        worker = WorkerThread(build_app(jobs, self.settings, generate), self.settings)
+        # the queue settings size each worker
+        jobs = StageJobs(setup.db, setup.blobs, setup.machinery, self.settings)
+        worker = WorkerThread(build_app(jobs, self.settings, setup.generate), self.settings)
         worker.start()
         return worker
 

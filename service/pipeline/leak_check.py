@@ -16,6 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from checks.leaks import Leak, find_leaks
+from regua.records import field_dict
 from service.access.pools import retired_refs, watched_tasks
 from service.storage import Database, LeakFlag, TaskRow
 from tasks import TaskSpec
@@ -76,9 +77,7 @@ def record_leaks(session: Session, run_id: str, leaks: Sequence[Leak]) -> None:
                 LeakFlag(
                     run_id=run_id,
                     task_ref=leak.ref,
-                    kind=leak.kind,
-                    overlap=leak.overlap,
-                    share=leak.share,
+                    **field_dict(leak, "kind", "overlap", "share"),
                 )
             )
             have.add((leak.ref, leak.kind))

@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from regua.errors import InputError, TaskIntegrityError
+from regua.records import field_dict
 from service.pipeline.admission import Admission
 from service.storage import Database, Run, TaskRow
 from service.storage.blobs import BlobStore, NewArtifact, record_artifact
@@ -141,9 +142,7 @@ def _store(
             id=uuid.uuid4().hex,
             task_ref=spec.ref,
             task_pk=task_row.id,
-            model_label=item.model_label,
-            model_provider=item.model_provider,
-            model_params=item.model_params,
+            **field_dict(item, "model_label", "model_provider", "model_params"),
             panel_id=item.panel,
             submitted_by=token_id,
             batch_id=batch_id,
@@ -156,13 +155,7 @@ def _store(
             s,
             blobs,
             run.id,
-            NewArtifact(
-                kind="raw",
-                data=item.output.encode("utf-8"),
-                name="reply.txt",
-                procedure_id=RAW_PROCEDURE[0],
-                procedure_version=RAW_PROCEDURE[1],
-            ),
+            NewArtifact.text("raw", item.output, "reply.txt", RAW_PROCEDURE),
             fresh_run=True,
         )
         run.raw_artifact_id = raw.id

@@ -132,6 +132,17 @@ class NewArtifact:
     parent_id: int | None = None
     meta: dict[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def text(cls, kind: str, text: str, name: str, procedure: tuple[str, str]) -> NewArtifact:
+        """A text stored as UTF-8, made by ``procedure`` (its id and version)."""
+        return cls(
+            kind=kind,
+            data=text.encode("utf-8"),
+            name=name,
+            procedure_id=procedure[0],
+            procedure_version=procedure[1],
+        )
+
 
 def record_artifact(
     session: Session,

@@ -15,17 +15,14 @@ from typing import Any
 from sqlalchemy import JSON, ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from service.storage.columns import EvaluationRef, IntPk
+from service.storage.columns import CriterionKey, IntPk
 from service.storage.models import Base
 
 
-class AdjudicationRow(Base):
+class AdjudicationRow(CriterionKey, Base):
     """One adjudication of one criterion in one evaluation."""
 
     __tablename__ = "adjudications"
-    id: Mapped[IntPk]
-    evaluation_id: Mapped[EvaluationRef]
-    criterion: Mapped[str] = mapped_column(String(50))
     adjudicator_id: Mapped[str] = mapped_column(String(200))
     adjudicator_hash: Mapped[str] = mapped_column(String(64))
     reason: Mapped[str] = mapped_column(Text)  # why it was asked (never shown to it)

@@ -23,7 +23,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from service.storage.columns import TYPE_MAP, Created, EvaluationRef, IntPk, RunRef
+from service.storage.columns import TYPE_MAP, Created, CriterionKey, IntPk, RunRef, StageKey
 from service.storage.columns import (
     utcnow as utcnow,  # re-exported: the service imports it from here
 )
@@ -145,14 +145,10 @@ class Artifact(Base):
     )
 
 
-class StageRecord(Base):
+class StageRecord(StageKey, Base):
     """A finished pipeline stage of a run: the idempotence key is (run, stage, version)."""
 
     __tablename__ = "stage_records"
-    id: Mapped[IntPk]
-    run_id: Mapped[RunRef]
-    stage: Mapped[str] = mapped_column(String(32))
-    version: Mapped[str] = mapped_column(String(200))
     status: Mapped[str] = mapped_column(String(16))  # done | skipped | incomplete
     detail: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     attempts: Mapped[int] = mapped_column(default=1)
@@ -162,14 +158,10 @@ class StageRecord(Base):
     __table_args__ = (UniqueConstraint("run_id", "stage", "version", name="uq_stage_key"),)
 
 
-class StageAttempt(Base):
+class StageAttempt(StageKey, Base):
     """A stage attempt that raised (machinery trouble); counted to give up with a cause."""
 
     __tablename__ = "stage_attempts"
-    id: Mapped[IntPk]
-    run_id: Mapped[RunRef]
-    stage: Mapped[str] = mapped_column(String(32))
-    version: Mapped[str] = mapped_column(String(200))
     error: Mapped[str] = mapped_column(Text)
     created_at: Mapped[Created]
 
@@ -230,13 +222,10 @@ class Evaluation(Base):
     created_at: Mapped[Created]
 
 
-class VerdictRow(Base):
+class VerdictRow(CriterionKey, Base):
     """One judge's verdict on one criterion inside an evaluation."""
 
     __tablename__ = "verdicts"
-    id: Mapped[IntPk]
-    evaluation_id: Mapped[EvaluationRef]
-    criterion: Mapped[str] = mapped_column(String(50))
     judge_profile_id: Mapped[str] = mapped_column(String(200))
     status: Mapped[str] = mapped_column(String(20))
     evidence: Mapped[list[Any]] = mapped_column(JSON)
@@ -248,25 +237,19 @@ class VerdictRow(Base):
     level: Mapped[int | None]  # graded criteria (1400)
 
 
-class JudgeFailureRow(Base):
+class JudgeFailureRow(CriterionKey, Base):
     """A judge that could not give a verdict (machinery, not a verdict)."""
 
     __tablename__ = "judge_failures"
-    id: Mapped[IntPk]
-    evaluation_id: Mapped[EvaluationRef]
-    criterion: Mapped[str] = mapped_column(String(50))
     judge_profile_id: Mapped[str] = mapped_column(String(200))
     cause: Mapped[str] = mapped_column(String(100))
     detail: Mapped[str] = mapped_column(Text)
 
 
-class CriterionOutcomeRow(Base):
+class CriterionOutcomeRow(CriterionKey, Base):
     """The jury's result for one criterion inside an evaluation."""
 
     __tablename__ = "criterion_outcomes"
-    id: Mapped[IntPk]
-    evaluation_id: Mapped[EvaluationRef]
-    criterion: Mapped[str] = mapped_column(String(50))
     kind: Mapped[str] = mapped_column(String(20))
     status: Mapped[str] = mapped_column(String(20))
     review_required: Mapped[bool] = mapped_column(default=False)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -29,44 +29,9 @@ State = Literal["proposed", "accepted", "rejected"]
 STATES: tuple[State, ...] = ("proposed", "accepted", "rejected")
 
 
-@dataclass(frozen=True)
-class NewProposal:
-    """One variant to store, with the call that proposed it."""
+class Proposed(BaseModel):
+    """What a proposal is: the variant and the model call that proposed it."""
 
-    template: str
-    template_text: str
-    template_sha256: str
-    values: dict[str, str]
-    proposed: list[str]
-    ref: str | None
-    content_hash: str | None
-    problem: str | None
-    rationale: str
-    api: str
-    model: str
-    params: dict[str, Any]
-    prompt: str
-    prompt_sha256: str
-    reply: str
-    cost_usd: float | None
-    mock: bool
-
-
-class Decision(BaseModel):
-    """A proposal's decision."""
-
-    decision: Literal["accepted", "rejected"]
-    reason: str
-    registered_ref: str | None
-    decided_by: str
-    decided_at: datetime
-
-
-class ProposalView(FromRecord):
-    """A stored proposal as the API, the command line and the page show it."""
-
-    id: int
-    batch_id: str
     template: str
     values: dict[str, str]
     proposed: list[str]
@@ -80,6 +45,38 @@ class ProposalView(FromRecord):
     mock: bool
     prompt_sha256: str
     cost_usd: float | None
+
+
+class NewProposal(Proposed):
+    """One variant to store, with the call that proposed it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    template_text: str
+    template_sha256: str
+    params: dict[str, Any]
+    prompt: str
+    reply: str
+
+
+class Decision(BaseModel):
+    """A proposal's decision."""
+
+    decision: Literal["accepted", "rejected"]
+    reason: str
+    registered_ref: str | None
+    decided_by: str
+    decided_at: datetime
+
+
+class _StoredProposal(FromRecord):
+    id: int
+    batch_id: str
+
+
+class ProposalView(Proposed, _StoredProposal):
+    """A stored proposal as the API, the command line and the page show it."""
+
     created_at: datetime
     state: State
     decision: Decision | None = None

@@ -15,6 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from regua.llm.testing import FakeModelServer, Reply, Request
 from service.storage import Database
@@ -73,3 +74,17 @@ def wait_until(what: Callable[[], bool], timeout_s: float, label: str) -> None:
 def sqlite_db(data: Path) -> Database:
     """The served data folder's database, opened by the test (no migration)."""
     return Database(f"sqlite:///{data / 'regua.sqlite3'}", migrate=False)
+
+
+def finished_generation(served: Served, job_id: str, timeout_s: float) -> dict[str, Any]:
+    """The view of generation ``job_id`` once ``served`` has ended it; ``served`` is stopped."""
+    try:
+        with served.client() as client:
+
+            def ended() -> bool:
+                return bool(client.generation(job_id)["state"] != "running")
+
+            wait_until(ended, timeout_s, "the job")
+            return client.generation(job_id)
+    finally:
+        served.stop()

@@ -31,6 +31,7 @@ from service.generation.calls import CallSlot
 from service.generation.orphans import EXPERIMENT_CAUSE
 from service.storage import ExperimentRow, GenerationJobRow, GenerationRow, ModelCallRow
 from tests.helpers.server import Served
+from tests.service.hardening import killing
 from tests.service.hardening.killing import Gate, keys_sent, kill_hard, sqlite_db, wait_until
 
 pytestmark = [pytest.mark.heavy]
@@ -96,13 +97,8 @@ def test_a_killed_generation_resumes_with_each_case_stored_once_and_resends_coun
         first.stop()
     model.model.open()  # the held calls answer a dead process
 
-    second = _serve(data, model)  # its start resumes the generation the kill left running
-    try:
-        with second.client() as client:
-            wait_until(lambda: client.generation(job_id)["state"] != "running", 60, "the job")
-            view = client.generation(job_id)
-    finally:
-        second.stop()
+    # a second server: its start resumes the generation the kill left running
+    view = killing.finished_generation(_serve(data, model), job_id, 60)
 
     assert view["state"] == "done" and len(view["run_ids"]) == REPEATS
     assert view["resent_calls"] == 2  # the two calls the kill cut off

@@ -24,6 +24,7 @@ from service.generation.calls import CallSlot
 from service.storage import GenerationRow, ModelCallRow, RunRevisionRow
 from tests.helpers.revise import BROKEN, FIXED, TASK, revise_task_yaml
 from tests.helpers.server import Served, require_real_rendering
+from tests.service.hardening import killing
 from tests.service.hardening.killing import Gate, keys_sent, kill_hard, sqlite_db, wait_until
 
 pytestmark = [pytest.mark.heavy, pytest.mark.browser, pytest.mark.sandbox]
@@ -88,13 +89,8 @@ def test_a_killed_revision_resumes_without_asking_a_stored_round_again(
         first.stop()
     model.model.open()
 
-    second = _serve(tmp_path, model)  # its start resumes the generation
-    try:
-        with second.client() as client:
-            wait_until(lambda: client.generation(job_id)["state"] != "running", 240, "the job")
-            view = client.generation(job_id)
-    finally:
-        second.stop()
+    # a second server: its start resumes the generation the kill left running
+    view = killing.finished_generation(_serve(tmp_path, model), job_id, 240)
 
     assert view["state"] == "done" and view["resent_calls"] == 1, view
     (chain,) = view["chains"]
