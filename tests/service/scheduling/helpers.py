@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from datetime import datetime
 
 from sqlalchemy import func, select
 
@@ -46,11 +47,28 @@ def done(ctx: ServiceContext, ids: Sequence[str]) -> int:
         return int(s.scalar(query) or 0)
 
 
-def rendered(ctx: ServiceContext, ids: Sequence[str]) -> int:
-    """How many of ``ids`` have a render stage record (their render started and finished)."""
+def last_finished(ctx: ServiceContext, ids: Sequence[str]) -> datetime:
+    """When the last of ``ids`` (all finished) finished: the moment a state is read at."""
+    with ctx.db.read() as s:
+        moment = s.scalar(select(func.max(Run.finished_at)).where(Run.id.in_(ids)))
+    assert moment is not None, "none of the runs has finished"
+    return moment
+
+
+def done_by(ctx: ServiceContext, ids: Sequence[str], moment: datetime) -> int:
+    """How many of ``ids`` had finished at ``moment`` (stored times: not how soon a poll saw it)."""
+    with ctx.db.read() as s:
+        query = select(func.count(Run.id)).where(Run.id.in_(ids), Run.finished_at <= moment)
+        return int(s.scalar(query) or 0)
+
+
+def rendered_by(ctx: ServiceContext, ids: Sequence[str], moment: datetime) -> int:
+    """How many of ``ids`` had a finished render at ``moment``."""
     with ctx.db.read() as s:
         query = select(func.count(func.distinct(StageRecord.run_id))).where(
-            StageRecord.run_id.in_(ids), StageRecord.stage == "render"
+            StageRecord.run_id.in_(ids),
+            StageRecord.stage == "render",
+            StageRecord.finished_at <= moment,
         )
         return int(s.scalar(query) or 0)
 

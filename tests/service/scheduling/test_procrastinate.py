@@ -28,7 +28,9 @@ from tests.service.scheduling.helpers import (
     HANG_S,
     animated,
     done,
-    rendered,
+    done_by,
+    last_finished,
+    rendered_by,
     static,
     wait_for,
 )
@@ -120,7 +122,7 @@ def test_static_runs_finish_while_animated_ones_wait_on_the_queue(
     cheap = worker_ctx.submit(static(20), None)
     worker_ctx.start_workers()
     wait_for("every static run", lambda: done(worker_ctx, cheap) == len(cheap))
-    still_waiting = len(heavy) - rendered(worker_ctx, heavy)
+    still_waiting = len(heavy) - rendered_by(worker_ctx, heavy, last_finished(worker_ctx, cheap))
     print(f"static runs done: {len(cheap)}; animated runs still waiting: {still_waiting}")
     assert still_waiting >= 10, f"only {still_waiting} animated runs were still waiting"
 
@@ -133,6 +135,6 @@ def test_a_token_with_few_runs_goes_first_on_the_queue(worker_ctx: ServiceContex
     few = worker_ctx.submit(static(3, "b"), b)
     worker_ctx.start_workers()
     wait_for("the three runs of the second token", lambda: done(worker_ctx, few) == len(few))
-    first_token_done = done(worker_ctx, many)
+    first_token_done = done_by(worker_ctx, many, last_finished(worker_ctx, few))
     print(f"runs of the 30-run token done when the 3-run token finished: {first_token_done}")
     assert first_token_done <= 10, f"{first_token_done} of 30 runs went before the 3"
