@@ -341,7 +341,7 @@ def check_doctype(doc: Document, task: TaskSpec) -> Outcome:
             fails.append(Evidence("DOCTYPE has a non-empty internal subset", line, None, head))
         if not dt.complete:
             fails.append(Evidence("unterminated DOCTYPE", line, None, head))
-    late = _late_declaration(doc.text, doc.prolog.root_start)
+    late = _LATE_DTD.search(doc.text, doc.prolog.root_start)
     if late is not None:
         where = line_of(doc.text, late.start())
         fails.append(Evidence(f"<!{late.group(1)} after the prolog", where, None,
@@ -353,18 +353,6 @@ def check_doctype(doc: Document, task: TaskSpec) -> Outcome:
     if dt is None:
         return _NO_DOCTYPE
     return _HARMLESS_DOCTYPE
-
-
-def _late_declaration(text: str, start: int) -> re.Match[str] | None:
-    """The first ``<!DOCTYPE``, ``<!ENTITY``, ``<!ATTLIST`` or ``<!ELEMENT`` from ``start``.
-
-    Each needs a letter after ``<!``: when every ``<!`` there opens a comment or a CDATA section
-    (counted in C), the case-insensitive search over the whole text is skipped.
-    """
-    marks = text.count("<!", start)
-    if marks == text.count("<!-", start) + text.count("<![", start):
-        return None
-    return _LATE_DTD.search(text, start)
 
 
 @builtin("required-ids", "1")

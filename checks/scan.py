@@ -213,22 +213,18 @@ class _Walker(Inspector):
         return suspicious(joined)
 
 
-_NESTED = methodcaller("iterchildren", etree.Element, etree.Entity)
-
-
 def nesting_depth(root: etree._Element) -> tuple[int, etree._Element]:
-    """The deepest element nesting (root = 1) and the first element at that depth.
-
-    Entity references count as nodes, comments and processing instructions do not (what
-    ``etree.iterwalk`` visits). Read a level at a time (C-level loops): a level lists its
-    nodes in document order, so the deepest level's first node is the first at that depth.
-    """
-    level, depth = [root], 1
-    while True:
-        below = list(chain.from_iterable(map(_NESTED, level)))
-        if not below:
-            return depth, level[0]
-        level, depth = below, depth + 1
+    """The deepest element nesting (root = 1) and the first element at that depth."""
+    depth = best = 0
+    deepest = root
+    for event, node in etree.iterwalk(root, events=("start", "end")):
+        if event == "start":
+            depth += 1
+            if depth > best:
+                best, deepest = depth, node
+        else:
+            depth -= 1
+    return best, deepest
 
 
 def scan_document(text: str, root: etree._Element | None, start: int | None = None) -> Scan:
