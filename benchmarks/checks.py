@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
+import operator
 import os
 import sys
 import time
@@ -64,6 +66,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--task", default="pelican-bicycle-static@1")
+    ap.add_argument(
+        "--count",
+        choices=("parse", "checks", "reply"),
+        help="only run this step --rounds times inside operator.call, for an instruction count: "
+        "valgrind --tool=callgrind --toggle-collect='_operator_call*' (docs/sandbox.md)",
+    )
     args = ap.parse_args(argv)
     paths = sorted(args.corpus.rglob("*.svg"))
     if not paths:
@@ -76,6 +84,13 @@ def main(argv: list[str] | None = None) -> int:
     for data in files:  # warm up (imports, regex compilation, parser creation)
         bare_parse(data)
         check_reply(data, task)
+    if args.count is not None:
+        step = {"parse": bare_parse, "checks": lambda d: run_checks(d, task)}.get(
+            args.count, lambda d: check_reply(d, task)
+        )
+        gc.collect()
+        operator.call(best_of, args.rounds, files, [step])  # callgrind counts inside this call
+        return 0
     parse_s, checks_s, reply_s = best_of(
         args.rounds,
         files,

@@ -240,4 +240,4 @@ def css_worthy(value: str) -> bool:
     low = value.lower()
     if "url" in low:
         low = LOCAL_URL.sub("", low)
-    return any(h in low for h in CSS_HINTS)
+    return any(map(low.__contains__, CSS_HINTS))

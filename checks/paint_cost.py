@@ -135,6 +135,7 @@ class _Walk:
         self.view: Size = (vw, vh)
         self._ids: dict[str, etree._Element] | None = None
         self.memo: dict[tuple[str, int, int], float] = {}
+        self.filters: dict[str, _FilterShape] = {}
         self.active: set[str] = set()
         self.walked = 0
         self.cycles = 0
@@ -308,24 +309,41 @@ class _Walk:
         found = self.memo.get(memo_key)
         if found is not None:
             return found
-        fx, fy = region_axes(flt)
-        if flt.get("filterUnits") == "userSpaceOnUse":
+        shape = self.filters.get(key)
+        if shape is None or shape[0] is not flt:
+            shape = self.filters[key] = _filter_shape(flt)
+        _, (fx, fy), user, bbox, prims = shape
+        if user:
             rw = length(flt.get("width"), self.sx, self.view[0], w * fx)
             rh = length(flt.get("height"), self.sy, self.view[1], h * fy)
         else:
             rw, rh = w * fx, h * fy
-        bbox = flt.get("primitiveUnits") == "objectBoundingBox"
-        prims = [c for c in flt if local_of(c).startswith("fe")]
         need_x = need_y = cost = 0.0
-        for prim in reversed(prims):
+        for passes, (mx, my) in prims:
             surface = min(rw, self.view[0] + 2 * need_x) * min(rh, self.view[1] + 2 * need_y)
-            cost += surface * PRIMITIVE_PASSES.get(local_of(prim), 1)
-            mx, my = margin(prim)
+            cost += surface * passes
             need_x += mx * (w if bbox else self.sx)
             need_y += my * (h if bbox else self.sy)
         cost += min(rw, self.view[0] + 2 * need_x) * min(rh, self.view[1] + 2 * need_y)
         self.memo[memo_key] = cost
         return cost
+
+
+_FilterShape = tuple[
+    etree._Element, tuple[float, float], bool, bool, list[tuple[int, tuple[float, float]]]
+]
+"""What a filter's cost reads of its element, whatever the box it filters: the element, its
+region axes, whether its region is in user space, whether its primitives' units are the box,
+and (passes, kernel margins) of each primitive, last first."""
+
+
+def _filter_shape(flt: etree._Element) -> _FilterShape:
+    """Read a filter's region and primitives once (its cost is asked once per filtered box)."""
+    prims = [c for c in flt if local_of(c).startswith("fe")]
+    steps = [(PRIMITIVE_PASSES.get(local_of(p), 1), margin(p)) for p in reversed(prims)]
+    user = flt.get("filterUnits") == "userSpaceOnUse"
+    bbox = flt.get("primitiveUnits") == "objectBoundingBox"
+    return flt, region_axes(flt), user, bbox, steps
 
 
 def _bucket(pixels: float) -> int:

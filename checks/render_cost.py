@@ -31,6 +31,7 @@ CHECK_ID = "render-cost"
 _STYLE_FILTER = re.compile(r"(?:^|;)\s*filter\s*:\s*([^;]+)", re.I)
 FILTER_TAG = f"{{{SVG_NS}}}filter"
 STYLE_TAG = f"{{{SVG_NS}}}style"
+_FE = f"{{{SVG_NS}}}fe"
 track_tag(FILTER_TAG)  # the shared walk keeps them: a drawing without a filter costs no walk here
 track_tag(STYLE_TAG)
 
@@ -53,19 +54,20 @@ def filter_cost(
     root: etree._Element,
     task: TaskSpec,
     candidates: Iterable[etree._Element] | None = None,
+    filter_elements: Iterable[etree._Element] | None = None,
 ) -> tuple[int, int, etree._Element | None]:
     """(estimated primitive-pixels, filtered elements, the costliest element).
 
     ``candidates``: the only elements that can reference a filter (those with a ``filter`` or
     ``style`` attribute, in document order) when a walk already found them; else every element.
+    ``filter_elements``: every ``<filter>`` in document order when a walk already kept them.
     """
-    filters = {
-        f.get("id"): sum(
-            1 for c in f if isinstance(c.tag, str) and c.tag.startswith(f"{{{SVG_NS}}}fe")
-        )
-        for f in root.iter(f"{{{SVG_NS}}}filter")
-    }
-    regions = {f.get("id"): region_scale(f) for f in root.iter(f"{{{SVG_NS}}}filter")}
+    filters: dict[str | None, int] = {}
+    regions: dict[str | None, float] = {}
+    for f in root.iter(FILTER_TAG) if filter_elements is None else filter_elements:
+        fid = f.get("id")
+        filters[fid] = sum(1 for c in f if isinstance(c.tag, str) and c.tag.startswith(_FE))
+        regions[fid] = region_scale(f)
     profile = task.render
     viewport = profile.viewport_width * profile.viewport_height * profile.device_scale_factor**2
     px_per_unit = _user_to_px(root, task)
@@ -105,7 +107,11 @@ class RenderCostCheck:
                 if len(_PLAIN) < 64:
                     _PLAIN[limits] = found
             return found
-        flt = filter_cost(doc.root, task, paint.filter_candidates) if filtered else (0, 0, None)
+        flt = (
+            filter_cost(doc.root, task, paint.filter_candidates, filtered)
+            if filtered
+            else (0, 0, None)
+        )
         sel = sheet_cost(styles, doc.scan.element_count, out.max_depth) if styles else _NO_SELECTORS
         return self._result(limits, flt, paint, sel)
 
