@@ -7,6 +7,7 @@ one process never race for the write lock; PostgreSQL uses ordinary transactions
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import resources
@@ -68,8 +69,16 @@ class Database:
         if self.is_sqlite:
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        # A Database dropped without dispose() (a caller's error path, a failed migration below)
+        # closes its pooled connections when it is collected, instead of leaving open driver
+        # connections to the garbage collector.
+        self._closer = weakref.finalize(self, self.engine.dispose)
         if migrate:
-            upgrade(self.engine)
+            try:
+                upgrade(self.engine)
+            except BaseException:
+                self.dispose()
+                raise
 
     @contextmanager
     def read(self) -> Iterator[Session]:
