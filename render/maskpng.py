@@ -40,17 +40,22 @@ def _chunk(kind: bytes, data: bytes) -> bytes:
     return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
 
-def _filtered_window(mask: NDArray[np.bool_]) -> tuple[int, int, NDArray[np.uint8]]:
+def _filtered_window(
+    mask: NDArray[np.bool_], band: tuple[int, int] | None = None
+) -> tuple[int, int, NDArray[np.uint8]]:
     """``(r0, r1, scanlines)``: the scanlines of rows ``r0:r1`` as Pillow filters them.
 
     Each scanline is the filter byte and the filtered row; every other row is all zero (filter
-    "none", no pixel). An empty mask gives ``(0, 0, empty)``.
+    "none", no pixel). An empty mask gives ``(0, 0, empty)``. ``band``: the first and past-last
+    rows holding a pixel, when the caller knows them.
     """
     width = mask.shape[1]
-    rows = np.flatnonzero(mask.any(axis=1))
-    if rows.size == 0:
+    if band is None:
+        rows = np.flatnonzero(mask.any(axis=1))
+        band = (int(rows[0]), int(rows[-1]) + 1) if rows.size else (0, 0)
+    r0, r1 = band
+    if r1 <= r0:
         return 0, 0, np.zeros((0, width + 1), dtype=np.uint8)
-    r0, r1 = int(rows[0]), int(rows[-1]) + 1
     raw = np.zeros((r1 - r0, width + 1), dtype=np.uint8)
     cols = np.flatnonzero(mask[r0:r1].any(axis=0))
     c0, c1 = int(cols[0]), min(width, int(cols[-1]) + 2)  # sub and Paeth see one column past
@@ -114,16 +119,19 @@ def _zero_prefix(row_bytes: int) -> _ZeroPrefix:
     return _ZeroPrefix(row_bytes)
 
 
-def mask_png(mask: NDArray[np.bool_]) -> bytes:
-    """The mask's PNG, byte for byte what :func:`pillow_png` writes, in about half the time."""
+def mask_png(mask: NDArray[np.bool_], band: tuple[int, int] | None = None) -> bytes:
+    """The mask's PNG, byte for byte what :func:`pillow_png` writes, in about half the time.
+
+    ``band``: the first and past-last rows holding a pixel, when the caller knows them.
+    """
     if not fast_path_matches():
         return pillow_png(mask)
-    return _fast_png(mask) or pillow_png(mask)
+    return _fast_png(mask, band) or pillow_png(mask)
 
 
-def _fast_png(mask: NDArray[np.bool_]) -> bytes | None:
+def _fast_png(mask: NDArray[np.bool_], band: tuple[int, int] | None = None) -> bytes | None:
     height, width = mask.shape
-    r0, r1, rows = _filtered_window(mask)
+    r0, r1, rows = _filtered_window(mask, band)
     row_bytes = width + 1
     prefix = _zero_prefix(row_bytes)
     compressor, data = prefix.start(r0)

@@ -20,19 +20,23 @@ Masks are 8-bit greyscale PNGs (255 = part pixel) at the frame size.
 
 Two implementations of the same passes: :func:`capture_masks` + :func:`encode_masks` (the
 reference, kept to prove the fast path equal) and :class:`MaskCapture` (the fast path every job
-uses): the two captures decoded with libspng, each pixel's part read from a lookup table instead
-of a 24-bit code comparison per part, only the rows where some part painted read (the band of
-non-white rows of the visible shot, of non-black rows of the alone shot), unions taken per
-channel with bit masks, and every distinct mask encoded once per job (a part that does not move,
-or a frame seen before, costs a dictionary lookup instead of a PNG encode). The fast path leaves
+uses): the two captures decoded with libspng as RGBA and read as one 24-bit colour code a pixel,
+each pixel's part read from one code -> part table (16 MiB, built once per part count) instead
+of a code comparison per part, only the rows where some part painted read, a container's union
+taken on the codes with one bit mask, and every distinct mask encoded once per job (a part that
+does not move, or a frame seen before, costs a dictionary lookup keyed by the mask's band of
+rows instead of a PNG encode). The fast path leaves
 the mask styles in place; the next ``frame`` call of ``instrument.js`` restores the document
 before it seeks.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
+import struct
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -82,9 +86,13 @@ Evaluate = Callable[[dict[str, Any]], Any]
 Shoot = Callable[[], bytes]
 
 
-def _bit_colour(bit: int) -> str:
+def _bit_rgb(bit: int) -> tuple[int, int, int]:
     value = 1 << bit
-    return _css(((value >> 16) & 255, (value >> 8) & 255, value & 255))
+    return (value >> 16) & 255, (value >> 8) & 255, value & 255
+
+
+def _bit_colour(bit: int) -> str:
+    return _css(_bit_rgb(bit))
 
 
 def capture_masks(
@@ -174,32 +182,44 @@ def mask_entries(
 # -- the fast path ---------------------------------------------------------------------------
 
 _NONE = 255
+_RGB_BITS = np.uint32(0xFFFFFF)
 
 
-def _level_table(weight: int) -> NDArray[np.uint16]:
-    """Channel value -> its palette level times ``weight``; 1000 (never a colour) otherwise."""
-    table = np.full(256, 1000, dtype=np.uint16)
-    for i, level in enumerate(LEVELS):
-        table[level] = i * weight
+def _code_of(colour: tuple[int, int, int]) -> int:
+    """A colour's code in :func:`decode_codes` (red in the low byte)."""
+    return colour[0] | colour[1] << 8 | colour[2] << 16
+
+
+@functools.lru_cache(maxsize=4)
+def _owner_table(count: int) -> NDArray[np.uint8]:
+    """Colour code -> part number for the first ``count`` palette colours; ``_NONE`` otherwise.
+
+    16 MiB, built once per part count: one lookup per pixel instead of one per channel.
+    """
+    table = np.full(1 << 24, _NONE, dtype=np.uint8)
+    for number, colour in enumerate(palette(count)):
+        table[_code_of(colour)] = number
+    table.flags.writeable = False
     return table
 
 
-_LEVEL_R, _LEVEL_G, _LEVEL_B = _level_table(25), _level_table(5), _level_table(1)
+def decode_codes(png: bytes) -> NDArray[np.uint32]:
+    """A screenshot PNG as (H, W) colour codes ``R | G << 8 | B << 16`` (libspng, else Pillow).
 
-
-def decode_rgb(png: bytes) -> NDArray[np.uint8]:
-    """A screenshot PNG as an (H, W, 3) array (libspng; Pillow for anything it refuses)."""
+    Decoded as RGBA and read four bytes a pixel, then the alpha byte cleared: one pass.
+    """
     try:
-        rgb = np.asarray(pyspng.load(png))
+        rgba = np.asarray(pyspng.load(png, format="RGBA"))
     except Exception:  # an unusual PNG: Pillow decides
-        return _rgb(png)
-    if rgb.ndim == 3 and rgb.shape[2] == 3:
-        return rgb
-    return _rgb(png)
-
-
-def _colour_index(colour: tuple[int, int, int]) -> int:
-    return sum(LEVELS.index(c) * w for c, w in zip(colour, (25, 5, 1), strict=True))
+        rgba = np.empty(0, dtype=np.uint8)
+    if rgba.ndim != 3 or rgba.shape[2] != 4 or rgba.dtype != np.uint8:
+        with Image.open(io.BytesIO(png)) as image:
+            rgba = np.asarray(image.convert("RGB").convert("RGBA"), dtype=np.uint8)
+    codes = np.ascontiguousarray(rgba).view(np.uint32)[..., 0]
+    if sys.byteorder != "little":  # the bytes R, G, B, A read as one big-endian word
+        codes = codes.byteswap()
+    result: NDArray[np.uint32] = np.bitwise_and(codes, _RGB_BITS)
+    return result
 
 
 class MaskCapture:
@@ -216,9 +236,7 @@ class MaskCapture:
             "additive": False,
             "parts": {p: _css(c) for p, c in zip(parts, colours, strict=True)},
         }
-        self._owner_of = np.full(1024, _NONE, dtype=np.uint8)  # palette index -> part number
-        for number, colour in enumerate(colours):
-            self._owner_of[_colour_index(colour)] = number
+        self._owner_of = _owner_table(len(parts))
         self.encoder = MaskEncoder(shape)
 
     def capture(self, evaluate: Evaluate, shoot: Shoot) -> dict[str, dict[str, NDArray[np.bool_]]]:
@@ -230,18 +248,18 @@ class MaskCapture:
         if not present:
             return result
         members = {p: [q for q in present if q == p or p in present[q]] for p in present}
-        rgb = decode_rgb(shoot())
-        top, bottom = _band(rgb, 255, below=True)  # rows with any colour but white
-        owner = self._owners(rgb[top:bottom])
+        owner: NDArray[np.uint8] = np.take(self._owner_of, decode_codes(shoot()))
+        top, bottom = _band(owner != _NONE)  # rows where some part is the visible owner
+        band = owner[top:bottom]
         number = {p: i for i, p in enumerate(self.parts)}
         for part, group in members.items():
             visible = np.zeros(self.shape, dtype=bool)
             if len(group) == 1:
-                np.equal(owner, number[part], out=visible[top:bottom])
+                np.equal(band, number[part], out=visible[top:bottom])
             else:
                 wanted = np.zeros(256, dtype=bool)
                 wanted[[number[q] for q in group]] = True
-                visible[top:bottom] = wanted[owner]
+                np.take(wanted, band, out=visible[top:bottom])
             result[part] = {"visible": visible, "alone": empty}
         ordered = sorted(present, key=lambda p: len(present[p]))  # ancestors get lower bits
         for start in range(0, len(ordered), BITS_PER_SHOT):
@@ -249,13 +267,6 @@ class MaskCapture:
                 ordered[start : start + BITS_PER_SHOT], present, evaluate, shoot, result
             )
         return result
-
-    def _owners(self, rgb: NDArray[np.uint8]) -> NDArray[np.uint8]:
-        """Each pixel's part number (``_NONE`` for white or any colour outside the palette)."""
-        index = _LEVEL_R[rgb[..., 0]] + _LEVEL_G[rgb[..., 1]] + _LEVEL_B[rgb[..., 2]]
-        np.minimum(index, 1023, out=index)
-        owners: NDArray[np.uint8] = self._owner_of[index]
-        return owners
 
     def _alone_shot(
         self,
@@ -265,43 +276,30 @@ class MaskCapture:
         shoot: Shoot,
         result: dict[str, dict[str, NDArray[np.bool_]]],
     ) -> None:
-        """One additive shot: each part of ``group`` in its own bit; unions per channel."""
+        """One additive shot: each part of ``group`` in its own bit; unions per part."""
         paints = {p: "none" for p in present}
         paints.update({p: _bit_colour(i) for i, p in enumerate(group)})
         spec = {"root": "none", "background": "rgb(0, 0, 0)", "additive": True, "parts": paints}
         evaluate({"op": "mask_paint", "spec": spec})
-        rgb = decode_rgb(shoot())
-        top, bottom = _band(rgb, 0, below=False)  # rows where any part painted
-        bit = {p: i for i, p in enumerate(group)}
-        planes: dict[int, NDArray[np.uint8]] = {}  # each channel read once, contiguous
+        codes = decode_codes(shoot())
+        top, bottom = _band(codes != 0)  # rows where any part painted
+        band = codes[top:bottom]
         for part in present:
-            wanted = [bit[q] for q in group if q == part or part in present[q]]
-            if not wanted:
+            bits = 0  # the part's bit and its descendant parts' bits, as colour codes
+            for i, q in enumerate(group):
+                if q == part or part in present[q]:
+                    bits |= _code_of(_bit_rgb(i))
+            if not bits:
                 continue
-            channels = [0, 0, 0]  # bits wanted in R, G, B
-            for b in wanted:
-                channels[2 - b // 8] |= 1 << (b % 8)
             hit = np.zeros(self.shape, dtype=bool)
-            band = hit[top:bottom]
-            for channel, bits in enumerate(channels):
-                if not bits:
-                    continue
-                if channel not in planes:
-                    planes[channel] = np.ascontiguousarray(rgb[top:bottom, :, channel])
-                found = np.bitwise_and(planes[channel], np.uint8(bits)) != 0
-                np.logical_or(band, found, out=band)
+            np.not_equal(np.bitwise_and(band, np.uint32(bits)), 0, out=hit[top:bottom])
             previous = result[part]["alone"]
             result[part]["alone"] = hit if not previous.any() else (previous | hit)
 
 
-def _band(rgb: NDArray[np.uint8], background: int, *, below: bool) -> tuple[int, int]:
-    """The rows ``top:bottom`` holding every pixel with a channel other than ``background``.
-
-    ``below``: the background is the highest value (white), else the lowest (black).
-    """
-    rows = rgb.reshape(rgb.shape[0], -1)
-    extreme = rows.min(axis=1) if below else rows.max(axis=1)
-    found = np.flatnonzero(extreme != background)
+def _band(rows_of: NDArray[np.bool_]) -> tuple[int, int]:
+    """The rows ``top:bottom`` holding every True pixel (``0, 0`` when none is)."""
+    found = np.flatnonzero(rows_of.any(axis=1))
     if found.size == 0:
         return 0, 0
     return int(found[0]), int(found[-1]) + 1
@@ -319,13 +317,17 @@ class MaskEncoder:
 
     def encode(self, mask: NDArray[np.bool_]) -> tuple[bytes, str, int]:
         """``(png, sha256, pixels)`` of a mask (from the cache when it was seen before)."""
-        key = np.packbits(mask).tobytes() if mask.any() else b""
+        rows = np.flatnonzero(mask.any(axis=1))
+        band = (int(rows[0]), int(rows[-1]) + 1) if rows.size else (0, 0)
+        # the band and its bits name the mask: no pass over its empty rows
+        key = struct.pack("<II", *band) + np.packbits(mask[band[0] : band[1]]).tobytes()
         known = self._cache.get(key)
         if known is not None:
             self.reused += 1
             return known
-        png = mask_png(mask)
-        entry = (png, hashlib.sha256(png).hexdigest(), int(np.count_nonzero(mask)))
+        png = mask_png(mask, band)
+        pixels = int(np.count_nonzero(mask[band[0] : band[1]]))
+        entry = (png, hashlib.sha256(png).hexdigest(), pixels)
         self._cache[key] = entry
         self.encoded += 1
         return entry
