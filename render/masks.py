@@ -21,7 +21,7 @@ Masks are 8-bit greyscale PNGs (255 = part pixel) at the frame size.
 Two implementations of the same passes: :func:`capture_masks` + :func:`encode_masks` (the
 reference, kept to prove the fast path equal) and :class:`MaskCapture` (the fast path every job
 uses): the two captures decoded with libspng as RGBA and read as one 24-bit colour code a pixel,
-each pixel's part read from one code -> part table (16 MiB, built once per part count) instead
+each pixel's part read from one code -> part table (16 MiB, built once per process) instead
 of a code comparison per part, only the rows where some part painted read, a container's union
 taken on the codes with one bit mask, and every distinct mask encoded once per job (a part that
 does not move, or a frame seen before, costs a dictionary lookup keyed by the mask's band of
@@ -190,14 +190,16 @@ def _code_of(colour: tuple[int, int, int]) -> int:
     return colour[0] | colour[1] << 8 | colour[2] << 16
 
 
-@functools.lru_cache(maxsize=4)
-def _owner_table(count: int) -> NDArray[np.uint8]:
-    """Colour code -> part number for the first ``count`` palette colours; ``_NONE`` otherwise.
+@functools.cache
+def _owner_table() -> NDArray[np.uint8]:
+    """Colour code -> palette index (a job's part number for its first colours); ``_NONE`` else.
 
-    16 MiB, built once per part count: one lookup per pixel instead of one per channel.
+    16 MiB, built once per process: one lookup a pixel instead of one a channel. A job with
+    fewer parts than the palette compares only its own numbers, so the other indices own nothing.
     """
+    colours = palette(len(LEVELS) ** 3 - 1)
     table = np.full(1 << 24, _NONE, dtype=np.uint8)
-    for number, colour in enumerate(palette(count)):
+    for number, colour in enumerate(colours):
         table[_code_of(colour)] = number
     table.flags.writeable = False
     return table
@@ -236,7 +238,7 @@ class MaskCapture:
             "additive": False,
             "parts": {p: _css(c) for p, c in zip(parts, colours, strict=True)},
         }
-        self._owner_of = _owner_table(len(parts))
+        self._owner_of = _owner_table()
         self.encoder = MaskEncoder(shape)
 
     def capture(self, evaluate: Evaluate, shoot: Shoot) -> dict[str, dict[str, NDArray[np.bool_]]]:
@@ -249,7 +251,7 @@ class MaskCapture:
             return result
         members = {p: [q for q in present if q == p or p in present[q]] for p in present}
         owner: NDArray[np.uint8] = np.take(self._owner_of, decode_codes(shoot()))
-        top, bottom = _band(owner != _NONE)  # rows where some part is the visible owner
+        top, bottom = _band(owner != _NONE)  # rows holding any palette colour
         band = owner[top:bottom]
         number = {p: i for i, p in enumerate(self.parts)}
         for part, group in members.items():
