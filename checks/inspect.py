@@ -240,4 +240,15 @@ def css_worthy(value: str) -> bool:
     low = value.lower()
     if "url" in low:
         low = LOCAL_URL.sub("", low)
+    if low.isascii():
+        # Deleting every character that is in no hint keeps each occurrence of a hint whole (its
+        # characters are all kept and were adjacent), so a remainder without a hint proves the
+        # text has none; the remainder is short (path data is mostly digits, spaces, commas).
+        kept = low.encode("ascii").translate(None, _NOT_HINT).decode("ascii")
+        if not any(map(kept.__contains__, CSS_HINTS)):
+            return False
     return any(map(low.__contains__, CSS_HINTS))
+
+
+_NOT_HINT = bytes(c for c in range(128) if chr(c) not in "".join(CSS_HINTS))
+"""The ASCII characters no CSS hint contains (deleted before the hints are searched)."""

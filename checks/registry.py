@@ -6,6 +6,7 @@ Built-in checks register through :func:`register_check` exactly like a plugin wo
 
 from __future__ import annotations
 
+from itertools import count
 from typing import Protocol, runtime_checkable
 
 from checks.parse import Document
@@ -38,10 +39,38 @@ class Check(Protocol):
         ...
 
 
-CHECKS: Registry[Check] = Registry(
+_CHANGES = count(1)
+
+
+class _CheckRegistry(Registry[Check]):
+    """The registry of checks, numbering its changes so the suite's tuple is built once.
+
+    Each change takes a new number from one counter (``next`` is atomic), so the number a
+    reader saw differs from the current one whenever a change was written after it looked.
+    """
+
+    changes = 0
+
+    def register(self, name: str, item: Check, *, replace: bool = False) -> Check:
+        """Register ``item`` under ``name`` (see :meth:`Registry.register`)."""
+        try:
+            return super().register(name, item, replace=replace)
+        finally:
+            self.changes = next(_CHANGES)
+
+    def unregister(self, name: str) -> None:
+        """Remove ``name`` (see :meth:`Registry.unregister`)."""
+        try:
+            super().unregister(name)
+        finally:
+            self.changes = next(_CHANGES)
+
+
+CHECKS = _CheckRegistry(
     "check", builtins=("checks.builtin", "checks.render_cost"), entry_point_group="regua.checks"
 )
 """Static checks by id, in registration order (the order the suite runs them)."""
+_SUITE: list[tuple[int, tuple[Check, ...]]] = [(-1, ())]
 
 
 def register_check(check: Check, *, replace: bool = False) -> Check:
@@ -55,5 +84,15 @@ def unregister_check(check_id: str) -> None:
 
 
 def checks_in_registry() -> tuple[Check, ...]:
-    """Every registered check in registration order, built-ins first."""
-    return tuple(CHECKS.values())
+    """Every registered check in registration order, built-ins first.
+
+    The tuple is built again only after a change to the registry (the count is read before the
+    checks, so a change made meanwhile is seen by the next call).
+    """
+    CHECKS.load()
+    seen, suite = _SUITE[0]
+    if seen != CHECKS.changes:
+        seen = CHECKS.changes
+        suite = tuple(CHECKS.values())
+        _SUITE[0] = (seen, suite)
+    return suite

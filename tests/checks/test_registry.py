@@ -119,6 +119,20 @@ def test_a_raising_or_lying_check_fails_closed(static_task: TaskSpec) -> None:
     assert report.status == "fail"
 
 
+@pytest.mark.usefixtures("plugins")
+def test_the_suite_follows_every_change_of_the_registry(static_task: TaskSpec) -> None:
+    before = registered_checks()
+    assert registered_checks() is before  # unchanged registry: the same tuple, not rebuilt
+    register_check(TitleCheck())
+    assert [c.id for c in registered_checks()] == [c.id for c in before] + ["plugin-title"]
+    assert run_checks(svg("<rect/>"), static_task).result("plugin-title") is not None
+    register_check(TitleCheck(version="8"), replace=True)
+    assert registered_checks()[-1] == TitleCheck(version="8")
+    unregister_check("plugin-title")
+    assert registered_checks() == before
+    assert run_checks(svg("<rect/>"), static_task).result("plugin-title") is None
+
+
 def test_tree_checks_are_skipped_when_parse_fails(static_task: TaskSpec) -> None:
     report = run_checks("<svg", static_task)
     assert [r.id for r in report.results] == ["parse", "size", "doctype"]
