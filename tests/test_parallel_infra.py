@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 from typing import cast
 
 import pytest
 
 from tests.helpers.ports import HOST, dead_port, free_port, worker_block
-from tests.helpers.xdist import SHARED_FIXTURE_GROUPS, heavy_units_first, work_unit
+from tests.helpers.xdist import (
+    SERIAL_MODULES_ENV,
+    SHARED_FIXTURE_GROUPS,
+    heavy_units_first,
+    pytest_collection_modifyitems,
+    work_unit,
+)
 
 
 def test_a_module_is_one_work_unit_and_a_group_spans_modules() -> None:
@@ -44,6 +51,9 @@ class _Item:
     def get_closest_marker(self, name: str) -> pytest.Mark | None:
         return self._marks.get(name)
 
+    def add_marker(self, mark: pytest.MarkDecorator) -> None:
+        self._marks[mark.name] = mark.mark
+
 
 def test_heavy_units_are_handed_out_first_and_units_stay_whole() -> None:
     heavy = pytest.mark.heavy.mark
@@ -68,3 +78,25 @@ def test_heavy_units_are_handed_out_first_and_units_stay_whole() -> None:
         "tests/c.py::k",
         "tests/e.py::lone",
     ]
+
+
+def test_a_run_lists_the_modules_of_its_serial_tests_and_skips_them_beside_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the serial step of ``make test`` collects: each module holding a serial test, once."""
+    out = tmp_path / "serial-modules"
+    monkeypatch.setenv(SERIAL_MODULES_ENV, str(out))
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "3")
+    serial = pytest.mark.serial.mark
+    items = [
+        _Item("tests/a.py::one"),
+        _Item("tests/b.py::x[sqlite]", serial),
+        _Item("tests/b.py::y", serial),
+        _Item("tests/c.py::z", serial),
+    ]
+    config = cast(pytest.Config, None)
+    pytest_collection_modifyitems(config, cast(list[pytest.Item], items))
+    assert out.read_text(encoding="utf-8").splitlines() == ["tests/b.py", "tests/c.py"]
+    skipped = {i.nodeid for i in items if i.get_closest_marker("skip") is not None}
+    assert skipped == {"tests/b.py::x[sqlite]", "tests/b.py::y", "tests/c.py::z"}
+    assert list(tmp_path.iterdir()) == [out]  # no part file left behind

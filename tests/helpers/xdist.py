@@ -10,6 +10,8 @@ Loaded by ``tests/conftest.py`` (``pytest_plugins``). ``make test`` runs
   into that fixture's group, so the fixture is built by one worker only, for any new test too;
 - skips a ``serial`` test when several workers run (it would disturb the others), saying where
   it runs instead;
+- writes the modules that hold ``serial`` tests to the file named by ``REGUA_SERIAL_MODULES``
+  (when set), so the serial step of ``make test`` collects only them, not the whole suite again;
 - hands out the ``heavy`` work units first (a unit with a test marked ``heavy``, or the users of a
   shared fixture), then the others by their number of tests: a unit of minutes started last
   would leave the other workers idle while it runs (xdist alone orders by number of tests only,
@@ -18,6 +20,8 @@ Loaded by ``tests/conftest.py`` (``pytest_plugins``). ``make test`` runs
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -32,6 +36,9 @@ SERIAL = "serial"
 HEAVY = "heavy"
 """Marker of a test of tens of seconds or more: its work unit is handed out first."""
 
+SERIAL_MODULES_ENV = "REGUA_SERIAL_MODULES"
+"""Where a run writes the modules of its ``serial`` tests, one path a line (when set)."""
+
 SHARED_FIXTURE_GROUPS = ("geometry_calibrated",)
 """Session fixtures worth building once per run rather than once per worker (tens of seconds
 each): every test that uses one runs on the same worker, in the group of the fixture's name."""
@@ -43,12 +50,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     Runs before xdist's own hook, which turns ``xdist_group`` marks into work units."""
     del config
+    serial_modules: dict[str, None] = {}
     for item in items:
         fixtures = getattr(item, "fixturenames", ())
         for name in SHARED_FIXTURE_GROUPS:
             if name in fixtures:
                 item.add_marker(pytest.mark.xdist_group(name))
-        if item.get_closest_marker(SERIAL) is not None and worker_count() > 1:
+        if item.get_closest_marker(SERIAL) is None:
+            continue
+        serial_modules[item.nodeid.split("::", 1)[0]] = None
+        if worker_count() > 1:
             item.add_marker(
                 pytest.mark.skip(
                     reason=f"marked {SERIAL!r}: it must run alone, never beside other xdist "
@@ -56,6 +67,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 )
             )
     items[:] = heavy_units_first(items)
+    out = os.environ.get(SERIAL_MODULES_ENV)
+    if out:
+        write_lines(Path(out), list(serial_modules))
+
+
+def write_lines(path: Path, lines: list[str]) -> None:
+    """Replace ``path`` with ``lines`` at once (every xdist worker writes the same list)."""
+    part = path.with_name(f"{path.name}.{os.getpid()}")
+    part.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    os.replace(part, path)
 
 
 def unit_of(item: pytest.Item) -> str:

@@ -87,7 +87,7 @@ class Lines:
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(30)
+            self.wait(30)  # closes its output: no ResourceWarning in a later test
             raise
 
 
