@@ -86,6 +86,7 @@ class BrowserSession:
         self.config = config
         self._pw: Playwright = sync_playwright().start()
         self.relaunches = 0
+        self.navigations = 0  # documents navigated to (shells and drawings), every context
         try:
             self.browser: Browser = self._launch()
         except Exception:
@@ -263,6 +264,7 @@ class BrowserSession:
     ) -> RequestLog:
         """Navigate ``tab`` to a new synthetic origin serving ``body``; the job's new log."""
         self._counter += 1
+        self.navigations += 1
         origin = f"https://j{self._counter}-{secrets.token_hex(4)}.{ORIGIN_SUFFIX}"
         url = f"{origin}/artifact.svg"
         self._log = RequestLog(document_url=url)

@@ -67,6 +67,7 @@ class RenderHandler:
                 "startup_ms": self.startup_ms,
                 "launch_ms": self.session.launch_ms,
                 "browser_relaunches": self.session.relaunches,
+                "navigations": self.session.navigations,
                 "self_test_passed": None if self.self_test is None else self.self_test["passed"],
             }
             return result, files
