@@ -184,17 +184,19 @@ class BrowserSession:
                 context.close()
 
     def prepare(self, profile: RenderProfile, text: str, content_type: str, csp: str) -> None:
-        """Open what the next job needs before it is timed: its context and swap shell.
+        """Open what the next job needs before it is timed: its context, swap shell or page.
 
         The context may mean a new renderer process; the shell is loaded for a text of the swap
-        path only.
+        path, the page drawings are navigated in opened for any other.
 
         Start-up work is the worker's, not the drawing's: without this, a job that followed a
         failed one (whose context was dropped) paid the new renderer's start on its CPU budget.
         """
         page = self.page_for(profile)
         self._jobs_in_context -= 1  # counted by the job's own page_for
-        if self._swap_path(content_type, text) and self._shell != csp:
+        if not self._swap_path(content_type, text):
+            self._navigation_tab(profile)
+        elif self._shell != csp:
             self._load_shell(content_type, csp, 30.0)
         del page
 
@@ -284,7 +286,6 @@ class BrowserSession:
 
     def _navigation_tab(self, profile: RenderProfile) -> Tab:
         """The page drawings are navigated in, opened in the current context on first need."""
-        self.page_for(profile)
         if self._nav is None or self._nav.page.is_closed():
             self._nav = self._open_tab(profile)
         return self._nav
@@ -306,10 +307,11 @@ class BrowserSession:
         Fast path (``swap_documents``): an SVG whose text carries no fetch or script vector
         (:func:`swappable`) replaces the root element of a blank SVG shell document that was
         served with the same CSP from this context's synthetic origin. Anything else, or a text
-        the shell's XML parser rejects, is navigated to on a fresh origin (``path: navigate``).
+        the shell's XML parser rejects, is navigated to on a fresh origin in the context's second
+        page (``path: navigate``).
         """
+        page = self.page_for(profile)
         if self._swap_path(content_type, text):
-            page = self.page_for(profile)
             if self._shell != csp:
                 self._load_shell(content_type, csp, timeout_s)
             assert self._shell_url is not None and self._tab is not None
