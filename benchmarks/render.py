@@ -121,7 +121,11 @@ def bench_cairo_pool(files: list[tuple[str, str]], workers: int, repeat: int) ->
 
 
 def _tree_cpu_s(root: int) -> float:
-    """User + system CPU seconds of ``root`` and all its live descendants."""
+    """User + system CPU seconds of ``root`` and all its descendants, reaped ones included.
+
+    A reaped process's time is in its parent's ``cutime``/``cstime``: without them every
+    renderer Chromium let go (a navigation to a new origin starts a new one) went uncounted.
+    """
     tick = os.sysconf("SC_CLK_TCK")
     children: dict[int, list[int]] = {}
     ticks: dict[int, int] = {}
@@ -134,7 +138,7 @@ def _tree_cpu_s(root: int) -> float:
             continue
         fields = stat[stat.rfind(")") + 2 :].split()
         children.setdefault(int(fields[1]), []).append(int(entry.name))
-        ticks[int(entry.name)] = int(fields[11]) + int(fields[12])
+        ticks[int(entry.name)] = sum(int(f) for f in fields[11:15])
     total, todo = 0, [root]
     while todo:
         pid = todo.pop()

@@ -11,6 +11,12 @@ no fetch or script vector is swapped into a shell document instead of navigated 
 :meth:`BrowserSession.open_document`); nothing of the previous artifact survives the swap, as its
 whole element tree (with its style sheets and animations) is replaced.
 
+A context has two pages (:mod:`render.tab`): the shell's, and a second one, opened on first need,
+for the drawings that are navigated to. A navigated drawing therefore never displaces the shell
+(reloading it cost a second sandboxed navigation, ~250 CPU ms: each opaque-origin document gets a
+new renderer process), and its page is sent to ``about:blank`` when the job ends, so nothing of
+it stays alive to run or fetch during later jobs.
+
 The network namespace of the sandbox is the guarantee (Chromium's speculative connections never
 reach request interception); CSP, interception and the DevTools log are the second layer and the
 evidence.
@@ -31,14 +37,13 @@ from typing import Any
 from playwright.sync_api import (
     Browser,
     BrowserContext,
-    CDPSession,
-    JSHandle,
     Page,
     Playwright,
     Request,
     Route,
     sync_playwright,
 )
+from playwright.sync_api import Error as PlaywrightError
 
 from regua.errors import ConfigurationError, RenderError
 from render.capture import capture_png
@@ -49,6 +54,7 @@ from render.launch import (
     BrowserConfig,
 )
 from render.netlog import RequestLog, swappable
+from render.tab import Tab, open_tab
 from render.watchdog import Watchdog, browser_pids
 from tasks import RenderProfile
 
@@ -80,6 +86,7 @@ class BrowserSession:
         self.config = config
         self._pw: Playwright = sync_playwright().start()
         self.relaunches = 0
+        self.navigations = 0  # documents navigated to (shells and drawings), every context
         try:
             self.browser: Browser = self._launch()
         except Exception:
@@ -87,8 +94,9 @@ class BrowserSession:
             raise
         self.version = self.browser.version
         self._context: BrowserContext | None = None
-        self._page: Page | None = None
-        self._cdp: CDPSession | None = None
+        self._tab: Tab | None = None  # the swap shell's page
+        self._nav: Tab | None = None  # the page drawings are navigated in (opened on need)
+        self._job_tab: Tab | None = None  # the page of the current job
         self._key: tuple[Any, ...] | None = None
         self._jobs_in_context = 0
         self._log: RequestLog | None = None
@@ -96,8 +104,6 @@ class BrowserSession:
         self._counter = 0
         self._shell: str | None = None
         self._shell_url: str | None = None
-        self._script_ms = 0.0
-        self._instrument: JSHandle | None = None
         self.watchdog = Watchdog()
         self._browser_pids: list[int] | None = None
 
@@ -158,47 +164,40 @@ class BrowserSession:
             color_scheme="light",
             reduced_motion="no-preference",
         )
-        page = context.new_page()
-        page.route("**/*", self._on_route)
-        cdp = context.new_cdp_session(page)
-        for name, method in CDP_LOG_EVENTS.items():
-            cdp.on(name, self._to_log(method))
-        cdp.send("Network.enable")
-        cdp.send("Page.enable")
-        cdp.send("Log.enable")
-        cdp.send("Performance.enable")
-        metrics: dict[str, Any] = {"width": profile.viewport_width}
-        metrics["height"] = profile.viewport_height
-        metrics.update(deviceScaleFactor=profile.device_scale_factor, mobile=False)
-        cdp.send("Emulation.setDeviceMetricsOverride", metrics)
-        self._context, self._page, self._cdp = context, page, cdp
-        self._shell, self._instrument = None, None
-        self._script_ms = self._script_duration_ms()
+        self._context = context
+        self._tab = self._job_tab = self._open_tab(profile)
+        self._nav, self._shell = None, None
         self._jobs_in_context = 0
+
+    def _open_tab(self, profile: RenderProfile) -> Tab:
+        if self._context is None:
+            raise RenderError("no context is open")
+        listeners = {name: self._to_log(method) for name, method in CDP_LOG_EVENTS.items()}
+        return open_tab(self._context, profile, self._on_route, listeners)
 
     def reset(self) -> None:
         """Drop the current context (next job opens a fresh one)."""
-        context, self._context, self._page, self._cdp = self._context, None, None, None
-        self._key, self._instrument = None, None
+        context, self._context = self._context, None
+        self._tab, self._nav, self._job_tab, self._key = None, None, None, None
         if context is not None:
             with contextlib.suppress(Exception):  # a crashed context may refuse to close
                 context.close()
 
     def prepare(self, profile: RenderProfile, text: str, content_type: str, csp: str) -> None:
-        """Open what the next job needs before it is timed: its context and swap shell.
+        """Open what the next job needs before it is timed: its context, swap shell or page.
 
         The context may mean a new renderer process; the shell is loaded for a text of the swap
-        path only.
+        path, the page drawings are navigated in opened for any other.
 
         Start-up work is the worker's, not the drawing's: without this, a job that followed a
         failed one (whose context was dropped) paid the new renderer's start on its CPU budget.
         """
         page = self.page_for(profile)
         self._jobs_in_context -= 1  # counted by the job's own page_for
-        if self._swap_path(content_type, text) and self._shell != csp:
-            self._shell = None
-            self.load(profile, SHELL, content_type, csp, 30.0, count=False)
-            self._shell = csp
+        if not self._swap_path(content_type, text):
+            self._navigation_tab(profile)
+        elif self._shell != csp:
+            self._load_shell(content_type, csp, 30.0)
         del page
 
     def _swap_path(self, content_type: str, text: str) -> bool:
@@ -216,17 +215,17 @@ class BrowserSession:
         )
         self._ensure_browser()
         if (
-            self._page is None
+            self._tab is None
             or key != self._key
             or self._jobs_in_context >= self.config.context_reuse_jobs
-            or self._page.is_closed()
+            or self._tab.page.is_closed()
         ):
             self.reset()
             self._open(profile)
             self._key = key
-        assert self._page is not None
+        assert self._tab is not None
         self._jobs_in_context += 1
-        return self._page
+        return self._tab.page
 
     # -- event handlers -------------------------------------------------------------------------
 
@@ -262,33 +261,34 @@ class BrowserSession:
 
     # -- per job ----------------------------------------------------------------------------------
 
-    def load(
-        self,
-        profile: RenderProfile,
-        body: bytes,
-        content_type: str,
-        csp: str,
-        timeout_s: float,
-        *,
-        count: bool = True,
-    ) -> tuple[Page, RequestLog]:
-        """Navigate a (reused or fresh) page to a new synthetic origin serving ``body``."""
-        page = self.page_for(profile) if count else self._page_or_fail()
-        self._shell = None
+    def _goto(
+        self, tab: Tab, body: bytes, content_type: str, csp: str, timeout_s: float
+    ) -> RequestLog:
+        """Navigate ``tab`` to a new synthetic origin serving ``body``; the job's new log."""
         self._counter += 1
+        self.navigations += 1
         origin = f"https://j{self._counter}-{secrets.token_hex(4)}.{ORIGIN_SUFFIX}"
         url = f"{origin}/artifact.svg"
         self._log = RequestLog(document_url=url)
         self._document = (url, body, content_type, csp)
-        self._instrument = None  # a new document: a new JavaScript context
-        page.goto(url, wait_until="load", timeout=max(1000.0, timeout_s * 1000))
-        self._shell_url = url
-        return page, self._log
+        tab.instrument = None  # a new document: a new JavaScript context
+        self._job_tab = tab
+        tab.page.goto(url, wait_until="load", timeout=max(1000.0, timeout_s * 1000))
+        return self._log
 
-    def _page_or_fail(self) -> Page:
-        if self._page is None:
+    def _load_shell(self, content_type: str, csp: str, timeout_s: float) -> None:
+        """Load the blank SVG shell served with ``csp`` into the shell's page."""
+        if self._tab is None:
             raise RenderError("no page is open")
-        return self._page
+        self._shell = None
+        self._shell_url = self._goto(self._tab, SHELL, content_type, csp, timeout_s).document_url
+        self._shell = csp
+
+    def _navigation_tab(self, profile: RenderProfile) -> Tab:
+        """The page drawings are navigated in, opened in the current context on first need."""
+        if self._nav is None or self._nav.page.is_closed():
+            self._nav = self._open_tab(profile)
+        return self._nav
 
     def open_document(
         self,
@@ -307,24 +307,26 @@ class BrowserSession:
         Fast path (``swap_documents``): an SVG whose text carries no fetch or script vector
         (:func:`swappable`) replaces the root element of a blank SVG shell document that was
         served with the same CSP from this context's synthetic origin. Anything else, or a text
-        the shell's XML parser rejects, is navigated to on a fresh origin (``path: navigate``).
+        the shell's XML parser rejects, is navigated to on a fresh origin in the context's second
+        page (``path: navigate``).
         """
+        page = self.page_for(profile)
         if self._swap_path(content_type, text):
-            page = self.page_for(profile)
             if self._shell != csp:
-                self._shell = None
-                self.load(profile, SHELL, content_type, csp, timeout_s, count=False)
-                self._shell = csp
-            assert self._shell_url is not None
+                self._load_shell(content_type, csp, timeout_s)
+            assert self._shell_url is not None and self._tab is not None
             self._log = RequestLog(document_url=self._shell_url)
+            self._job_tab = self._tab
             info = self.evaluate(page, {"op": "swap", "text": text, "t": t0})
             if not info.get("fallback"):
                 info["path"] = "swap"
                 return page, self._log, info
-        page, log = self.load(profile, text.encode("utf-8"), content_type, csp, timeout_s)
-        info = self.evaluate(page, {"op": "inspect_frame", "t": t0})
+            self._log = None  # the navigation's own log takes over
+        tab = self._navigation_tab(profile)
+        log = self._goto(tab, text.encode("utf-8"), content_type, csp, timeout_s)
+        info = self.evaluate(tab.page, {"op": "inspect_frame", "t": t0})
         info["path"] = "navigate"
-        return page, log, info
+        return tab.page, log, info
 
     def evaluate(self, page: Page, arg: dict[str, Any]) -> Any:
         """Run the instrumentation script (never content from the artifact) with ``arg``.
@@ -336,10 +338,17 @@ class BrowserSession:
         while Playwright raises ``Target crashed`` and the job answers ``crash``. ``arg`` and the
         result travel as JSON strings, which Playwright does not walk (~3 CPU ms less per call).
         """
-        if self._instrument is None:
-            self._instrument = page.evaluate_handle(_INSTRUMENT_FACTORY)
-        answer = self._instrument.evaluate(_CALL, json.dumps(arg))
+        tab = self._tab_of(page)
+        if tab.instrument is None:
+            tab.instrument = page.evaluate_handle(_INSTRUMENT_FACTORY)
+        answer = tab.instrument.evaluate(_CALL, json.dumps(arg))
         return None if answer is None else json.loads(answer)
+
+    def _tab_of(self, page: Page) -> Tab:
+        for tab in (self._tab, self._nav):
+            if tab is not None and tab.page is page:
+                return tab
+        raise RenderError("that page is not open in this session")
 
     def evaluate_source(self, page: Page, arg: dict[str, Any]) -> Any:
         """The instrumentation script, sent and compiled anew with every call.
@@ -350,7 +359,7 @@ class BrowserSession:
 
     def screenshot(self) -> bytes:
         """PNG of the viewport in device pixels, straight from DevTools (fast path)."""
-        if self._cdp is None or self._key is None:
+        if self._job_tab is None or self._key is None:
             raise RenderError("no page is open")
         # No ``clip``: the device metrics override already makes the viewport the frame size,
         # and a clip makes Chromium change and restore its emulation around every capture.
@@ -360,16 +369,7 @@ class BrowserSession:
             "captureBeyondViewport": False,
             "fromSurface": True,
         }
-        return capture_png(self._cdp, params)
-
-    def _script_duration_ms(self) -> float:
-        if self._cdp is None:
-            return 0.0
-        metrics = self._cdp.send("Performance.getMetrics")["metrics"]
-        for metric in metrics:
-            if metric["name"] == "ScriptDuration":
-                return float(metric["value"]) * 1000
-        return 0.0
+        return capture_png(self._job_tab.cdp, params)
 
     def script_executed(self) -> bool:
         """Whether page script ran since the last call.
@@ -377,9 +377,12 @@ class BrowserSession:
         Read from DevTools ``ScriptDuration`` growing; our own DevTools evaluations are not
         counted there.
         """
-        now = self._script_duration_ms()
-        ran = now > self._script_ms + 1e-6
-        self._script_ms = now
+        tab = self._job_tab
+        if tab is None:
+            return False
+        now = tab.script_duration_ms()
+        ran = now > tab.script_ms + 1e-6
+        tab.script_ms = now
         return ran
 
     def current_log(self) -> RequestLog | None:
@@ -390,6 +393,23 @@ class BrowserSession:
         """Forget the job's document; stop attributing events to it."""
         self._document = None
         self._log = None
+        self._job_tab = self._tab
+
+    def empty_navigation_tab(self) -> None:
+        """Replace a drawing that was navigated to by ``about:blank``, after its job.
+
+        Nothing of it then stays alive to run or fetch during later jobs. ~50 CPU ms and no new
+        process, against ~250 for reloading the shell over it (the single page of before).
+        """
+        nav = self._nav
+        if nav is None or nav.page.url == "about:blank":
+            return
+        nav.instrument = None
+        try:
+            nav.page.goto("about:blank", timeout=30_000)
+            nav.script_ms = nav.script_duration_ms()
+        except PlaywrightError:
+            self.reset()  # a page that cannot be emptied is never reused
 
     def close(self) -> None:
         """Close the browser and Playwright."""

@@ -56,12 +56,22 @@ LAUNCH_ARGS = (
 )
 
 
+DEFAULT_CONTEXT_REUSE_JOBS = 500
+"""Jobs a browser context serves before it is replaced (as many as a worker serves by default).
+
+Each replacement costs a new renderer and its warm-up: at 100 (the value before), 68-75 against
+54-56 CPU ms per static file (one worker, 78 files x 2, load 12-16). Drawings never share state
+through the context: no page script runs, a navigated drawing gets a fresh origin, and a swapped
+one replaces the shell's whole tree; the context is also replaced after any failure.
+"""
+
+
 @dataclass(frozen=True)
 class BrowserConfig:
     """How the worker's browser is launched and recycled."""
 
     chromium_path: str = "/usr/bin/chromium"
     chromium_no_sandbox: bool = False
-    context_reuse_jobs: int = 100
+    context_reuse_jobs: int = DEFAULT_CONTEXT_REUSE_JOBS
     swap_documents: bool = True
     extra_args: tuple[str, ...] = ()

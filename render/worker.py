@@ -3,7 +3,7 @@
 Runs inside the sandbox. Config (``handler_config``)::
 
     {"chromium_path": "/usr/bin/chromium", "chromium_no_sandbox": false, "self_test": true,
-     "context_reuse_jobs": 100, "deadline_s": 20.0, "swap_documents": true}
+     "context_reuse_jobs": 500, "deadline_s": 20.0, "swap_documents": true}
 
 Jobs: ``{"kind": "render", "svg", "task", "masks", ["deadline_s"], ["content_type"]}`` (see
 :mod:`render.job`) and ``{"kind": "selftest"}`` (re-runs the timing self-test). When
@@ -19,7 +19,7 @@ from typing import Any
 from regua.errors import RenderError, TimingSelfTestError
 from render.browser import BrowserSession
 from render.job import DEFAULT_DEADLINE_S, render_job
-from render.launch import BrowserConfig
+from render.launch import DEFAULT_CONTEXT_REUSE_JOBS, BrowserConfig
 from render.selftest import run_selftest
 
 
@@ -35,7 +35,9 @@ class RenderHandler:
         self.browser_config = BrowserConfig(
             chromium_path=str(config.get("chromium_path") or "/usr/bin/chromium"),
             chromium_no_sandbox=bool(config.get("chromium_no_sandbox", False)),
-            context_reuse_jobs=max(1, int(config.get("context_reuse_jobs") or 100)),
+            context_reuse_jobs=max(
+                1, int(config.get("context_reuse_jobs") or DEFAULT_CONTEXT_REUSE_JOBS)
+            ),
             swap_documents=bool(config.get("swap_documents", True)),
             extra_args=tuple(str(a) for a in config.get("chromium_extra_args") or ()),
         )
@@ -67,6 +69,7 @@ class RenderHandler:
                 "startup_ms": self.startup_ms,
                 "launch_ms": self.session.launch_ms,
                 "browser_relaunches": self.session.relaunches,
+                "navigations": self.session.navigations,
                 "self_test_passed": None if self.self_test is None else self.self_test["passed"],
             }
             return result, files

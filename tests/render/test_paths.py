@@ -77,3 +77,35 @@ def test_swap_and_navigation_give_identical_pixels() -> None:
             handler.close()
     assert {p for p, _ in shas[True]} == {"swap"} and {p for p, _ in shas[False]} == {"navigate"}
     assert [s for _, s in shas[True]] == [s for _, s in shas[False]]
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian Chromium not installed")
+def test_a_navigated_drawing_leaves_the_shell_and_the_next_job_alone() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("in-process Chromium without its sandbox is only run as root in CI")
+    from render.worker import create_handler
+
+    # a fetch vector (navigated to), painting red, still asking for its image when it is left
+    navigated = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 800 600">
+      <rect width="800" height="600" fill="#ff0000"/>
+      <image href="https://leak.example/x.png" width="10" height="10"/></svg>"""
+    plain = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 800 600">
+      <rect x="100" y="100" width="100" height="100" fill="#0000ff"/></svg>"""
+    wire = task().to_wire()
+    handler = create_handler({"chromium_no_sandbox": True, "self_test": False})
+    try:
+        first, files = handler.handle({"kind": "render", "svg": plain, "task": wire})
+        alone = files["frame-0.png"]
+        loaded = first["worker"]["navigations"]
+        for round_ in range(1, 4):
+            nav, _ = handler.handle({"kind": "render", "svg": navigated, "task": wire})
+            assert nav["document"]["path"] == "navigate"
+            assert [b["url"] for b in nav["blocked_requests"]] == ["https://leak.example/x.png"]
+            out, files = handler.handle({"kind": "render", "svg": plain, "task": wire})
+            assert out["document"]["path"] == "swap" and out["blocked_requests"] == []
+            assert files["frame-0.png"] == alone
+            # one navigation per navigated drawing: the shell is never loaded again over it
+            assert out["worker"]["navigations"] == loaded + round_
+    finally:
+        handler.close()
