@@ -245,15 +245,71 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Figure | list[tup
     return out
 
 
+def traced(args: argparse.Namespace, root: Path) -> None:
+    """``--trace``: round trips, CPU per process and stage timelines per run, 1 then 2 workers."""
+    from benchmarks.scale_trace import Probe, per_run, timeline, worker_names
+
+    probe_dir = root / "probe"
+    probe_dir.mkdir()
+    probe_path = str(REPO / "benchmarks" / "scale_probe")
+    with s3_bucket() as s3:
+        env = {**s3, "REGUA_PROBE_DIR": str(probe_dir), "PYTHONPATH": f"{probe_path}:{REPO}"}
+        if args.texts:
+            env["REGUA_PROBE_SQL"] = "1"
+        fleet = Growing(root, env)
+        assert fleet.fleet.api is not None
+        probe = Probe(probe_dir, PG_ADMIN, fleet.url.rsplit("/", 1)[1])
+        probe.name(fleet.fleet.api.pid, "api")
+        libpq = fleet.url.replace("+psycopg", "")
+        names: dict[int, str] = {}
+        try:
+            for workers in (1, 2):
+                fleet.grow(workers)
+                proc = fleet.fleet.workers[-1]
+                probe.name(proc.pid, f"worker-{workers}")
+                names = worker_names(libpq, names, f"w{workers}")
+                ids: list[str] = []
+                before = probe.snapshot()
+                for i in range(args.k):
+                    ids += fleet.client.submit_batch(runs(1, f"trace{workers}-{i}"))
+                    wait_done(fleet.client, ids[-1:])
+                diff = probe.snapshot().minus(before)
+                print(f"{workers} worker(s), one run at a time ({load()}): per run")
+                print("\n".join(per_run(diff, args.k, args.texts)))
+                print("\n".join(timeline(libpq, ids, names)))
+                before = probe.snapshot()
+                t0 = time.monotonic()
+                batch = fleet.client.submit_batch(runs(args.n, f"tracebatch{workers}"))
+                wait_done(fleet.client, batch)
+                rate = args.n / (time.monotonic() - t0)
+                diff = probe.snapshot().minus(before)
+                print(f"{workers} worker(s), {args.n} runs at once: {rate:.2f} runs/s ({load()})")
+                print("\n".join(per_run(diff, args.n)))
+                print(timeline(libpq, batch, names)[-1])
+        finally:
+            fleet.close()
+
+
 def main() -> None:
     """Measure and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=12, help="runs per CPU-bound measurement")
     parser.add_argument("--n-io", type=int, default=6, help="runs per I/O-bound measurement")
     parser.add_argument("--latency-runs", dest="k", type=int, default=7, help="overhead runs")
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="instead: round trips and CPU per process per run, and stage timelines",
+    )
+    parser.add_argument(
+        "--texts", type=int, default=0, help="with --trace: the N most sent statements per process"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="regua-scale-") as tmp:
-        report(measure(args, Path(tmp)))
+        if args.trace:
+            traced(args, Path(tmp))
+        else:
+            report(measure(args, Path(tmp)))
 
 
 def report(out: dict[str, Figure | list[tuple[float, float]]]) -> None:
