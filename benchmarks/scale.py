@@ -54,6 +54,9 @@ GOOD = (REPO / "samples/outputs/structured-good.svg").read_text()
 PG_ADMIN = os.environ.get("REGUA_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 WAIT_S = 30.0
 """The longest wait one look at a run asks the API for (``GET /v1/runs/{id}?wait_s=``)."""
+DEFAULTS = {"REGUA_QUEUE_STALLED_S": "30"}
+"""The fleet as deployed: the test fleet's 3 s stalled-job timeout (for its fault tests) has
+every worker send heartbeats and run the maintenance task ten times as often."""
 MODEL_WAIT_S = 1.0
 """Seconds the fake model server waits before every answer (the I/O-bound judge call)."""
 
@@ -223,6 +226,7 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Figure | list[tup
             "REGUA_JUDGE_MODEL": "slow-vision",
             "REGUA_JUDGE_API_KEY": "bench",
             "REGUA_QUEUE_JUDGE_CONCURRENCY": "1",
+            **DEFAULTS,
         }
         bare = Bare(root)
         fleet = Growing(root, env)
@@ -253,7 +257,8 @@ def traced(args: argparse.Namespace, root: Path) -> None:
     probe_dir.mkdir()
     probe_path = str(REPO / "benchmarks" / "scale_probe")
     with s3_bucket() as s3:
-        env = {**s3, "REGUA_PROBE_DIR": str(probe_dir), "PYTHONPATH": f"{probe_path}:{REPO}"}
+        env = {**s3, **DEFAULTS, "REGUA_PROBE_DIR": str(probe_dir)}
+        env["PYTHONPATH"] = f"{probe_path}:{REPO}"
         if args.texts:
             env["REGUA_PROBE_SQL"] = "1"
         fleet = Growing(root, env)
@@ -268,6 +273,11 @@ def traced(args: argparse.Namespace, root: Path) -> None:
                 proc = fleet.fleet.workers[-1]
                 probe.name(proc.pid, f"worker-{workers}")
                 names = worker_names(libpq, names, f"w{workers}")
+                before = probe.snapshot()
+                time.sleep(args.idle_s)
+                diff = probe.snapshot().minus(before)
+                print(f"{workers} worker(s) idle ({load()}): per second")
+                print("\n".join(per_run(diff, args.idle_s, args.texts)))
                 ids: list[str] = []
                 before = probe.snapshot()
                 for i in range(args.k):
@@ -300,6 +310,9 @@ def main() -> None:
         "--trace",
         action="store_true",
         help="instead: round trips and CPU per process per run, and stage timelines",
+    )
+    parser.add_argument(
+        "--idle-s", type=int, default=10, help="with --trace: seconds of idle fleet measured"
     )
     parser.add_argument(
         "--texts", type=int, default=0, help="with --trace: the N most sent statements per process"

@@ -73,9 +73,11 @@ MAX_GENERATE_ATTEMPTS = 20
 MAX_JOB_ATTEMPTS = 6
 """A stage job delivered this many times (crashes, stalls) only finalizes its run (poison pill)."""
 RESTART_PAUSE_S = 1.0
-POLL_S = 0.25
+POLL_S = 1.0
 """How often an idle worker looks for jobs besides procrastinate's LISTEN/NOTIFY wake-ups (a
-job whose notification was missed, or one deferred for a retry, waits at most this long)."""
+job deferred for a retry, or one whose notification was missed, waits at most this long). Each
+look is two round trips per procrastinate worker (the pool's check, the fetch); at 0.25 s the
+three workers of an idle process spent about 45 ms of CPU a second on them."""
 
 
 class StageNotRecordedError(ReguaError):
