@@ -17,6 +17,13 @@ Needs the loopback PostgreSQL server (REGUA_TEST_PG, default postgresql://postgr
 test), moto (dev dependency) for the S3 server, bubblewrap and Debian Chromium.
 
     .venv/bin/python benchmarks/scale.py [--n 12] [--n-io 6] [--latency-runs 7]
+
+It also prints the CPU time per run of every process of the fleet against the bare stages' (a
+figure the machine's load does not move the way wall time does). ``--trace [--texts N]``
+explains the figures instead: per run, with 1 then 2 workers, the SQL statements, commits and
+S3 calls of each process, its CPU time, and each stage job's queue wait, run time and worker,
+read from procrastinate's tables (see ``benchmarks/scale_trace.py``); ``--idle-s`` the same per
+second of an idle fleet.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ sys.path.insert(0, str(REPO))
 
 import psycopg  # noqa: E402
 
+from benchmarks.scale_trace import Probe, cpu_total_s, own_cpu_s  # noqa: E402
 from regua.llm.testing import FrameTruth, Reply, Request, serving, slow  # noqa: E402
 from regua.settings import Settings  # noqa: E402
 from service.context import ServiceContext  # noqa: E402
@@ -208,6 +216,16 @@ class Growing:
         )
         throughput(self.client, 2 * self.workers, f"warm-{self.workers}")
 
+    def probe(self, folder: Path) -> Probe:
+        """CPU time of every process of the fleet (see :mod:`benchmarks.scale_trace`)."""
+        folder.mkdir(exist_ok=True)
+        assert self.fleet.api is not None
+        probe = Probe(folder, PG_ADMIN, self.url.rsplit("/", 1)[1])
+        probe.name(self.fleet.api.pid, "api")
+        for i, proc in enumerate(self.fleet.workers, 1):
+            probe.name(proc.pid, f"worker-{i}")
+        return probe
+
     def close(self) -> None:
         """Stop the fleet and drop its database."""
         self.client.close()
@@ -233,8 +251,19 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Figure | list[tup
         try:
             fleet.grow(1)
             out["cpu1"] = (throughput(fleet.client, args.n, "cpu1"), load())
-            pairs = [(bare.one(), latency(fleet.client, 1, f"lat{i}")) for i in range(args.k)]
+            probe = fleet.probe(root / "cpu")
+            bare_s = queue_s = 0.0
+            pairs = []
+            for i in range(args.k):
+                t0 = own_cpu_s()
+                b = bare.one()
+                bare_s += own_cpu_s() - t0
+                after_bare = probe.snapshot()
+                pairs.append((b, latency(fleet.client, 1, f"lat{i}")))
+                queue_s += cpu_total_s(probe.snapshot().minus(after_bare))
             out["pairs"] = pairs
+            out["cpu_bare"] = (bare_s / args.k, "")
+            out["cpu_queue"] = (queue_s / args.k, "")
             out["lat_load"] = (0.0, load())
             calls = model.calls
             out["io1"] = (throughput(fleet.client, args.n_io, "io1", VISION_PANEL), load())
@@ -251,7 +280,7 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Figure | list[tup
 
 def traced(args: argparse.Namespace, root: Path) -> None:
     """``--trace``: round trips, CPU per process and stage timelines per run, 1 then 2 workers."""
-    from benchmarks.scale_trace import Probe, per_run, timeline, worker_names
+    from benchmarks.scale_trace import per_run, timeline, worker_names
 
     probe_dir = root / "probe"
     probe_dir.mkdir()
@@ -349,6 +378,12 @@ def report(out: dict[str, Figure | list[tuple[float, float]]]) -> None:
         f"queue overhead per run: {over:+.3f} s = submit-to-done {queued:.3f} s on the queue "
         f"against the bare stage time {bare:.3f} s (in-process, no queue; medians of "
         f"{len(pairs)} alternating pairs, {fig['lat_load'][1]}; target <= 0.15 s)"
+    )
+    cpu_queue, cpu_bare = fig["cpu_queue"][0], fig["cpu_bare"][0]
+    print(
+        f"CPU time per run (load-independent): {cpu_queue:.3f} s on the queue (every process: "
+        f"API, worker and its sandbox, PostgreSQL, moto and the client) against {cpu_bare:.3f} s "
+        f"bare = {cpu_queue - cpu_bare:+.3f} s"
     )
 
 

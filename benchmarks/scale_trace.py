@@ -59,6 +59,16 @@ def _tree_cpu_s(pid: int, tree: dict[int, list[int]]) -> float:
     return total
 
 
+def own_cpu_s() -> float:
+    """CPU seconds of this process and its descendants (the bare context's render pool)."""
+    return _tree_cpu_s(os.getpid(), _children())
+
+
+def cpu_total_s(diff: dict[str, Counter[str]]) -> float:
+    """CPU seconds of every role of a snapshot difference."""
+    return sum(c["cpu_ms"] for c in diff.values()) / 1000
+
+
 @dataclass
 class Snapshot:
     """Counters at one moment: per role (api, worker-N, postgres, bench+moto, db)."""

@@ -9,6 +9,7 @@ a job cut off after its first record goes on from there when delivered again.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -24,8 +25,10 @@ from service.pipeline.runner import StageContext, run_stage
 from service.pipeline.stages import STAGES
 from service.pipeline.submit import Submission
 from service.storage import Run, StageRecord
+from service.storage.s3_blobs import S3BlobStore
 from tests.helpers.pg import fresh_pg_database
 from tests.helpers.runs import TASK
+from tests.helpers.s3 import S3Server
 from tests.service.conftest import GOOD
 
 pytestmark = [pytest.mark.postgres, pytest.mark.browser, pytest.mark.sandbox]
@@ -139,3 +142,35 @@ def test_a_panel_that_asks_a_model_gets_its_evaluation_deferred_to_the_judge_que
             assert len(_jobs(ctx, run_id)) == 2
         finally:
             ctx.close()
+
+
+def test_a_run_on_the_queue_reads_one_blob_back_from_s3_and_writes_each_once(
+    tmp_path: Path, pg_url: str, s3_server: S3Server, s3_bucket: str
+) -> None:
+    settings = s3_server.settings(tmp_path / "data", s3_bucket)
+    ctx = ServiceContext.open(
+        settings.model_copy(update={"database_url": pg_url, "render_workers": 1})
+    )
+    try:
+        assert isinstance(ctx.blobs, S3BlobStore)
+        calls: list[str] = []
+
+        def called(**call: object) -> None:
+            calls.append(str(getattr(call.get("model"), "name", "")))
+
+        ctx.blobs.client.meta.events.register("before-call.s3", called)
+        jobs = StageJobs(ctx.db, ctx.blobs, ctx.machinery, ctx.settings)
+        for i in range(2):  # the second run's frames and masks are the first one's bytes
+            calls.clear()
+            (run_id,) = ctx.submit([Submission(TASK, "m", f"{GOOD}<!-- {i} -->")], None)
+            jobs.run(run_id, "check")
+            assert _status(ctx, run_id) == "done"
+            ops = Counter(calls)
+            # the raw reply is the one blob the worker did not write itself
+            assert ops["GetObject"] == 1, ops
+            # every new blob (the raw reply too): one look (HEAD), one write; none twice
+            assert ops["PutObject"] == ops["HeadObject"], ops
+            if i == 1:
+                assert ops["PutObject"] <= 4, ops  # raw reply, SVG, render log, check report
+    finally:
+        ctx.close()
