@@ -7,6 +7,8 @@ listening connection, :class:`RunWatch`), and in the process itself once the tra
 committed (the embedded executor). A waiter wakes on the announcement and reads the run's
 status once; a slow safety tick remains for announcements that cannot arrive (a listening
 connection being re-opened after a database restart: every waiter is woken when it is back).
+On SQLite, where another process's announcements cannot arrive, waiters also look on the
+quick ticks they always had.
 """
 
 from __future__ import annotations
@@ -55,8 +57,12 @@ class RunWatch:
 
     @property
     def live(self) -> bool:
-        """Whether every announcement reaches this process (the listener is connected)."""
-        return self.pg_url is None or self._listening.is_set()
+        """Whether every announcement reaches this process (its listener is connected).
+
+        Never on SQLite: a ``regua worker`` of its own may finish runs there, and its
+        announcements stay in its process (waiters keep looking on quick ticks as well).
+        """
+        return self._listening.is_set()
 
     @contextmanager
     def waiting(self, run_id: str) -> Iterator[asyncio.Event]:
