@@ -7,7 +7,8 @@ and one on ``judge`` + ``generate`` (+ the maintenance task), each with its own 
 a slow vision API never takes the slots rendering needs and an animated batch never holds up
 static runs. ``REGUA_WORKER_LANES`` (``regua worker --lanes``) runs only some of them. Stage
 jobs are synchronous (they run the same :func:`~service.pipeline.runner.run_stage` as the
-embedded executor) and run on threads.
+embedded executor) and run on threads; a stage job goes on with the stages that follow it until
+the kind of work changes (:mod:`.chain`), so a static run is usually one job on one worker.
 
 Weak spots of the engine covered here (procrastinate issues #1518, #1408):
 
