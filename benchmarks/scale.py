@@ -17,6 +17,13 @@ Needs the loopback PostgreSQL server (REGUA_TEST_PG, default postgresql://postgr
 test), moto (dev dependency) for the S3 server, bubblewrap and Debian Chromium.
 
     .venv/bin/python benchmarks/scale.py [--n 12] [--n-io 6] [--latency-runs 7]
+
+It also prints the CPU time per run of every process of the fleet against the bare stages' (a
+figure the machine's load does not move the way wall time does). ``--trace [--texts N]``
+explains the figures instead: per run, with 1 then 2 workers, the SQL statements, commits and
+S3 calls of each process, its CPU time, and each stage job's queue wait, run time and worker,
+read from procrastinate's tables (see ``benchmarks/scale_trace.py``); ``--idle-s`` the same per
+second of an idle fleet.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ sys.path.insert(0, str(REPO))
 
 import psycopg  # noqa: E402
 
+from benchmarks.scale_trace import Probe, cpu_total_s, own_cpu_s  # noqa: E402
 from regua.llm.testing import FrameTruth, Reply, Request, serving, slow  # noqa: E402
 from regua.settings import Settings  # noqa: E402
 from service.context import ServiceContext  # noqa: E402
@@ -54,6 +62,9 @@ GOOD = (REPO / "samples/outputs/structured-good.svg").read_text()
 PG_ADMIN = os.environ.get("REGUA_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 WAIT_S = 30.0
 """The longest wait one look at a run asks the API for (``GET /v1/runs/{id}?wait_s=``)."""
+DEFAULTS = {"REGUA_QUEUE_STALLED_S": "30"}
+"""The fleet as deployed: the test fleet's 3 s stalled-job timeout (for its fault tests) has
+every worker send heartbeats and run the maintenance task ten times as often."""
 MODEL_WAIT_S = 1.0
 """Seconds the fake model server waits before every answer (the I/O-bound judge call)."""
 
@@ -205,6 +216,16 @@ class Growing:
         )
         throughput(self.client, 2 * self.workers, f"warm-{self.workers}")
 
+    def probe(self, folder: Path) -> Probe:
+        """CPU time of every process of the fleet (see :mod:`benchmarks.scale_trace`)."""
+        folder.mkdir(exist_ok=True)
+        assert self.fleet.api is not None
+        probe = Probe(folder, PG_ADMIN, self.url.rsplit("/", 1)[1])
+        probe.name(self.fleet.api.pid, "api")
+        for i, proc in enumerate(self.fleet.workers, 1):
+            probe.name(proc.pid, f"worker-{i}")
+        return probe
+
     def close(self) -> None:
         """Stop the fleet and drop its database."""
         self.client.close()
@@ -223,14 +244,26 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Figure | list[tup
             "REGUA_JUDGE_MODEL": "slow-vision",
             "REGUA_JUDGE_API_KEY": "bench",
             "REGUA_QUEUE_JUDGE_CONCURRENCY": "1",
+            **DEFAULTS,
         }
         bare = Bare(root)
         fleet = Growing(root, env)
         try:
             fleet.grow(1)
             out["cpu1"] = (throughput(fleet.client, args.n, "cpu1"), load())
-            pairs = [(bare.one(), latency(fleet.client, 1, f"lat{i}")) for i in range(args.k)]
+            probe = fleet.probe(root / "cpu")
+            bare_s = queue_s = 0.0
+            pairs = []
+            for i in range(args.k):
+                t0 = own_cpu_s()
+                b = bare.one()
+                bare_s += own_cpu_s() - t0
+                after_bare = probe.snapshot()
+                pairs.append((b, latency(fleet.client, 1, f"lat{i}")))
+                queue_s += cpu_total_s(probe.snapshot().minus(after_bare))
             out["pairs"] = pairs
+            out["cpu_bare"] = (bare_s / args.k, "")
+            out["cpu_queue"] = (queue_s / args.k, "")
             out["lat_load"] = (0.0, load())
             calls = model.calls
             out["io1"] = (throughput(fleet.client, args.n_io, "io1", VISION_PANEL), load())
@@ -245,15 +278,80 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Figure | list[tup
     return out
 
 
+def traced(args: argparse.Namespace, root: Path) -> None:
+    """``--trace``: round trips, CPU per process and stage timelines per run, 1 then 2 workers."""
+    from benchmarks.scale_trace import per_run, timeline, worker_names
+
+    probe_dir = root / "probe"
+    probe_dir.mkdir()
+    probe_path = str(REPO / "benchmarks" / "scale_probe")
+    with s3_bucket() as s3:
+        env = {**s3, **DEFAULTS, "REGUA_PROBE_DIR": str(probe_dir)}
+        env["PYTHONPATH"] = f"{probe_path}:{REPO}"
+        if args.texts:
+            env["REGUA_PROBE_SQL"] = "1"
+        fleet = Growing(root, env)
+        assert fleet.fleet.api is not None
+        probe = Probe(probe_dir, PG_ADMIN, fleet.url.rsplit("/", 1)[1])
+        probe.name(fleet.fleet.api.pid, "api")
+        libpq = fleet.url.replace("+psycopg", "")
+        names: dict[int, str] = {}
+        try:
+            for workers in (1, 2):
+                fleet.grow(workers)
+                proc = fleet.fleet.workers[-1]
+                probe.name(proc.pid, f"worker-{workers}")
+                names = worker_names(libpq, names, f"w{workers}")
+                before = probe.snapshot()
+                time.sleep(args.idle_s)
+                diff = probe.snapshot().minus(before)
+                print(f"{workers} worker(s) idle ({load()}): per second")
+                print("\n".join(per_run(diff, args.idle_s, args.texts)))
+                ids: list[str] = []
+                before = probe.snapshot()
+                for i in range(args.k):
+                    ids += fleet.client.submit_batch(runs(1, f"trace{workers}-{i}"))
+                    wait_done(fleet.client, ids[-1:])
+                diff = probe.snapshot().minus(before)
+                print(f"{workers} worker(s), one run at a time ({load()}): per run")
+                print("\n".join(per_run(diff, args.k, args.texts)))
+                print("\n".join(timeline(libpq, ids, names)))
+                before = probe.snapshot()
+                t0 = time.monotonic()
+                batch = fleet.client.submit_batch(runs(args.n, f"tracebatch{workers}"))
+                wait_done(fleet.client, batch)
+                rate = args.n / (time.monotonic() - t0)
+                diff = probe.snapshot().minus(before)
+                print(f"{workers} worker(s), {args.n} runs at once: {rate:.2f} runs/s ({load()})")
+                print("\n".join(per_run(diff, args.n)))
+                print(timeline(libpq, batch, names)[-1])
+        finally:
+            fleet.close()
+
+
 def main() -> None:
     """Measure and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=12, help="runs per CPU-bound measurement")
     parser.add_argument("--n-io", type=int, default=6, help="runs per I/O-bound measurement")
     parser.add_argument("--latency-runs", dest="k", type=int, default=7, help="overhead runs")
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="instead: round trips and CPU per process per run, and stage timelines",
+    )
+    parser.add_argument(
+        "--idle-s", type=int, default=10, help="with --trace: seconds of idle fleet measured"
+    )
+    parser.add_argument(
+        "--texts", type=int, default=0, help="with --trace: the N most sent statements per process"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="regua-scale-") as tmp:
-        report(measure(args, Path(tmp)))
+        if args.trace:
+            traced(args, Path(tmp))
+        else:
+            report(measure(args, Path(tmp)))
 
 
 def report(out: dict[str, Figure | list[tuple[float, float]]]) -> None:
@@ -280,6 +378,12 @@ def report(out: dict[str, Figure | list[tuple[float, float]]]) -> None:
         f"queue overhead per run: {over:+.3f} s = submit-to-done {queued:.3f} s on the queue "
         f"against the bare stage time {bare:.3f} s (in-process, no queue; medians of "
         f"{len(pairs)} alternating pairs, {fig['lat_load'][1]}; target <= 0.15 s)"
+    )
+    cpu_queue, cpu_bare = fig["cpu_queue"][0], fig["cpu_bare"][0]
+    print(
+        f"CPU time per run (load-independent): {cpu_queue:.3f} s on the queue (every process: "
+        f"API, worker and its sandbox, PostgreSQL, moto and the client) against {cpu_bare:.3f} s "
+        f"bare = {cpu_queue - cpu_bare:+.3f} s"
     )
 
 

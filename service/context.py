@@ -31,6 +31,7 @@ from service.evaluation.gate import StoredEligibility
 from service.pipeline.admission import Admission, Limits
 from service.pipeline.check_stage import CHECKER_VERSION
 from service.pipeline.dispatch import Dispatcher, Workers, WorkerSetup, choose_dispatcher
+from service.pipeline.done_watch import RunWatch, announce_done
 from service.pipeline.executor import Executor, make_owner
 from service.pipeline.jobs import JobFields, JobRunner
 from service.pipeline.pgqueue import GenerateArgs as GenerateArgs
@@ -117,6 +118,8 @@ class ServiceContext:
     """Batch size, per-token rate, queue capacity and per-submitter share (a test may replace it
     with one on its own clock)."""
 
+    run_watch: RunWatch = field(init=False, repr=False)
+    """The requests of this process waiting for runs to be done (``wait_s``), and their wake-up."""
     dispatcher: Dispatcher = field(init=False, repr=False)
     """Where runs and recorded stages go next (``REGUA_QUEUE``: embedded or procrastinate)."""
     workers: Workers | None = field(default=None, repr=False)
@@ -131,6 +134,7 @@ class ServiceContext:
         """Admit submissions by the limits of the settings; choose the dispatcher."""
         self.admission = Admission(Limits.from_settings(self.settings))
         self.dispatcher = choose_dispatcher(self.settings, self.db)
+        self.run_watch = RunWatch(None if self.db.is_sqlite else self.db.url)
 
     @classmethod
     def open(cls, settings: Settings, *, render_pool: WorkerPool | None = None) -> ServiceContext:
@@ -178,7 +182,7 @@ class ServiceContext:
             CHECKER_VERSION,
             self.renderer,
             self.evaluator,
-            on_done=(self.queue_reviews,),
+            on_done=(self.queue_reviews, self.announce_done),
             known_tasks=self.registry.all,
             on_recorded=(self.dispatcher.on_recorded,),
         )
@@ -190,6 +194,10 @@ class ServiceContext:
     def queue_reviews(self, session: Session, run_id: str) -> None:
         """Create a finished run's review items (in the transaction that marks it done)."""
         queue_run(session, run_id, self.review_policy())
+
+    def announce_done(self, session: Session, run_id: str) -> None:
+        """Wake the requests waiting for the run, in every process, once it is committed."""
+        announce_done(session, run_id, self.run_watch)
 
     def start_executor(self, threads: int | None = None) -> Executor:
         """Start the in-process executor.
@@ -365,6 +373,7 @@ class ServiceContext:
             self.executor.join(max(0.1, deadline - time.monotonic()))
         if self.workers is not None:
             self.workers.join(max(0.1, deadline - time.monotonic()))
+        self.run_watch.close()
         judges.unwatch(self.judges_watch)
         self.judges_watch = None
         if self.model_limiter is not None:

@@ -1,8 +1,9 @@
 """Stage jobs as procrastinate rows, deferred inside the caller's transaction (PostgreSQL).
 
-A run's first stage is deferred in the transaction that stores the run; each later stage in the
-transaction that records the stage before it (a :class:`~service.pipeline.runner.Machinery`
-``on_recorded`` hook), so a job exists exactly when the outcome it follows is committed. Jobs
+A run's first stage is deferred in the transaction that stores the run; a later stage, when the
+job that recorded the stage before it does not go on with it itself (:mod:`.chain`: the kind of
+work changes), in the transaction that records that stage, so a job exists exactly when the
+outcome it follows is committed. Jobs
 are inserted through procrastinate's own SQL function ``procrastinate_defer_jobs_v1`` on the
 SQLAlchemy session's connection. The queueing lock ``<run>:<stage>:<PIPELINE>`` keeps at most one
 waiting job per run and stage; a second defer of the same stage is dropped (inside a savepoint,

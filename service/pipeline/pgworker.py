@@ -7,7 +7,8 @@ and one on ``judge`` + ``generate`` (+ the maintenance task), each with its own 
 a slow vision API never takes the slots rendering needs and an animated batch never holds up
 static runs. ``REGUA_WORKER_LANES`` (``regua worker --lanes``) runs only some of them. Stage
 jobs are synchronous (they run the same :func:`~service.pipeline.runner.run_stage` as the
-embedded executor) and run on threads.
+embedded executor) and run on threads; a stage job goes on with the stages that follow it until
+the kind of work changes (:mod:`.chain`), so a static run is usually one job on one worker.
 
 Weak spots of the engine covered here (procrastinate issues #1518, #1408):
 
@@ -26,6 +27,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 
 import procrastinate
 from procrastinate import JobContext, RetryStrategy
@@ -34,6 +36,8 @@ from sqlalchemy import select, update
 
 from regua.errors import ReguaError
 from regua.settings import Settings
+from service.pipeline.chain import Chain
+from service.pipeline.done_watch import libpq_url
 from service.pipeline.pgqueue import (
     GENERATE_QUEUE,
     GENERATE_TASK,
@@ -42,13 +46,13 @@ from service.pipeline.pgqueue import (
     RENDER_QUEUE,
     STAGE_TASK,
     GenerateArgs,
-    defer_next,
     defer_stage,
     orphan_runs,
 )
 from service.pipeline.runner import (
     Known,
     Machinery,
+    Stage,
     StageContext,
     TaskCache,
     finished,
@@ -70,19 +74,15 @@ MAX_GENERATE_ATTEMPTS = 20
 MAX_JOB_ATTEMPTS = 6
 """A stage job delivered this many times (crashes, stalls) only finalizes its run (poison pill)."""
 RESTART_PAUSE_S = 1.0
-POLL_S = 0.25
+POLL_S = 1.0
 """How often an idle worker looks for jobs besides procrastinate's LISTEN/NOTIFY wake-ups (a
-job whose notification was missed, or one deferred for a retry, waits at most this long)."""
+job deferred for a retry, or one whose notification was missed, waits at most this long). Each
+look is two round trips per procrastinate worker (the pool's check, the fetch); at 0.25 s the
+three workers of an idle process spent about 45 ms of CPU a second on them."""
 
 
 class StageNotRecordedError(ReguaError):
     """A stage attempt failed without a record; procrastinate retries the job."""
-
-
-def libpq_url(url: str) -> str:
-    """A SQLAlchemy PostgreSQL URL as libpq understands it (no ``+driver``)."""
-    scheme, rest = url.split("://", 1)
-    return f"{scheme.split('+', 1)[0]}://{rest}"
 
 
 class StageJobs:
@@ -103,7 +103,10 @@ class StageJobs:
         """The frozen task versions this worker has read (each is parsed once)."""
 
     def run(self, run_id: str, stage: str, delivery: int = 1) -> None:
-        """Run ``stage`` of ``run_id`` unless recorded; the next stage's job follows its record.
+        """Run ``stage`` of ``run_id`` unless recorded, then the stages that follow it here.
+
+        After each record the job goes on with the next stage itself, or defers its job in the
+        recording transaction where the kind of work changes (:mod:`.chain`).
 
         Raises:
             StageNotRecordedError: the attempt failed (procrastinate retries the job).
@@ -113,26 +116,41 @@ class StageJobs:
         if found is None or found[0] == "done":
             return
         task = found[1]
-        ctx = StageContext(self.db, self.written.for_run(run_id), self.machinery, run_id, task)
+        chain = Chain(self.machinery.evaluator, task)
+        machinery = replace(self.machinery, on_recorded=(chain.on_recorded,))
+        ctx = StageContext(self.db, self.written.for_run(run_id), machinery, run_id, task)
         chosen = next(st for st in STAGES if st.name == stage)
         if delivery > MAX_JOB_ATTEMPTS:  # delivered again and again: only close the run
             self._abandon(run_id, stage, delivery)
             chosen = STAGES[-1]
+        following: Stage | None = chosen
+        first = True
+        while following is not None:
+            name = self._stage(ctx, following, chain, first)
+            following = next((st for st in STAGES if st.name == name), None)
+            first = False
+
+    def _stage(self, ctx: StageContext, chosen: Stage, chain: Chain, first: bool) -> str | None:
+        """Run one stage unless recorded; the name of the stage this job goes on with."""
         version = chosen.version(ctx)
         with self.db.write() as s:  # one transaction: recorded?, attempts so far, running
-            recorded, attempts = stage_state(s, run_id, chosen.name, version)
-            if recorded:  # a re-delivered job: a no-op
-                defer_next(s, run_id, chosen.name)
-                return
-            known = Known(version, attempts)
-            s.execute(
-                update(Run).where(Run.id == run_id, Run.status == "queued").values(status="running")
-            )
+            recorded, attempts = stage_state(s, ctx.run_id, chosen.name, version)
+            if recorded:  # a re-delivered job: go on from where the run stands
+                chain.on_recorded(s, ctx.run_id, chosen.name)
+                return chain.take()
+            if first:
+                s.execute(
+                    update(Run)
+                    .where(Run.id == ctx.run_id, Run.status == "queued")
+                    .values(status="running")
+                )
+        known = Known(version, attempts)
         recorded = run_stage(ctx, chosen, known)  # model calls take fleet slots (FleetLimiter)
         if chosen.name == STAGES[-1].name:
-            self.written.forget(run_id)
+            self.written.forget(ctx.run_id)
         if not recorded:
-            raise StageNotRecordedError(f"stage {chosen.name} of run {run_id} is retried")
+            raise StageNotRecordedError(f"stage {chosen.name} of run {ctx.run_id} is retried")
+        return chain.take()
 
     def _abandon(self, run_id: str, stage: str, delivery: int) -> None:
         with self.db.write() as s:

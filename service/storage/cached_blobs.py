@@ -49,12 +49,18 @@ def _fetch(blobs: BlobStore, distinct: Sequence[str]) -> dict[str, bytes]:
 def put_many(blobs: BlobStore, datas: Sequence[bytes]) -> list[str]:
     """Store every blob of ``datas`` (several at once: an S3 write is two round trips).
 
+    Identical bytes (a render's empty masks, frames of a still drawing) are written once: two
+    concurrent writes of one address would both find it missing and both upload it.
     Returns their sha256 in order.
     """
-    if len(datas) <= 1:
-        return [blobs.put(d) for d in datas]
-    with ThreadPoolExecutor(max_workers=min(READ_THREADS, len(datas))) as pool:
-        return list(pool.map(blobs.put, datas))
+    distinct = list(dict.fromkeys(datas))
+    if len(distinct) <= 1:
+        digests = [blobs.put(d) for d in distinct]
+    else:
+        with ThreadPoolExecutor(max_workers=min(READ_THREADS, len(distinct))) as pool:
+            digests = list(pool.map(blobs.put, distinct))
+    by_data = dict(zip(distinct, digests, strict=True))
+    return [by_data[d] for d in datas]
 
 
 class CachedBlobs:

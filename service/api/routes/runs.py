@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 from fastapi import APIRouter, Query
@@ -29,9 +30,12 @@ router = APIRouter(prefix="/v1/runs", tags=["runs"])
 MAX_WAIT_S = 60.0
 """The longest ``wait_s`` a caller may ask ``GET /v1/runs/{id}`` for."""
 WAIT_STEPS_S = (0.025, 0.1)
-"""How often a waiting request looks at the run's status (one small query, off the loop):
-the first step for the first :data:`QUICK_S` seconds, when most runs finish, then the second."""
+"""How often a waiting request looks at the run's status when announcements may be missed (one
+small query, off the loop): the first step for the first :data:`QUICK_S` seconds, then the
+second."""
 QUICK_S = 2.0
+SAFETY_TICK_S = 1.0
+"""How often a waiting request looks anyway while every announcement reaches it."""
 
 
 def _submission(req: RunRequest) -> Submission:
@@ -127,17 +131,34 @@ async def get_run(
     Status (queued | running | done), outcome with cause, per-criterion results with verdicts
     and evidence, the stage records and the artifact chain of the run. With ``wait_s`` (0-60,
     422 outside) the answer comes as soon as the run is done, or after ``wait_s`` seconds with
-    the run as it is then (a long poll: the wait holds no server thread). 404 for an unknown
+    the run as it is then (a long poll: the wait holds no server thread, and wakes when the
+    transaction that finishes the run commits, on any process). 404 for an unknown
     run, at once.
     """
-    if wait_s > 0 and await run_in_threadpool(_readable_status, ctx, caller, run_id) != "done":
-        start = time.monotonic()
-        while (left := start + wait_s - time.monotonic()) > 0:
-            quick = time.monotonic() - start < QUICK_S
-            await asyncio.sleep(min(WAIT_STEPS_S[0] if quick else WAIT_STEPS_S[1], left))
-            if await run_in_threadpool(run_status, ctx, run_id) == "done":
-                break
+    if wait_s > 0:
+        with ctx.run_watch.waiting(run_id) as woken:  # before the first look: nothing is missed
+            if await run_in_threadpool(_readable_status, ctx, caller, run_id) != "done":
+                await _wait_done(ctx, run_id, woken, wait_s)
     return await run_in_threadpool(_run_view, ctx, caller, run_id)
+
+
+async def _wait_done(ctx: ServiceContext, run_id: str, woken: asyncio.Event, wait_s: float) -> None:
+    """Wait until the run is announced done (or ``wait_s`` passed), then look at its status.
+
+    With every announcement reaching this process, the status is read only when woken and on a
+    slow safety tick; otherwise (a listener being re-opened) on the quick ticks as well.
+    """
+    start = time.monotonic()
+    while (left := start + wait_s - time.monotonic()) > 0:
+        if ctx.run_watch.live:
+            tick = SAFETY_TICK_S
+        else:
+            tick = WAIT_STEPS_S[0] if time.monotonic() - start < QUICK_S else WAIT_STEPS_S[1]
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(woken.wait(), min(tick, left))
+        woken.clear()
+        if await run_in_threadpool(run_status, ctx, run_id) == "done":
+            return
 
 
 def _readable_status(ctx: ServiceContext, caller: Principal, run_id: str) -> str:

@@ -27,6 +27,7 @@ from service.storage import StageRecord
 from tests.helpers.pg import fresh_pg_database
 from tests.helpers.runs import TASK
 from tests.service.conftest import GOOD
+from tests.service.scheduling.helpers import animated
 
 
 @pytest.fixture
@@ -77,14 +78,15 @@ def test_a_run_and_its_first_job_commit_together(pg_ctx: ServiceContext) -> None
 
 @pytest.mark.postgres
 def test_a_redelivered_stage_job_is_a_no_op(pg_ctx: ServiceContext) -> None:
-    (run_id,) = pg_ctx.submit([Submission(TASK, "m", GOOD)], None)
+    # an animated run: its render is the heavy lane's, a job the check job defers
+    (run_id,) = pg_ctx.submit(animated(1), None)
     jobs = StageJobs(pg_ctx.db, pg_ctx.blobs, pg_ctx.machinery, pg_ctx.settings)
     jobs.run(run_id, "check")
     jobs.run(run_id, "check", delivery=2)  # procrastinate delivered the job again
     with pg_ctx.db.read() as s:
         records = s.scalar(select(func.count(StageRecord.id)).where(StageRecord.stage == "check"))
     assert records == 1
-    assert _jobs(pg_ctx, "render") == [("todo", "render", 0)]  # one successor, not two
+    assert _jobs(pg_ctx, "render") == [("todo", "render_heavy", 0)]  # one successor, not two
 
 
 @pytest.mark.postgres

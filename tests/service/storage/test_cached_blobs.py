@@ -16,7 +16,7 @@ import pytest
 from regua.errors import NotFoundError
 from service.storage.blob_registry import open_blob_store
 from service.storage.blobs import BlobStore, LocalBlobStore
-from service.storage.cached_blobs import CachedBlobs, WrittenBlobs, get_many
+from service.storage.cached_blobs import CachedBlobs, WrittenBlobs, get_many, put_many
 from service.storage.s3_blobs import S3BlobStore
 from tests.helpers.s3 import S3Server
 
@@ -112,3 +112,20 @@ def test_batched_reads_equal_single_reads(store: tuple[BlobStore, S3Server | Non
     assert cached.reads == len(shas)  # each blob read from the store once
     with pytest.raises(NotFoundError):
         get_many(inner, [shas[0], "f" * 64])
+
+
+def test_identical_bytes_in_one_batch_are_written_once(
+    s3_server: S3Server, s3_bucket: str, tmp_path: Path
+) -> None:
+    s3 = open_blob_store(s3_server.settings(tmp_path / "data", s3_bucket))
+    assert isinstance(s3, S3BlobStore)
+    puts: list[str] = []
+
+    def put(**call: object) -> None:
+        puts.append(str(call.get("model")))
+
+    s3.client.meta.events.register("before-call.s3.PutObject", put)
+    digests = put_many(s3, [MASK, FRAME, MASK, MASK])
+    assert digests == [hashlib.sha256(d).hexdigest() for d in (MASK, FRAME, MASK, MASK)]
+    assert len(puts) == 2  # two concurrent writes of one address would both upload it
+    assert sorted(s3_server.keys(s3_bucket)) == sorted(s3.key(d) for d in set(digests))
