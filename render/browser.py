@@ -11,11 +11,7 @@ no fetch or script vector is swapped into a shell document instead of navigated 
 :meth:`BrowserSession.open_document`); nothing of the previous artifact survives the swap, as its
 whole element tree (with its style sheets and animations) is replaced.
 
-A context has two pages (:mod:`render.tab`): the shell's, and a second one, opened on first need,
-for the drawings that are navigated to. A navigated drawing therefore never displaces the shell
-(reloading it cost a second sandboxed navigation, ~250 CPU ms: each opaque-origin document gets a
-new renderer process), and its page is sent to ``about:blank`` when the job ends, so nothing of
-it stays alive to run or fetch during later jobs.
+A context has two pages, the shell's and one for drawings navigated to (:mod:`render.tab`).
 
 The network namespace of the sandbox is the guarantee (Chromium's speculative connections never
 reach request interception); CSP, interception and the DevTools log are the second layer and the
@@ -53,8 +49,8 @@ from render.launch import (
     SUPPORTED_FONT_SETS,
     BrowserConfig,
 )
-from render.netlog import RequestLog, swappable
-from render.tab import Tab, open_tab
+from render.netlog import CDP_LOG_EVENTS, LogMethod, RequestLog, swappable
+from render.tab import Tab, open_tab, serve_document
 from render.watchdog import Watchdog, browser_pids
 from tasks import RenderProfile
 
@@ -63,14 +59,6 @@ SHELL = b'<svg xmlns="http://www.w3.org/2000/svg"/>'
 _INSTRUMENT = resources.files("render").joinpath("instrument.js").read_text(encoding="utf-8")
 _INSTRUMENT_FACTORY = "() => " + _INSTRUMENT.strip()
 _CALL = "(instrument, arg) => JSON.stringify(instrument(JSON.parse(arg)))"
-_LogMethod = Callable[[RequestLog, dict[str, Any]], None]
-CDP_LOG_EVENTS: dict[str, _LogMethod] = {
-    "Network.requestWillBeSent": RequestLog.on_request_will_be_sent,
-    "Network.loadingFailed": RequestLog.on_loading_failed,
-    "Log.entryAdded": RequestLog.on_log_entry,
-    "Page.frameRequestedNavigation": RequestLog.on_navigation_requested,
-}
-"""The CDP events the current job's request log records, each with the method that takes it."""
 
 
 class BrowserSession:
@@ -237,20 +225,13 @@ class BrowserSession:
             and request.is_navigation_request()
             and request.frame.parent_frame is None
         ):
-            headers = {
-                "content-type": doc[2],
-                "content-security-policy": doc[3],
-                "cache-control": "no-store",
-                "x-content-type-options": "nosniff",
-                "referrer-policy": "no-referrer",
-            }
-            route.fulfill(status=200, headers=headers, body=doc[1])
+            serve_document(route, doc[1], content_type=doc[2], csp=doc[3])
             return
         if self._log is not None:
             self._log.on_route(request.url, request.resource_type)
         route.abort("blockedbyclient")
 
-    def _to_log(self, method: _LogMethod) -> Callable[[dict[str, Any]], None]:
+    def _to_log(self, method: LogMethod) -> Callable[[dict[str, Any]], None]:
         """A CDP listener handing each event to the current job's log (none between jobs)."""
 
         def listener(event: dict[str, Any]) -> None:
@@ -404,10 +385,8 @@ class BrowserSession:
         nav = self._nav
         if nav is None or nav.page.url == "about:blank":
             return
-        nav.instrument = None
         try:
-            nav.page.goto("about:blank", timeout=30_000)
-            nav.script_ms = nav.script_duration_ms()
+            nav.empty()
         except PlaywrightError:
             self.reset()  # a page that cannot be emptied is never reused
 

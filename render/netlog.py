@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -241,3 +242,13 @@ def swappable(text: str) -> bool:
     Such a document renders the same whether navigated to or swapped into the shell.
     """
     return _FETCH_VECTOR.search(_XMLNS.sub("", text)) is None
+
+
+LogMethod = Callable[[RequestLog, dict[str, Any]], None]
+CDP_LOG_EVENTS: dict[str, LogMethod] = {
+    "Network.requestWillBeSent": RequestLog.on_request_will_be_sent,
+    "Network.loadingFailed": RequestLog.on_loading_failed,
+    "Log.entryAdded": RequestLog.on_log_entry,
+    "Page.frameRequestedNavigation": RequestLog.on_navigation_requested,
+}
+"""The CDP events the current job's request log records, each with the method that takes it."""

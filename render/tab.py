@@ -2,7 +2,10 @@
 
 A context holds up to two tabs (see :mod:`render.browser`): the swap shell, kept for the whole
 context, and the navigation tab, which opens drawings the shell cannot take and is emptied again
-after each of them.
+after each of them. A navigated drawing therefore never displaces the shell (reloading it cost a
+second sandboxed navigation, ~250 CPU ms: each opaque-origin document gets a new renderer
+process), and its page is sent to ``about:blank`` when the job ends, so nothing of it stays alive
+to run or fetch during later jobs.
 """
 
 from __future__ import annotations
@@ -35,6 +38,24 @@ class Tab:
             if metric["name"] == "ScriptDuration":
                 return float(metric["value"]) * 1000
         return 0.0
+
+    def empty(self) -> None:
+        """Send the page to ``about:blank``: nothing of its drawing stays alive to run or fetch."""
+        self.instrument = None
+        self.page.goto("about:blank", timeout=30_000)
+        self.script_ms = self.script_duration_ms()
+
+
+def serve_document(route: Route, body: bytes, *, content_type: str, csp: str) -> None:
+    """Answer the job's own navigation with its drawing: its CSP, never cached or sniffed."""
+    headers = {
+        "content-type": content_type,
+        "content-security-policy": csp,
+        "cache-control": "no-store",
+        "x-content-type-options": "nosniff",
+        "referrer-policy": "no-referrer",
+    }
+    route.fulfill(status=200, headers=headers, body=body)
 
 
 def open_tab(
