@@ -205,8 +205,6 @@ def render_job(
         # the watchdog killed the renderers, maybe after the capture had returned (no exception
         # dropped the context then): the next job must never open its drawing in a dead page
         session.reset()
-    else:
-        session.empty_navigation_tab()  # after the watch: not the drawing's CPU
     _record_requests(result, log)
     _record_cost(result, watch)
     if watch.driver_killed:

@@ -1,11 +1,11 @@
 """One page of the worker's browser context with its DevTools session, set up for render jobs.
 
 A context holds up to two tabs (see :mod:`render.browser`): the swap shell, kept for the whole
-context, and the navigation tab, which opens drawings the shell cannot take and is emptied again
-after each of them. A navigated drawing therefore never displaces the shell (reloading it cost a
-second sandboxed navigation, ~250 CPU ms: each opaque-origin document gets a new renderer
-process), and its page is sent to ``about:blank`` when the job ends, so nothing of it stays alive
-to run or fetch during later jobs.
+context, and the navigation tab, which opens drawings the shell cannot take. A navigated drawing
+therefore never displaces the shell (reloading it cost a second sandboxed navigation, ~250 CPU
+ms: each opaque-origin document gets a new renderer process). Its page is sent to
+``about:blank`` before the next swapped job, so nothing of it runs or fetches while the shell
+renders; the next navigated drawing replaces it by its own navigation.
 """
 
 from __future__ import annotations
