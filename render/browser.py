@@ -180,13 +180,14 @@ class BrowserSession:
         Start-up work is the worker's, not the drawing's: without this, a job that followed a
         failed one (whose context was dropped) paid the new renderer's start on its CPU budget.
         """
+        swap = self._swap_path(content_type, text)
+        if swap:
+            self.empty_navigation_tab()  # one that cannot be drops the context: reopened here
         self.page_for(profile)
         self._jobs_in_context -= 1  # counted by the job's own page_for
-        if not self._swap_path(content_type, text):
+        if not swap:
             self._navigation_tab(profile)
-            return
-        self.empty_navigation_tab()
-        if self._shell != csp:
+        elif self._shell != csp:
             self._load_shell(content_type, csp, 30.0)
 
     def _swap_path(self, content_type: str, text: str) -> bool:
