@@ -182,7 +182,7 @@ class BrowserSession:
         """
         swap = self._swap_path(content_type, text)
         if swap:
-            self.empty_navigation_tab()  # one that cannot be drops the context: reopened here
+            self._empty_navigation_tab()  # on failure it drops the context: page_for reopens
         self.page_for(profile)
         self._jobs_in_context -= 1  # counted by the job's own page_for
         if not swap:
@@ -378,7 +378,7 @@ class BrowserSession:
         self._log = None
         self._job_tab = self._tab
 
-    def empty_navigation_tab(self) -> None:
+    def _empty_navigation_tab(self) -> None:
         """Send a navigated drawing's page to ``about:blank`` before a swapped job.
 
         Not before a navigated one: its own navigation replaces the page (~30 % less CPU).
