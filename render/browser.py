@@ -181,7 +181,7 @@ class BrowserSession:
         failed one (whose context was dropped) paid the new renderer's start on its CPU budget.
         """
         swap = self._swap_path(content_type, text)
-        if swap:
+        if swap or (self._nav is not None and self._nav.viewer):
             self._empty_navigation_tab()  # on failure it drops the context: page_for reopens
         self.page_for(profile)
         self._jobs_in_context -= 1  # counted by the job's own page_for
@@ -309,6 +309,7 @@ class BrowserSession:
         log = self._goto(tab, text.encode("utf-8"), content_type, csp, timeout_s)
         info = self.evaluate(tab.page, {"op": "inspect_frame", "t": t0})
         info["path"] = "navigate"
+        tab.viewer = bool(info.get("xml_viewer"))
         return tab.page, log, info
 
     def evaluate(self, page: Page, arg: dict[str, Any]) -> Any:
@@ -344,8 +345,7 @@ class BrowserSession:
         """PNG of the viewport in device pixels, straight from DevTools (fast path)."""
         if self._job_tab is None or self._key is None:
             raise RenderError("no page is open")
-        # No ``clip``: the device metrics override already makes the viewport the frame size,
-        # and a clip makes Chromium change and restore its emulation around every capture.
+        # No ``clip``: the viewport is the frame size; a clip changes the emulation per capture
         params = {
             "format": "png",
             "optimizeForSpeed": True,
@@ -381,7 +381,7 @@ class BrowserSession:
     def _empty_navigation_tab(self) -> None:
         """Send a navigated drawing's page to ``about:blank`` before a swapped job.
 
-        Not before a navigated one: its own navigation replaces the page (~30 % less CPU).
+        Before a navigated one only after an XML viewer's page, whose script may run late.
         """
         nav = self._nav
         if nav is None or nav.page.url == "about:blank":

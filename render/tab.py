@@ -31,6 +31,8 @@ class Tab:
     """DevTools ``ScriptDuration`` at the last reading (ms)."""
     instrument: JSHandle | None = None
     """The instrumentation, compiled in the current document (None after a navigation)."""
+    viewer: bool = False
+    """The document is shown in Chromium's XML viewer, whose built-in script may still run."""
 
     def script_duration_ms(self) -> float:
         """The page's DevTools ``ScriptDuration`` now, in ms."""
@@ -41,7 +43,7 @@ class Tab:
 
     def empty(self) -> None:
         """Send the page to ``about:blank``: nothing of its drawing stays alive to run or fetch."""
-        self.instrument = None
+        self.instrument, self.viewer = None, False
         self.page.goto("about:blank", timeout=30_000)
         self.script_ms = self.script_duration_ms()
 

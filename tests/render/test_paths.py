@@ -109,3 +109,29 @@ def test_a_navigated_drawing_leaves_the_shell_and_the_next_job_alone() -> None:
             assert out["worker"]["navigations"] == loaded + round_
     finally:
         handler.close()
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian Chromium not installed")
+def test_the_xml_viewers_late_script_is_never_counted_for_the_next_drawing() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("in-process Chromium without its sandbox is only run as root in CI")
+    from render.worker import create_handler
+
+    # XML outside the SVG namespace: Chromium shows its tree viewer, whose built-in script runs
+    # after the job has read the page's script time; every document shares one renderer
+    viewer = '<?xml version="1.0"?><note><to>regua</to><body>not a drawing</body></note>'
+    navigated = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 800 600">
+      <image href="https://leak.example/x.png" width="10" height="10"/></svg>"""
+    wire = task().to_wire()
+    handler = create_handler({"chromium_no_sandbox": True, "self_test": False})
+    try:
+        for _ in range(3):
+            shown, _ = handler.handle({"kind": "render", "svg": viewer, "task": wire})
+            assert shown["document"]["xml_viewer"] is True
+            assert shown["script_executed"] is False  # the viewer's own script is not the page's
+            out, _ = handler.handle({"kind": "render", "svg": navigated, "task": wire})
+            assert out["document"]["path"] == "navigate" and out["status"] == "ok"
+            assert out["script_executed"] is False
+    finally:
+        handler.close()
