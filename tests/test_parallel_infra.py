@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from pathlib import Path
 from typing import cast
@@ -9,6 +10,7 @@ from typing import cast
 import pytest
 
 from tests.helpers.ports import HOST, dead_port, free_port, worker_block
+from tests.helpers.server import loopback_listener
 from tests.helpers.xdist import (
     SERIAL_MODULES_ENV,
     SHARED_FIXTURE_GROUPS,
@@ -34,6 +36,31 @@ def test_free_ports_come_from_this_workers_block_and_do_not_repeat() -> None:
     assert len(set(ports)) == len(ports)  # a port handed out is not handed out again soon
     with socket.socket() as sock:
         sock.bind((HOST, ports[-1]))  # and it was really free
+
+
+def test_a_served_apps_connections_send_without_waiting_for_acks() -> None:
+    """A connection accepted from the tests' listener as uvicorn accepts it (asyncio) has
+    TCP_NODELAY: without it every answer of a served app waited ~40 ms for a delayed ACK."""
+
+    async def nodelay_of_accepted() -> int:
+        loop = asyncio.get_running_loop()
+        seen: asyncio.Future[int] = loop.create_future()
+
+        class Accepted(asyncio.Protocol):
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                sock = transport.get_extra_info("socket")
+                seen.set_result(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+
+        listener = loopback_listener()
+        server = await loop.create_server(Accepted, sock=listener)
+        _, writer = await asyncio.open_connection(*listener.getsockname())
+        try:
+            return await asyncio.wait_for(seen, 30)
+        finally:
+            writer.close()
+            server.close()
+
+    assert asyncio.run(nodelay_of_accepted()) != 0
 
 
 def test_a_dead_port_refuses_connections_while_held() -> None:

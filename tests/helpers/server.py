@@ -100,14 +100,25 @@ class Served:
         self.log.close()
 
 
+def loopback_listener() -> socket.socket:
+    """A TCP socket bound to a free loopback port, for a server to listen on.
+
+    Its protocol is named (``IPPROTO_TCP``): asyncio sets ``TCP_NODELAY`` only on accepted
+    sockets that carry it, and without it every answer of a served app waited for the client's
+    delayed ACK (Nagle): ~45 ms for the smallest request instead of ~2.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.bind((HOST, 0))
+    return sock
+
+
 @contextlib.contextmanager
 def serve_in_thread(app: FastAPI) -> Iterator[str]:
     """Serve ``app`` with uvicorn on a thread of this process; yields its base URL.
 
     The socket is bound (to a port the kernel picks) before the server starts, so no other
     process can take the port in between."""
-    sock = socket.socket()
-    sock.bind((HOST, 0))
+    sock = loopback_listener()
     port = int(sock.getsockname()[1])
     config = uvicorn.Config(app, log_level="warning")
     server = uvicorn.Server(config)
