@@ -130,8 +130,8 @@ class FrameLoop:
         evaluate = functools.partial(self.session.evaluate, self.page)
         if self._masks is None:
             self._masks = MaskCapture(parts, _size(png))
-        masks = self._masks.capture(evaluate, self.session.screenshot)
-        return self._masks.encoder.entries(masks, time_s, ms)
+        boxes = self._masks.capture(evaluate, self.session.screenshot)
+        return self._masks.encoder.entries(boxes, time_s, ms)
 
     def _reuse(
         self, known: _Captured, time_s: float, result: dict[str, Any], files: dict[str, bytes]
