@@ -57,17 +57,16 @@ def _filtered_box(pixels: NDArray[np.bool_], left: int, width: int) -> NDArray[n
     before, upleft = window[1:, :-1], window[:-1, :-1]
     # Paeth's predictor on 0/255 pixels: the pixel above where left == upper-left != above
     paeth = np.where((before == upleft) & (up != upleft), up, before)
-    diffs = np.stack((cur, cur ^ up, cur ^ before, cur ^ paeth))  # none, up, sub, Paeth: != 0
-    sums = np.count_nonzero(diffs, axis=2)
-    best, index = sums[0].copy(), np.zeros(height, dtype=np.intp)
-    for i in (1, 2, 3):  # up, sub, Paeth: a later filter only when strictly better
-        better = (best > 0) & (sums[i] < best)
-        index[better] = i
-        best[better] = sums[i][better]
+    diffs = np.empty((4, *cur.shape), dtype=bool)  # none, up, sub, Paeth: byte != 0
+    diffs[0] = cur
+    for i, other in ((1, up), (2, before), (3, paeth)):
+        np.not_equal(cur, other, out=diffs[i])
+    # the first filter of least distance (a later one only when strictly better)
+    index = np.argmin(np.count_nonzero(diffs, axis=2), axis=0)
     picked = diffs[index, np.arange(height)]
     raw = np.zeros((height, width + 1), dtype=np.uint8)
     # a differing byte is 255 where the pixel is set (255 - 0) and 1 where it is not (0 - 255)
-    raw[:, 1 + left : 1 + right] = np.where(picked, np.where(cur, np.uint8(255), np.uint8(1)), 0)
+    np.multiply(picked, np.where(cur, np.uint8(255), np.uint8(1)), out=raw[:, 1 + left : 1 + right])
     raw[:, 0] = _FILTER_TYPE[index]
     return raw
 
