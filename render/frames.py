@@ -10,7 +10,9 @@ capturing them again: a seeked, paused, script-free document renders the same pi
 state. Only documents of the swap path are keyed (no fetch vector, so no image that plays on its
 own clock); the key lists every time-dependent input (``stateKey`` in ``instrument.js``), and any
 value it cannot read switches reuse off for that timestamp. A reused frame's entry names the time
-it was captured at (``same_as``).
+it was captured at (``same_as``). After the first capture one ``plan`` call seeks and keys every
+later timestamp, so a timestamp whose state was captured before costs no call at all; a new state
+is seeked again before its capture, and is reused later only if that seek gives the planned key.
 
 ``reference=True`` runs the mask path as it was before these optimisations (:func:`capture_masks`
 and :func:`encode_masks`, no reuse): tests and ``benchmarks/render.py`` compare the two.
@@ -80,18 +82,31 @@ class FrameLoop:
         kinds: set[str] = set()
         seen: dict[str, _Captured] = {}
         reuse = self.reuse and not self.reference and info.get("path") == "swap"
+        planned: list[dict[str, Any]] | None = None
         for index, time_s in enumerate(times):
-            seek = info if index == 0 else self._seek(time_s)
+            seek = info if index == 0 else planned[index - 1] if planned else self._seek(time_s)
             kinds.update(seek["kinds"])
             key = seek.get("key") if reuse else None
             known = seen.get(key) if isinstance(key, str) else None
             if known is None:
+                if planned and index > 0:  # seeked by the plan only: seek it now
+                    now = self._seek(time_s)
+                    key = key if now.get("key") == key else None  # not the planned state
                 known = self._capture(time_s, result, files)
                 if isinstance(key, str):
                     seen[key] = known
             else:
                 self._reuse(known, time_s, result, files)
+            if index == 0 and reuse and len(times) > 1:
+                planned = self._plan(times[1:])
         return kinds
+
+    def _plan(self, times: tuple[float, ...]) -> list[dict[str, Any]] | None:
+        """Every timestamp of ``times`` seeked and keyed in one call (None: the answer is odd)."""
+        plan = self._evaluate({"op": "plan", "times": list(times)})
+        if not isinstance(plan, list) or len(plan) != len(times):
+            return None
+        return [p if isinstance(p, dict) else {"kinds": [], "key": None} for p in plan]
 
     def _evaluate(self, arg: dict[str, Any]) -> Any:
         if self.reference:
@@ -130,8 +145,8 @@ class FrameLoop:
         evaluate = functools.partial(self.session.evaluate, self.page)
         if self._masks is None:
             self._masks = MaskCapture(parts, _size(png))
-        masks = self._masks.capture(evaluate, self.session.screenshot)
-        return self._masks.encoder.entries(masks, time_s, ms)
+        boxes = self._masks.capture(evaluate, self.session.screenshot)
+        return self._masks.encoder.entries(boxes, time_s, ms)
 
     def _reuse(
         self, known: _Captured, time_s: float, result: dict[str, Any], files: dict[str, bytes]

@@ -283,6 +283,11 @@
     info.key = stateKey();
     return info;
   }
+  function plan(times) {
+    // every timestamp seeked and keyed in one call (no capture between): the frame loop then
+    // seeks only the states it has not captured yet (see frames.py)
+    return times.map((t) => frame(t));
+  }
   function inspectAt() {
     const r = document.documentElement;
     return { root: r.localName, root_ns: r.namespaceURI, parse_error: null, xml_viewer: false,
@@ -294,6 +299,7 @@
     case "selftest_setup": return selftestSetup(arg.spec);
     case "seek": return seek(arg.t);
     case "frame": return frame(arg.t);
+    case "plan": return plan(arg.times);
     case "inspect": return inspect();
     case "inspect_seek": return Object.assign(inspect(), seek(arg.t));
     case "inspect_frame": return Object.assign(inspect(), frame(arg.t));

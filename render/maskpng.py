@@ -4,11 +4,12 @@ A mask is an 8-bit greyscale PNG (0 or 255), written by Pillow at ``compress_lev
 gets the PNG filter of least "distance from zero" among none, up, sub and Paeth (in that order,
 a later filter only when strictly better), then one zlib stream at level 1. A mask is mostly
 empty, and an empty row always takes filter "none" with all-zero bytes, so only the rows and
-columns around the mask's pixels need a filter choice: :func:`mask_png` computes it there (for
+columns of the mask's tight box need a filter choice: :func:`box_png` computes it there (for
 0/255 pixels every filter's bytes are 0, 1 or 255 and its distance is a count of differences),
-leaves the rest zero and compresses the same byte stream Pillow would; the compression of the
-empty rows above the mask is done once per row count and copied (zlib's output does not depend
-on how its input is split between calls). The output is checked
+from the box alone (no full-size array), leaves the rest zero and compresses the same byte
+stream Pillow would; the compression of the empty rows above the mask is done once per row
+count and copied (zlib's output does not depend on how its input is split between calls).
+:func:`mask_png` does the same for a full-size mask. The output is checked
 against Pillow once per process (:func:`fast_path_matches`); if the two ever differ (another
 zlib inside Pillow, say), every mask is encoded by Pillow. A stream longer than one IDAT chunk
 of Pillow's (64 KiB) is also left to Pillow.
@@ -40,44 +41,44 @@ def _chunk(kind: bytes, data: bytes) -> bytes:
     return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
 
-def _filtered_window(
-    mask: NDArray[np.bool_], band: tuple[int, int] | None = None
-) -> tuple[int, int, NDArray[np.uint8]]:
-    """``(r0, r1, scanlines)``: the scanlines of rows ``r0:r1`` as Pillow filters them.
+def _filtered_box(pixels: NDArray[np.bool_], left: int, width: int) -> NDArray[np.uint8]:
+    """The scanlines of the rows a mask's box covers, as Pillow filters them.
 
-    Each scanline is the filter byte and the filtered row; every other row is all zero (filter
-    "none", no pixel). An empty mask gives ``(0, 0, empty)``. ``band``: the first and past-last
-    rows holding a pixel, when the caller knows them.
+    ``pixels``: the mask's tight box (its first and last rows and columns hold a pixel) at
+    column ``left`` of a ``width``-pixel row. Each scanline is the filter byte and the filtered
+    row; every row above and below the box is all zero (filter "none", no pixel).
     """
-    width = mask.shape[1]
-    if band is None:
-        rows = np.flatnonzero(mask.any(axis=1))
-        band = (int(rows[0]), int(rows[-1]) + 1) if rows.size else (0, 0)
-    r0, r1 = band
-    if r1 <= r0:
-        return 0, 0, np.zeros((0, width + 1), dtype=np.uint8)
-    raw = np.zeros((r1 - r0, width + 1), dtype=np.uint8)
-    cols = np.flatnonzero(mask[r0:r1].any(axis=0))
-    c0, c1 = int(cols[0]), min(width, int(cols[-1]) + 2)  # sub and Paeth see one column past
-    # the window, with the zero row above it and the zero column left of it
-    window = np.zeros((r1 - r0 + 1, c1 - c0 + 1), dtype=bool)
-    window[1:, 1:] = mask[r0:r1, c0:c1]
+    height, cols = pixels.shape
+    right = min(width, left + cols + 1)  # sub and Paeth see one column past the box
+    # the box and that column, with the zero row above it and the zero column left of it
+    window = np.zeros((height + 1, right - left + 1), dtype=bool)
+    window[1:, 1 : 1 + cols] = pixels
     cur, up = window[1:, 1:], window[:-1, 1:]
-    left, upleft = window[1:, :-1], window[:-1, :-1]
+    before, upleft = window[1:, :-1], window[:-1, :-1]
     # Paeth's predictor on 0/255 pixels: the pixel above where left == upper-left != above
-    paeth = np.where((left == upleft) & (up != upleft), up, left)
-    diffs = np.stack((cur, cur ^ up, cur ^ left, cur ^ paeth))  # none, up, sub, Paeth: != 0
-    sums = np.count_nonzero(diffs, axis=2)
-    best, index = sums[0].copy(), np.zeros(sums.shape[1], dtype=np.intp)
-    for i in (1, 2, 3):  # up, sub, Paeth: a later filter only when strictly better
-        better = (best > 0) & (sums[i] < best)
-        index[better] = i
-        best[better] = sums[i][better]
-    picked = diffs[index, np.arange(index.size)]
+    paeth = np.where((before == upleft) & (up != upleft), up, before)
+    diffs = np.empty((4, *cur.shape), dtype=bool)  # none, up, sub, Paeth: byte != 0
+    diffs[0] = cur
+    for i, other in ((1, up), (2, before), (3, paeth)):
+        np.not_equal(cur, other, out=diffs[i])
+    # the first filter of least distance (a later one only when strictly better)
+    index = np.argmin(np.count_nonzero(diffs, axis=2), axis=0)
+    picked = diffs[index, np.arange(height)]
+    raw = np.zeros((height, width + 1), dtype=np.uint8)
     # a differing byte is 255 where the pixel is set (255 - 0) and 1 where it is not (0 - 255)
-    raw[:, 1 + c0 : 1 + c1] = np.where(picked, np.where(cur, np.uint8(255), np.uint8(1)), 0)
+    np.multiply(picked, np.where(cur, np.uint8(255), np.uint8(1)), out=raw[:, 1 + left : 1 + right])
     raw[:, 0] = _FILTER_TYPE[index]
-    return r0, r1, raw
+    return raw
+
+
+def _box(mask: NDArray[np.bool_]) -> tuple[int, int, NDArray[np.bool_]]:
+    """``(top, left, pixels)``: the tight box around a mask's pixels (empty: ``0, 0``, 0 x 0)."""
+    rows = np.flatnonzero(mask.any(axis=1))
+    if not rows.size:
+        return 0, 0, np.zeros((0, 0), dtype=bool)
+    band = mask[rows[0] : rows[-1] + 1]
+    cols = np.flatnonzero(band.any(axis=0))
+    return int(rows[0]), int(cols[0]), band[:, cols[0] : cols[-1] + 1]
 
 
 _FILTER_TYPE = np.array([0, 2, 1, 4], dtype=np.uint8)  # none, up, sub, Paeth
@@ -119,24 +120,41 @@ def _zero_prefix(row_bytes: int) -> _ZeroPrefix:
     return _ZeroPrefix(row_bytes)
 
 
-def mask_png(mask: NDArray[np.bool_], band: tuple[int, int] | None = None) -> bytes:
-    """The mask's PNG, byte for byte what :func:`pillow_png` writes, in about half the time.
-
-    ``band``: the first and past-last rows holding a pixel, when the caller knows them.
-    """
+def mask_png(mask: NDArray[np.bool_]) -> bytes:
+    """The mask's PNG, byte for byte what :func:`pillow_png` writes, in about half the time."""
     if not fast_path_matches():
         return pillow_png(mask)
-    return _fast_png(mask, band) or pillow_png(mask)
+    return _fast_png(mask) or pillow_png(mask)
 
 
-def _fast_png(mask: NDArray[np.bool_], band: tuple[int, int] | None = None) -> bytes | None:
-    height, width = mask.shape
-    r0, r1, rows = _filtered_window(mask, band)
+def box_png(shape: tuple[int, int], top: int, left: int, pixels: NDArray[np.bool_]) -> bytes:
+    """:func:`pillow_png`'s bytes for a ``shape`` mask, from the tight box of its pixels.
+
+    ``pixels`` lies at ``top``, ``left`` (an empty box: no pixel); no full-size array is made.
+    """
+    if fast_path_matches():
+        png = _box_png(shape, top, left, pixels)
+        if png is not None:
+            return png
+    mask = np.zeros(shape, dtype=bool)
+    mask[top : top + pixels.shape[0], left : left + pixels.shape[1]] = pixels
+    return pillow_png(mask)
+
+
+def _fast_png(mask: NDArray[np.bool_]) -> bytes | None:
+    return _box_png(mask.shape, *_box(mask))
+
+
+def _box_png(
+    shape: tuple[int, ...], top: int, left: int, pixels: NDArray[np.bool_]
+) -> bytes | None:
+    height, width = shape
     row_bytes = width + 1
     prefix = _zero_prefix(row_bytes)
-    compressor, data = prefix.start(r0)
-    data += compressor.compress(rows.data)
-    suffix = (height - r1) * row_bytes
+    compressor, data = prefix.start(top)
+    if pixels.size:
+        data += compressor.compress(_filtered_box(pixels, left, width).data)
+    suffix = (height - top - pixels.shape[0]) * row_bytes
     while suffix > 0:
         chunk = min(suffix, len(prefix.zeros))
         data += compressor.compress(memoryview(prefix.zeros)[:chunk])

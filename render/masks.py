@@ -21,13 +21,12 @@ Masks are 8-bit greyscale PNGs (255 = part pixel) at the frame size.
 Two implementations of the same passes: :func:`capture_masks` + :func:`encode_masks` (the
 reference, kept to prove the fast path equal) and :class:`MaskCapture` (the fast path every job
 uses): the two captures decoded with libspng as RGBA and read as one 24-bit colour code a pixel,
-each pixel's part read from one code -> part table (16 MiB, built once per process) instead
-of a code comparison per part, only the rows where some part painted read, a container's union
-taken on the codes with one bit mask, and every distinct mask encoded once per job (a part that
-does not move, or a frame seen before, costs a dictionary lookup keyed by the mask's band of
-rows instead of a PNG encode). The fast path leaves
-the mask styles in place; the next ``frame`` call of ``instrument.js`` restores the document
-before it seeks.
+each pixel's part read from one code -> part table (16 MiB, built once per process), then one
+bit a part (the alone shot's colour codes already are); the OR of each row and column gives
+every part's tight box (:class:`BoxMask`), its pixels are read in that box alone, and every
+distinct mask is PNG-encoded once per job from its box (:func:`render.maskpng.box_png`; a part
+that does not move costs a lookup). The fast path leaves the mask styles in place; the next
+``frame`` call of ``instrument.js`` restores the document before it seeks.
 """
 
 from __future__ import annotations
@@ -38,14 +37,15 @@ import io
 import struct
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
 import pyspng
 from numpy.typing import NDArray
 from PIL import Image
 
-from render.maskpng import mask_png
+from render.maskpng import box_png, pillow_png
 
 LEVELS = (0, 60, 120, 180, 240)
 WHITE = (255, 255, 255)
@@ -69,12 +69,6 @@ def _css(colour: tuple[int, int, int]) -> str:
 def _rgb(png: bytes) -> NDArray[np.uint8]:
     with Image.open(io.BytesIO(png)) as image:
         return np.asarray(image.convert("RGB"), dtype=np.uint8)
-
-
-def _png(mask: NDArray[np.bool_]) -> bytes:
-    buffer = io.BytesIO()
-    Image.fromarray(mask.astype(np.uint8) * 255, mode="L").save(buffer, "PNG", compress_level=1)
-    return buffer.getvalue()
 
 
 def _code(rgb: NDArray[np.uint8]) -> NDArray[np.int32]:
@@ -153,15 +147,18 @@ def encode_masks(
 
 
 def _encoded(mask: NDArray[np.bool_]) -> tuple[bytes, str, int]:
-    png = _png(mask)
+    png = pillow_png(mask)  # Pillow at compress_level=1
     return png, hashlib.sha256(png).hexdigest(), int(mask.sum())
 
 
+Mask = TypeVar("Mask")
+
+
 def mask_entries(
-    masks: dict[str, dict[str, NDArray[np.bool_]]],
+    masks: dict[str, dict[str, Mask]],
     time_s: float,
     ms: int,
-    encode: Callable[[NDArray[np.bool_]], tuple[bytes, str, int]],
+    encode: Callable[[Mask], tuple[bytes, str, int]],
 ) -> tuple[list[dict[str, Any]], dict[str, bytes]]:
     """Contract entries and PNG files for one frame time, each mask ``encode``d.
 
@@ -224,6 +221,71 @@ def decode_codes(png: bytes) -> NDArray[np.uint32]:
     return result
 
 
+@dataclass(frozen=True, eq=False)
+class BoxMask:
+    """A mask of frame ``shape`` held as the tight box around its pixels.
+
+    ``pixels`` covers rows ``top:`` and columns ``left:``; its first and last rows and columns
+    each hold a pixel, so one mask has one box. No pixel: an empty box at ``0, 0``.
+    """
+
+    shape: tuple[int, int]
+    top: int = 0
+    left: int = 0
+    pixels: NDArray[np.bool_] = field(default_factory=lambda: np.zeros((0, 0), dtype=bool))
+
+    def full(self) -> NDArray[np.bool_]:
+        """The mask as a frame-size array."""
+        mask = np.zeros(self.shape, dtype=bool)
+        height, width = self.pixels.shape
+        mask[self.top : self.top + height, self.left : self.left + width] = self.pixels
+        return mask
+
+    def key(self) -> bytes:
+        """Bytes naming the mask exactly (its box and its packed bits)."""
+        head = struct.pack("<IIII", self.top, self.left, *self.pixels.shape)
+        return head + np.packbits(self.pixels).tobytes()
+
+    def union(self, other: BoxMask) -> BoxMask:
+        """The pixels of both (the union of two tight boxes is tight)."""
+        if not (other.pixels.size and self.pixels.size):
+            return other if self.pixels.size == 0 else self
+        top, left = min(self.top, other.top), min(self.left, other.left)
+        bottom = max(self.top + self.pixels.shape[0], other.top + other.pixels.shape[0])
+        right = max(self.left + self.pixels.shape[1], other.left + other.pixels.shape[1])
+        pixels = np.zeros((bottom - top, right - left), dtype=bool)
+        for box in (self, other):
+            rows, cols = box.pixels.shape
+            y, x = box.top - top, box.left - left
+            pixels[y : y + rows, x : x + cols] |= box.pixels
+        return BoxMask(self.shape, top, left, pixels)
+
+
+class _Bits:
+    """Part bits a pixel (frame rows ``top:``), OR-ed along each row and each column.
+
+    A part's box then comes from two short scans, and its pixels from that box alone.
+    """
+
+    def __init__(self, shape: tuple[int, int], top: int, bits: NDArray[np.unsignedinteger[Any]]):
+        self.shape, self.top, self.bits = shape, top, bits
+        self.rows = np.bitwise_or.reduce(bits, axis=1)
+        self.cols = np.bitwise_or.reduce(bits, axis=0)
+
+    def mask(self, wanted: int) -> BoxMask:
+        """The pixels holding any bit of ``wanted``."""
+        rows = np.flatnonzero(self.rows & self.bits.dtype.type(wanted))
+        if not rows.size:
+            return BoxMask(self.shape)
+        cols = np.flatnonzero(self.cols & self.bits.dtype.type(wanted))
+        r0, r1, c0, c1 = int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
+        box = self.bits[r0:r1, c0:c1] & self.bits.dtype.type(wanted)
+        return BoxMask(self.shape, self.top + r0, c0, box != 0)
+
+
+_ONE_HOT_PARTS = 64  # parts a visible capture reads as one bit each (more: one scan a part)
+
+
 class MaskCapture:
     """The visible and alone passes of one job's parts, decoded without per-part scans."""
 
@@ -239,29 +301,34 @@ class MaskCapture:
             "parts": {p: _css(c) for p, c in zip(parts, colours, strict=True)},
         }
         self._owner_of = _owner_table()
+        # part number -> its bit, in the narrowest type that holds them all; _NONE -> 0
+        count = min(len(parts), _ONE_HOT_PARTS)
+        self._one_hot = np.zeros(256, dtype=np.min_scalar_type((1 << count) - 1))
+        self._one_hot[:count] = [1 << i for i in range(count)]
         self.encoder = MaskEncoder(shape)
 
-    def capture(self, evaluate: Evaluate, shoot: Shoot) -> dict[str, dict[str, NDArray[np.bool_]]]:
+    def capture(self, evaluate: Evaluate, shoot: Shoot) -> dict[str, dict[str, BoxMask]]:
         """Both passes on the current (seeked) document: ``{part: {"visible", "alone"}}``."""
-        empty = np.zeros(self.shape, dtype=bool)
+        empty = BoxMask(self.shape)
         info = evaluate({"op": "mask_apply", "parts": self.parts, "paint": self.visible_spec})
         present: dict[str, list[str]] = dict(info.get("present") or {})
         result = {p: {"visible": empty, "alone": empty} for p in self.parts}
         if not present:
             return result
         members = {p: [q for q in present if q == p or p in present[q]] for p in present}
-        owner: NDArray[np.uint8] = np.take(self._owner_of, decode_codes(shoot()))
-        top, bottom = _band(owner != _NONE)  # rows holding any palette colour
-        band = owner[top:bottom]
+        codes = decode_codes(shoot())
+        top, bottom = _band(codes != _RGB_BITS)  # rows holding anything but white
+        owner: NDArray[np.uint8] = np.take(self._owner_of, codes[top:bottom])
         number = {p: i for i, p in enumerate(self.parts)}
+        if len(self.parts) <= _ONE_HOT_PARTS:
+            bits = _Bits(self.shape, top, np.take(self._one_hot, owner))
         for part, group in members.items():
-            visible = np.zeros(self.shape, dtype=bool)
-            if len(group) == 1:
-                np.equal(band, number[part], out=visible[top:bottom])
+            if len(self.parts) <= _ONE_HOT_PARTS:
+                visible = bits.mask(sum(1 << number[q] for q in group))
             else:
-                wanted = np.zeros(256, dtype=bool)
-                wanted[[number[q] for q in group]] = True
-                np.take(wanted, band, out=visible[top:bottom])
+                wanted = np.zeros(256, dtype=np.uint8)
+                wanted[[number[q] for q in group]] = 1
+                visible = _Bits(self.shape, top, np.take(wanted, owner)).mask(1)
             result[part] = {"visible": visible, "alone": empty}
         ordered = sorted(present, key=lambda p: len(present[p]))  # ancestors get lower bits
         for start in range(0, len(ordered), BITS_PER_SHOT):
@@ -276,7 +343,7 @@ class MaskCapture:
         present: dict[str, list[str]],
         evaluate: Evaluate,
         shoot: Shoot,
-        result: dict[str, dict[str, NDArray[np.bool_]]],
+        result: dict[str, dict[str, BoxMask]],
     ) -> None:
         """One additive shot: each part of ``group`` in its own bit; unions per part."""
         paints = {p: "none" for p in present}
@@ -285,18 +352,14 @@ class MaskCapture:
         evaluate({"op": "mask_paint", "spec": spec})
         codes = decode_codes(shoot())
         top, bottom = _band(codes != 0)  # rows where any part painted
-        band = codes[top:bottom]
+        shot = _Bits(self.shape, top, codes[top:bottom])
         for part in present:
             bits = 0  # the part's bit and its descendant parts' bits, as colour codes
             for i, q in enumerate(group):
                 if q == part or part in present[q]:
                     bits |= _code_of(_bit_rgb(i))
-            if not bits:
-                continue
-            hit = np.zeros(self.shape, dtype=bool)
-            np.not_equal(np.bitwise_and(band, np.uint32(bits)), 0, out=hit[top:bottom])
-            previous = result[part]["alone"]
-            result[part]["alone"] = hit if not previous.any() else (previous | hit)
+            if bits:
+                result[part]["alone"] = result[part]["alone"].union(shot.mask(bits))
 
 
 def _band(rows_of: NDArray[np.bool_]) -> tuple[int, int]:
@@ -317,25 +380,21 @@ class MaskEncoder:
         self.encoded = 0
         self.reused = 0
 
-    def encode(self, mask: NDArray[np.bool_]) -> tuple[bytes, str, int]:
+    def encode(self, mask: BoxMask) -> tuple[bytes, str, int]:
         """``(png, sha256, pixels)`` of a mask (from the cache when it was seen before)."""
-        rows = np.flatnonzero(mask.any(axis=1))
-        band = (int(rows[0]), int(rows[-1]) + 1) if rows.size else (0, 0)
-        # the band and its bits name the mask: no pass over its empty rows
-        key = struct.pack("<II", *band) + np.packbits(mask[band[0] : band[1]]).tobytes()
+        key = mask.key()  # the box and its bits name the mask: no pass over its empty rows
         known = self._cache.get(key)
         if known is not None:
             self.reused += 1
             return known
-        png = mask_png(mask, band)
-        pixels = int(np.count_nonzero(mask[band[0] : band[1]]))
-        entry = (png, hashlib.sha256(png).hexdigest(), pixels)
+        png = box_png(self.shape, mask.top, mask.left, mask.pixels)
+        entry = (png, hashlib.sha256(png).hexdigest(), int(np.count_nonzero(mask.pixels)))
         self._cache[key] = entry
         self.encoded += 1
         return entry
 
     def entries(
-        self, masks: dict[str, dict[str, NDArray[np.bool_]]], time_s: float, ms: int
+        self, masks: dict[str, dict[str, BoxMask]], time_s: float, ms: int
     ) -> tuple[list[dict[str, Any]], dict[str, bytes]]:
         """Contract entries and PNG files for one frame time (the same as :func:`encode_masks`)."""
         return mask_entries(masks, time_s, ms, self.encode)

@@ -9,11 +9,19 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+import pytest
 from numpy.typing import NDArray
 from PIL import Image
 
-from render.maskpng import mask_png, pillow_png
-from render.masks import MaskCapture, MaskEncoder, capture_masks, decode_codes, palette
+from render.maskpng import box_png, mask_png, pillow_png
+from render.masks import (
+    BoxMask,
+    MaskCapture,
+    MaskEncoder,
+    capture_masks,
+    decode_codes,
+    palette,
+)
 
 PARTS = ["outer", "a", "b", "c", "d"]
 PRESENT = {"outer": [], "a": ["outer"], "b": ["outer"], "c": [], "d": []}  # d: absent id
@@ -69,8 +77,22 @@ def test_fast_capture_equals_the_reference_on_synthetic_shots() -> None:
         assert fast.keys() == reference.keys()
         for part, kinds in reference.items():
             for kind, mask in kinds.items():
-                assert np.array_equal(fast[part][kind], mask), (part, kind)
-        assert fast["outer"]["visible"].any() and fast["a"]["alone"].any()
+                box = fast[part][kind]
+                assert np.array_equal(box.full(), mask), (part, kind)
+                assert _same(box, _boxed(mask)), (part, kind)  # the box is tight
+        assert fast["outer"]["visible"].pixels.any() and fast["a"]["alone"].pixels.any()
+
+
+def _boxed(mask: NDArray[np.bool_]) -> BoxMask:
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    if not rows.size:
+        return BoxMask(mask.shape)
+    pixels = mask[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
+    return BoxMask(mask.shape, int(rows[0]), int(cols[0]), pixels)
+
+
+def _same(a: BoxMask, b: BoxMask) -> bool:
+    return a.shape == b.shape and a.key() == b.key() and a.pixels.shape == b.pixels.shape
 
 
 def test_colour_codes_of_every_png_kind() -> None:
@@ -84,21 +106,59 @@ def test_colour_codes_of_every_png_kind() -> None:
     assert np.array_equal(decode_codes(_png(grey, "L")), grey.astype(np.uint32) * 0x010101)
 
 
-def test_equal_bits_in_other_rows_are_other_masks() -> None:
+def test_equal_bits_elsewhere_are_other_masks() -> None:
     encoder = MaskEncoder(SHAPE)
     high = np.zeros(SHAPE, dtype=bool)
     high[5:9, 10:20] = True
-    low = np.roll(high, 30, axis=0)  # the same band of bits, thirty rows lower
-    first, second = encoder.encode(high), encoder.encode(low)
-    assert first[0] == pillow_png(high) and second[0] == pillow_png(low)
-    assert first[0] != second[0] and first[2] == second[2] == 40
-    assert encoder.encode(high.copy()) == first and (encoder.encoded, encoder.reused) == (2, 1)
-    empty = encoder.encode(np.zeros(SHAPE, dtype=bool))
+    high[6, 12] = False
+    low = np.roll(high, 30, axis=0)  # the same box of bits, thirty rows lower
+    right = np.roll(high, 7, axis=1)  # ... seven columns to the right
+    first, second, third = (encoder.encode(_boxed(m)) for m in (high, low, right))
+    assert (first[0], second[0], third[0]) == tuple(pillow_png(m) for m in (high, low, right))
+    assert len({first[0], second[0], third[0]}) == 3 and first[2] == second[2] == third[2] == 39
+    again = encoder.encode(_boxed(high.copy()))
+    assert again == first and (encoder.encoded, encoder.reused) == (3, 1)
+    empty = encoder.encode(_boxed(np.zeros(SHAPE, dtype=bool)))
     assert empty[0] == pillow_png(np.zeros(SHAPE, dtype=bool)) and empty[2] == 0
 
 
-def test_a_known_band_gives_the_same_png() -> None:
-    mask = np.zeros(SHAPE, dtype=bool)
-    mask[12:31, 3:77] = np.random.default_rng(5).random((19, 74)) < 0.6
-    rows = np.flatnonzero(mask.any(axis=1))
-    assert mask_png(mask, (int(rows[0]), int(rows[-1]) + 1)) == pillow_png(mask)
+def test_a_box_gives_the_same_png_as_its_full_mask() -> None:
+    rng = np.random.default_rng(5)
+    for top, left, rows, cols in [(12, 3, 19, 74), (0, 0, 60, 80), (59, 79, 1, 1), (0, 70, 5, 10)]:
+        mask = np.zeros(SHAPE, dtype=bool)
+        mask[top : top + rows, left : left + cols] = rng.random((rows, cols)) < 0.6
+        mask[top, left] = mask[top + rows - 1, left + cols - 1] = True  # a tight box
+        assert box_png(SHAPE, top, left, _boxed(mask).pixels) == pillow_png(mask)
+        assert mask_png(mask) == pillow_png(mask) and _boxed(mask).full().tolist() == mask.tolist()
+
+
+def test_union_of_boxes() -> None:
+    a, b = np.zeros(SHAPE, dtype=bool), np.zeros(SHAPE, dtype=bool)
+    a[3:9, 40:50] = True
+    b[20:22, 5:7] = True
+    for x, y in [(a, b), (b, a), (a, np.zeros(SHAPE, dtype=bool)), (a, a)]:
+        assert _same(_boxed(x).union(_boxed(y)), _boxed(x | y))
+
+
+@pytest.mark.parametrize("count", [20, 40, 70])
+def test_many_parts_several_alone_shots(count: int) -> None:
+    """Up to 70 parts: one bit a part in 32 or 64 bits or one scan a part; several alone shots."""
+    parts = [f"p{i}" for i in range(count)]
+    present = {p: ([] if i % 10 == 0 else [parts[i - i % 10]]) for i, p in enumerate(parts)}
+    rng = np.random.default_rng(70)
+    colours = np.array([*palette(count), (255, 255, 255)], dtype=np.uint8)
+    visible = colours[rng.integers(0, count + 1, SHAPE)]
+    shots = [_png(visible)]
+    for _ in range(3):
+        bits = rng.integers(0, 1 << 24, SHAPE) * (rng.random(SHAPE) < 0.2)
+        shots.append(_png(np.dstack([(bits >> s) & 255 for s in (16, 8, 0)]).astype(np.uint8)))
+
+    def evaluate(arg: dict[str, Any]) -> Any:
+        return {"present": present} if arg["op"] == "mask_apply" else True
+
+    reference = capture_masks(parts, evaluate, iter(shots).__next__, SHAPE)
+    fast = MaskCapture(parts, SHAPE).capture(evaluate, iter(shots).__next__)
+    for part, kinds in reference.items():
+        for kind, mask in kinds.items():
+            assert _same(fast[part][kind], _boxed(mask)), (part, kind)
+    assert fast["p0"]["alone"].pixels.sum() > fast["p1"]["alone"].pixels.sum() > 0
