@@ -46,6 +46,7 @@ SCAN_MAX_ELEMENTS = 10_000  # keeps every document well under a second; beyond, 
 _KINDS = {n: "script" for n in SCRIPT_ELEMENTS} | {n: "frame" for n in FRAME_ELEMENTS}
 _KINDS |= {n: "smil" for n in SMIL_ELEMENTS} | {"foreignobject": "foreign", "style": "style"}
 _TAGS: dict[str, TagInfo] = {}
+_QUIET_TAGS: set[str] = set()  # tags of _TAGS neither special (a kind) nor tracked
 _TRACKED: set[str] = set()
 _TRACKING: list[frozenset[str]] = [frozenset()]  # _TRACKED frozen, shared by every scan
 
@@ -60,6 +61,7 @@ def track_tag(tag: str) -> None:
         _TRACKED.add(tag)
         _TRACKING[0] = frozenset(_TRACKED)
         _TAGS.clear()
+        _QUIET_TAGS.clear()
 
 
 def _tag_info(tag: str) -> TagInfo:
@@ -72,6 +74,8 @@ def _tag_info(tag: str) -> TagInfo:
         info = (local, lname, kind, tag in _TRACKED)
         if len(_TAGS) < 4096:
             _TAGS[tag] = info
+            if not kind and not info[3]:
+                _QUIET_TAGS.add(tag)
     return info
 
 
@@ -119,7 +123,10 @@ class _Walker(Inspector):
         ):
             return False
         tags: list[str] = list(map(_TAG, els))
-        infos = {tag: _TAGS.get(tag) or _tag_info(tag) for tag in set(tags)}
+        distinct = set(tags)
+        # the common document: no special element, none of a tracked tag (no infos needed)
+        quiet = _QUIET_TAGS.issuperset(distinct)
+        infos = {} if quiet else {tag: _TAGS.get(tag) or _tag_info(tag) for tag in distinct}
         scan = self.scan
         for tag, info in infos.items():
             if info[3]:
@@ -131,7 +138,7 @@ class _Walker(Inspector):
             plain_els = list(compress(els, plain))
         if plain is not None or any(info[2] for info in infos.values()):
             for i, tag in enumerate(tags):
-                info = infos[tag]
+                info = infos.get(tag) or _tag_info(tag)
                 if info[2]:
                     self.special(els[i], info)
                 if plain is not None and not plain[i]:
@@ -141,7 +148,7 @@ class _Walker(Inspector):
         joined = '"'.join(chain.from_iterable(map(_VALUES, plain_els)))
         if joined and self._pooled_suspicious(joined, plain_els):
             for el in plain_els:
-                self.attributes(el, infos[el.tag][1])
+                self.attributes(el, _tag_info(str(el.tag))[1])
         return True
 
     def _walk_nodes(self, root: etree._Element) -> None:

@@ -10,7 +10,7 @@ import pytest
 from checks import parse_document
 from checks.findings import Scan
 from checks.render_cost import FILTER_TAG
-from checks.scan import SCAN_MAX_ELEMENTS, _Walker, element_path
+from checks.scan import SCAN_MAX_ELEMENTS, _Walker, element_path, track_tag
 from tests.checks.conftest import SVG_NS, svg
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -71,3 +71,19 @@ def test_a_truncated_walk_leaves_tracked_tags_to_the_tree() -> None:
     doc = parse_document(svg("<g/>" * (SCAN_MAX_ELEMENTS + 5) + '<filter id="late"/>'))
     assert doc.root is not None and doc.scan.truncated
     assert [e.get("id") for e in doc.elements(FILTER_TAG)] == ["late"]
+
+
+def test_a_tag_seen_before_it_is_tracked_is_kept_once_tracked() -> None:
+    """The walk skips the tags it knows to be plain; tracking one makes it count again."""
+    tag = "{urn:regua-test:walk}probe"
+    text = svg('<probe xmlns="urn:regua-test:walk" id="p"/><rect/>')
+    before = parse_document(text)
+    assert before.root is not None
+    assert tag not in before.scan.tracked
+    special = parse_document(text.replace("<rect/>", '<rect/><set attributeName="x"/>'))
+    assert "animation" in special.scan.findings  # a special element among plain tags
+    track_tag(tag)
+    after = parse_document(text)
+    assert after.root is not None
+    assert [e.get("id") for e in after.scan.tracked[tag]] == ["p"]
+    assert after.elements(tag) == list(after.root.iter(tag))
