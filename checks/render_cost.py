@@ -19,7 +19,8 @@ from lxml import etree
 from checks.boxes import URL, device_scale, region_scale
 from checks.boxes import box as box_of
 from checks.css_cost import SelectorCost, sheet_cost
-from checks.paint_cost import NOTHING, PaintCost, paint_cost
+from checks.paint_cost import NOTHING, RESOURCE_TAGS, PaintCost, paint_cost
+from checks.paint_props import sets_opacity
 from checks.parse import Document
 from checks.registry import register_check
 from checks.scan import element_path, track_tag
@@ -34,6 +35,8 @@ STYLE_TAG = f"{{{SVG_NS}}}style"
 _FE = f"{{{SVG_NS}}}fe"
 track_tag(FILTER_TAG)  # the shared walk keeps them: a drawing without a filter costs no walk here
 track_tag(STYLE_TAG)
+_COSTLY = frozenset({FILTER_TAG, STYLE_TAG, *RESOURCE_TAGS})
+"""The elements without which a drawing has no filter, selector or resource cost."""
 
 
 def _user_to_px(root: etree._Element, task: TaskSpec) -> float:
@@ -97,16 +100,19 @@ class RenderCostCheck:
         assert doc.root is not None
         out = task.output
         limits = (out.max_filter_cost, out.max_layer_pixels, out.max_selector_steps)
+        scan = doc.scan
+        if (
+            scan.tracked.keys().isdisjoint(_COSTLY)  # the walk saw none of them...
+            and scan.tracking >= _COSTLY  # ...and it was looking for them all
+            and not scan.truncated
+            and not sets_opacity(doc.text)
+        ):
+            return self._plain(limits)  # what the steps below give such a drawing
         filtered = doc.elements(FILTER_TAG)
         styles = doc.elements(STYLE_TAG)
         paint = paint_cost(doc, task)
         if not filtered and not styles and paint is NOTHING:  # the same for every such drawing
-            found = _PLAIN.get(limits)
-            if found is None:
-                found = self._result(limits, (0, 0, None), NOTHING, _NO_SELECTORS)
-                if len(_PLAIN) < 64:
-                    _PLAIN[limits] = found
-            return found
+            return self._plain(limits)
         flt = (
             filter_cost(doc.root, task, paint.filter_candidates, filtered)
             if filtered
@@ -114,6 +120,15 @@ class RenderCostCheck:
         )
         sel = sheet_cost(styles, doc.scan.element_count, out.max_depth) if styles else _NO_SELECTORS
         return self._result(limits, flt, paint, sel)
+
+    def _plain(self, limits: tuple[int, int, int]) -> CheckResult:
+        """The result of a drawing with no filter, style sheet, layer or resource."""
+        found = _PLAIN.get(limits)
+        if found is None:
+            found = self._result(limits, (0, 0, None), NOTHING, _NO_SELECTORS)
+            if len(_PLAIN) < 64:
+                _PLAIN[limits] = found
+        return found
 
     def _result(
         self,

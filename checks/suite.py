@@ -10,9 +10,16 @@ from __future__ import annotations
 
 from checks import builtin, render_cost  # noqa: F401  (importing them registers the built-ins)
 from checks.extract import extract_svg
-from checks.parse import Document, parse_document
+from checks.parse import parse_document
 from checks.registry import Check, checks_in_registry
-from checks.types import CHECK_STATUSES, CheckReport, CheckResult, Evidence, Extraction
+from checks.types import (
+    CHECK_STATUSES,
+    CheckReport,
+    CheckResult,
+    Evidence,
+    Extraction,
+    ReportStatus,
+)
 from tasks import TaskSpec
 
 CHECKER_VERSION = "2"
@@ -26,12 +33,12 @@ def registered_checks() -> tuple[Check, ...]:
     return checks_in_registry()
 
 
-def _safe_run(check: Check, doc: Document, task: TaskSpec) -> CheckResult:
-    try:
-        result = check.run(doc, task)
-    except Exception as exc:
-        msg = f"check raised {type(exc).__name__}: {exc}; failing closed"
-        return CheckResult(_id_of(check), _version_of(check), "fail", (Evidence(msg[:300]),))
+def _raised(check: Check, exc: Exception) -> CheckResult:
+    msg = f"check raised {type(exc).__name__}: {exc}; failing closed"
+    return CheckResult(_id_of(check), _version_of(check), "fail", (Evidence(msg[:300]),))
+
+
+def _valid(check: Check, result: object) -> CheckResult:
     if not isinstance(result, CheckResult) or result.status not in CHECK_STATUSES:
         msg = f"check returned an invalid result {result!r:.120}; failing closed"
         return CheckResult(_id_of(check), _version_of(check), "fail", (Evidence(msg),))
@@ -63,9 +70,19 @@ def run_checks(
         return CheckReport(task.ref, CHECKER_VERSION, extraction, "fail", results)
     if doc.root is None:
         suite = tuple(c for c in suite if not c.needs_tree)
-    results = tuple([_safe_run(c, doc, task) for c in suite])
-    failed = any(r.status == "fail" for r in results)
-    return CheckReport(task.ref, CHECKER_VERSION, extraction, "fail" if failed else "pass", results)
+    out: list[CheckResult] = []
+    failed = False
+    for check in suite:
+        try:
+            result = check.run(doc, task)
+        except Exception as exc:
+            result = _raised(check, exc)
+        if type(result) is not CheckResult or result.status not in CHECK_STATUSES:
+            result = _valid(check, result)
+        failed = failed or result.status == "fail"
+        out.append(result)
+    status: ReportStatus = "fail" if failed else "pass"
+    return CheckReport(task.ref, CHECKER_VERSION, extraction, status, tuple(out))
 
 
 def check_reply(raw: str | bytes, task: TaskSpec) -> CheckReport:
