@@ -115,18 +115,22 @@ class StageContext:
             self.asked = AskedPanel(asked)
         return self.asked.id
 
-    def record(self, stage: str) -> StageRecord | None:
-        """The newest record of an earlier stage (any version)."""
-        with self.db.read() as s:
-            return s.scalars(
-                select(StageRecord)
-                .where(StageRecord.run_id == self.run_id, StageRecord.stage == stage)
-                .order_by(StageRecord.id.desc())
-            ).first()
+    def record(self, stage: str, session: Session | None = None) -> StageRecord | None:
+        """The newest record of an earlier stage (any version); in ``session`` when given."""
+        if session is None:
+            with self.db.read() as s:
+                return self.record(stage, s)
+        return session.scalars(
+            select(StageRecord)
+            .where(StageRecord.run_id == self.run_id, StageRecord.stage == stage)
+            .order_by(StageRecord.id.desc())
+        ).first()
 
-    def detail(self, stage: str, model: type[DetailT]) -> tuple[StageStatus | None, DetailT]:
+    def detail(
+        self, stage: str, model: type[DetailT], session: Session | None = None
+    ) -> tuple[StageStatus | None, DetailT]:
         """The status and typed detail of an earlier stage (``None`` when it has no record)."""
-        rec = self.record(stage)
+        rec = self.record(stage, session)
         return (stage_status(rec.status) if rec else None), read_detail(rec, model)
 
 

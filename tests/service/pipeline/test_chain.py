@@ -136,6 +136,9 @@ def test_a_chained_job_opens_one_write_transaction_per_record_and_one_to_start(
         jobs.run(run_id, "check")
         assert _records(ctx, run_id) == EVERY_STAGE and _status(ctx, run_id) == "done"
         assert opened["write"] == 1 + len(STAGES), opened  # start (running), then each record
+        # the check reads the raw reply's row with the leak watch list, the render the check's
+        # record with the extracted SVG's row, each in one session (10 when in two each)
+        assert opened["read"] == 8, opened
     finally:
         ctx.close()
 
