@@ -138,11 +138,15 @@ class StageJobs:
         def on_recorded(session: Session, run_id: str, stage: str) -> None:
             chain.on_recorded(session, run_id, stage)
             following = _named(chain.peek())
-            if following is not None:  # its state now, not in a transaction of its own
+            if following is None:
+                return
+            try:
                 version = following.version(ctx)
-                ahead[following.name] = Ahead(
-                    version, *stage_state(session, run_id, following.name, version)
-                )
+            except ReguaError:  # the stage itself finds out and records it, as before
+                return
+            # its state now, not in a transaction of its own
+            state = stage_state(session, run_id, following.name, version)
+            ahead[following.name] = Ahead(version, *state)
 
         ctx.machinery = replace(self.machinery, on_recorded=(on_recorded,))
         chosen = _named(stage)
