@@ -114,9 +114,11 @@ class Admission:
             self.rate.take(token_id)
 
     def check_queue(self, s: Session, size: int, token_id: int | None) -> None:
-        """Refuse (429) when the queue, or the submitter's share of it, cannot take ``size``."""
-        unfinished = Run.status != "done"
-        depth = int(s.scalar(select(func.count(Run.id)).where(unfinished)) or 0)
+        """Refuse (429) when the queue, or the submitter's share of it, cannot take ``size``.
+
+        The queue's depth and the submitter's own unfinished runs are counted in one statement.
+        """
+        depth, own = unfinished_runs(s, token_id)
         cap = self.limits.capacity
         if depth + size > cap:
             wait = retry_after(s, depth + size - cap)
@@ -126,8 +128,6 @@ class Admission:
             )
         if token_id is None:
             return
-        mine = Run.submitted_by == token_id
-        own = int(s.scalar(select(func.count(Run.id)).where(unfinished, mine)) or 0)
         share = self.limits.share
         if own + size > share:
             wait = retry_after(s, own + size - share)
@@ -136,6 +136,16 @@ class Admission:
                 f"{own + size - share} of them must finish first (retry in {wait} s)",
                 retry_after_s=wait,
             )
+
+
+def unfinished_runs(s: Session, token_id: int | None) -> tuple[int, int]:
+    """Runs not done: all of them, and those of ``token_id`` (0 without a token)."""
+    every = func.count(Run.id)
+    if token_id is None:
+        return int(s.scalar(select(every).where(Run.status != "done")) or 0), 0
+    mine = func.count(Run.id).filter(Run.submitted_by == token_id)
+    depth, own = s.execute(select(every, mine).where(Run.status != "done")).one()
+    return int(depth or 0), int(own or 0)
 
 
 def retry_after(s: Session, excess: int) -> int:

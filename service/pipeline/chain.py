@@ -20,6 +20,8 @@ the chain continues), and the maintenance task requeues any run that no job adva
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -34,9 +36,14 @@ from tasks import TaskSpec
 class Chain:
     """One stage job's choice of what follows each stage it records (a recorded-stage hook)."""
 
-    def __init__(self, evaluator: Evaluator, task: TaskSpec) -> None:
-        """Decide for a run of ``task`` judged by ``evaluator``'s panels."""
-        self.evaluator, self.task = evaluator, task
+    def __init__(
+        self, evaluator: Evaluator, task: TaskSpec, asked: Callable[[], str | None]
+    ) -> None:
+        """Decide for a run of ``task`` judged by ``evaluator``'s panels.
+
+        ``asked``: the panel the run's submission asked for (the stage context's).
+        """
+        self.evaluator, self.task, self.asked = evaluator, task, asked
         self._next: str | None = None
 
     def on_recorded(self, session: Session, run_id: str, stage: str) -> None:
@@ -50,6 +57,10 @@ class Chain:
         else:
             defer_stage(session, run_id, following)
 
+    def peek(self) -> str | None:
+        """The stage this job goes on with, left for :meth:`take`."""
+        return self._next
+
     def take(self) -> str | None:
         """The stage this job goes on with (None: the job is done), once."""
         following, self._next = self._next, None
@@ -60,9 +71,8 @@ class Chain:
         if stage == "render":
             return session.scalar(select(Run.lane).where(Run.id == run_id)) != HEAVY
         if stage == "evaluate":
-            asked = session.scalar(select(Run.panel_id).where(Run.id == run_id))
             try:
-                panel = self.evaluator.panel_for(self.task, asked)
+                panel = self.evaluator.panel_for(self.task, self.asked())
                 return not self.evaluator.waits_on_io(panel)
             except ReguaError:  # the evaluate job records what is wrong with the panel
                 return False

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 import checks
 from service.pipeline.lanes import estimate
-from service.pipeline.leak_check import find_run_leaks, record_leaks
+from service.pipeline.leak_check import match_leaks, record_leaks, watched_now
 from service.pipeline.runner import StageContext, Writer, Written
 from service.storage import Artifact, CheckResultRow, Run
 from service.storage.blobs import NewArtifact, record_artifact
@@ -20,16 +20,16 @@ PARSE_CHECK = "parse"
 """The check whose failure means the SVG did not parse (then nothing is rendered)."""
 
 
-def raw_artifact(ctx: StageContext) -> Artifact:
-    """The run's stored raw reply."""
-    with ctx.db.read() as s:  # one query: the run's row names it
-        art = s.scalar(
-            select(Artifact)
-            .join(Run, Run.raw_artifact_id == Artifact.id)
-            .where(Run.id == ctx.run_id)
-        )
-        assert art is not None
-        return art
+def raw_artifact(ctx: StageContext, session: Session | None = None) -> Artifact:
+    """The run's stored raw reply (one query: the run's row names it), in ``session`` if given."""
+    if session is None:
+        with ctx.db.read() as s:
+            return raw_artifact(ctx, s)
+    art = session.scalar(
+        select(Artifact).join(Run, Run.raw_artifact_id == Artifact.id).where(Run.id == ctx.run_id)
+    )
+    assert art is not None
+    return art
 
 
 def check_version(ctx: StageContext) -> str:
@@ -47,10 +47,13 @@ def check_compute(ctx: StageContext) -> Writer:
     The writer stores the extracted SVG, the report (``checks.json``) and one row per check
     result.
     """
-    raw = raw_artifact(ctx)
+    known = ctx.machinery.known_tasks()
+    with ctx.db.read() as s:  # the raw reply's row and what the leak check watches
+        raw = raw_artifact(ctx, s)
+        watched = watched_now(ctx.db, s, known)
     reply = ctx.blobs.get(raw.sha256)
     report = checks.check_reply(reply, ctx.task)
-    leaks = find_run_leaks(ctx.db, reply, ctx.task.ref, ctx.machinery.known_tasks())
+    leaks = match_leaks(reply, watched, ctx.task.ref)
     extraction = report.extraction
     svg_text = extraction.svg_text if extraction is not None else None
     if svg_text is not None:  # bytes first, outside the writer's transaction (fsync)

@@ -13,15 +13,9 @@ from service.storage import Run, StageRecord, utcnow
 from service.storage.details import EvaluateDetail, FinalizeDetail, read_detail
 
 
-def requested_panel(ctx: StageContext) -> str | None:
-    """The judge panel the run's submission asked for (None: the default one)."""
-    with ctx.db.read() as s:
-        return s.scalar(select(Run.panel_id).where(Run.id == ctx.run_id))
-
-
 def evaluate_version(ctx: StageContext) -> str:
     """The evaluate stage changes with the panel (id and content) used for the run."""
-    return ctx.machinery.evaluator.version_for(ctx.task, requested_panel(ctx))
+    return ctx.machinery.evaluator.version_for(ctx.task, ctx.requested_panel())
 
 
 def evaluate_compute(ctx: StageContext) -> Writer:

@@ -1,6 +1,7 @@
 """Leak check at extraction: flag a reply carrying a reserved task's canary, prompt or 8-grams.
 
-The check stage calls :func:`find_run_leaks` on the raw reply and stores what it returns with
+The check stage reads what is watched with :func:`watched_now` (in the session that reads the
+run's raw reply row), matches the raw reply with :func:`match_leaks` and stores what it finds with
 :func:`record_leaks` in its own transaction (``leak_flags`` rows; :mod:`service.reports.leaks`
 shows them to admins). What is watched: every reserved, non-retired task the service knows (its
 stored task rows and the registry's specs, :attr:`Machinery.known_tasks`), by its canary
@@ -15,21 +16,22 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from checks.leaks import Leak, find_leaks
+from checks.leaks import Leak, Watched, find_leaks
 from regua.records import field_dict
 from service.access.pools import retired_refs, watched_tasks
 from service.storage import Database, LeakFlag, TaskRow
 from tasks import TaskSpec
 
 
-def find_run_leaks(
-    db: Database, reply: bytes, own_ref: str, known: Sequence[TaskSpec]
-) -> tuple[Leak, ...]:
-    """The reserved tasks ``reply`` carries (pure matching in :func:`checks.leaks.find_leaks`)."""
-    with db.read() as s:
-        retired = retired_refs(s)
-        specs = {spec.ref: spec for spec in (*_stored(db, s), *known)}
-    watched = watched_tasks(specs.values(), retired)
+def watched_now(db: Database, session: Session, known: Sequence[TaskSpec]) -> list[Watched]:
+    """The reserved, non-retired tasks a reply is checked against, read in ``session``."""
+    retired = retired_refs(session)
+    specs = {spec.ref: spec for spec in (*_stored(db, session), *known)}
+    return watched_tasks(specs.values(), retired)
+
+
+def match_leaks(reply: bytes, watched: Sequence[Watched], own_ref: str) -> tuple[Leak, ...]:
+    """The tasks of ``watched`` that ``reply`` carries."""
     if not watched:
         return ()
     return find_leaks(reply.decode("utf-8", errors="replace"), watched, own_ref=own_ref)

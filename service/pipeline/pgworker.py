@@ -27,12 +27,13 @@ import asyncio
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import procrastinate
 from procrastinate import JobContext, RetryStrategy
 from procrastinate.app import WorkerOptions
 from sqlalchemy import select, update
+from sqlalchemy.orm import Session
 
 from regua.errors import ReguaError
 from regua.settings import Settings
@@ -81,6 +82,19 @@ look is two round trips per procrastinate worker (the pool's check, the fetch); 
 three workers of an idle process spent about 45 ms of CPU a second on them."""
 
 
+@dataclass(frozen=True)
+class Ahead:
+    """A stage's state read ahead (see :meth:`StageJobs.run`)."""
+
+    version: str
+    recorded: bool
+    attempts: int
+
+
+def _named(name: str | None) -> Stage | None:
+    return next((st for st in STAGES if st.name == name), None)
+
+
 class StageNotRecordedError(ReguaError):
     """A stage attempt failed without a record; procrastinate retries the job."""
 
@@ -106,44 +120,69 @@ class StageJobs:
         """Run ``stage`` of ``run_id`` unless recorded, then the stages that follow it here.
 
         After each record the job goes on with the next stage itself, or defers its job in the
-        recording transaction where the kind of work changes (:mod:`.chain`).
+        recording transaction where the kind of work changes (:mod:`.chain`). The stage it goes
+        on with is looked up (recorded? attempts so far?) in that same transaction.
 
         Raises:
             StageNotRecordedError: the attempt failed (procrastinate retries the job).
         """
         with self.db.read() as s:
-            found = self.tasks.run_task(s, run_id)  # status and task key only; specs cached
-        if found is None or found[0] == "done":
+            found = self.tasks.run_task(s, run_id)  # status, task key, panel; specs cached
+        if found is None or found.status == "done":
             return
-        task = found[1]
-        chain = Chain(self.machinery.evaluator, task)
-        machinery = replace(self.machinery, on_recorded=(chain.on_recorded,))
-        ctx = StageContext(self.db, self.written.for_run(run_id), machinery, run_id, task)
-        chosen = next(st for st in STAGES if st.name == stage)
+        ahead: dict[str, Ahead] = {}
+        blobs = self.written.for_run(run_id)
+        ctx = StageContext(self.db, blobs, self.machinery, run_id, found.task, found.asked)
+        chain = Chain(self.machinery.evaluator, found.task, ctx.requested_panel)
+
+        def on_recorded(session: Session, run_id: str, stage: str) -> None:
+            chain.on_recorded(session, run_id, stage)
+            following = _named(chain.peek())
+            if following is None:
+                return
+            try:
+                version = following.version(ctx)
+            except ReguaError:  # the stage itself finds out and records it, as before
+                return
+            # its state now, not in a transaction of its own
+            state = stage_state(session, run_id, following.name, version)
+            ahead[following.name] = Ahead(version, *state)
+
+        ctx.machinery = replace(self.machinery, on_recorded=(on_recorded,))
+        chosen = _named(stage)
+        assert chosen is not None
         if delivery > MAX_JOB_ATTEMPTS:  # delivered again and again: only close the run
             self._abandon(run_id, stage, delivery)
             chosen = STAGES[-1]
         following: Stage | None = chosen
         first = True
         while following is not None:
-            name = self._stage(ctx, following, chain, first)
-            following = next((st for st in STAGES if st.name == name), None)
+            name = self._stage(ctx, following, chain, first, ahead.pop(following.name, None))
+            following = _named(name)
             first = False
 
-    def _stage(self, ctx: StageContext, chosen: Stage, chain: Chain, first: bool) -> str | None:
-        """Run one stage unless recorded; the name of the stage this job goes on with."""
+    def _stage(
+        self, ctx: StageContext, chosen: Stage, chain: Chain, first: bool, ahead: Ahead | None
+    ) -> str | None:
+        """Run one stage unless recorded; the name of the stage this job goes on with.
+
+        ``ahead``: the stage's state read in the transaction that recorded the stage before it.
+        """
         version = chosen.version(ctx)
-        with self.db.write() as s:  # one transaction: recorded?, attempts so far, running
-            recorded, attempts = stage_state(s, ctx.run_id, chosen.name, version)
-            if recorded:  # a re-delivered job: go on from where the run stands
-                chain.on_recorded(s, ctx.run_id, chosen.name)
-                return chain.take()
-            if first:
-                s.execute(
-                    update(Run)
-                    .where(Run.id == ctx.run_id, Run.status == "queued")
-                    .values(status="running")
-                )
+        if ahead is not None and ahead.version == version and not ahead.recorded and not first:
+            attempts = ahead.attempts
+        else:
+            with self.db.write() as s:  # one transaction: recorded?, attempts so far, running
+                recorded, attempts = stage_state(s, ctx.run_id, chosen.name, version)
+                if recorded:  # a re-delivered job: go on from where the run stands
+                    chain.on_recorded(s, ctx.run_id, chosen.name)
+                    return chain.take()
+                if first:
+                    s.execute(
+                        update(Run)
+                        .where(Run.id == ctx.run_id, Run.status == "queued")
+                        .values(status="running")
+                    )
         known = Known(version, attempts)
         recorded = run_stage(ctx, chosen, known)  # model calls take fleet slots (FleetLimiter)
         if chosen.name == STAGES[-1].name:

@@ -20,17 +20,18 @@ def render_version(ctx: StageContext) -> str:
 
 def render_compute(ctx: StageContext) -> Writer:
     """Render the extracted SVG unless the check stage said there is nothing to render."""
-    status, check = ctx.detail("check", CheckDetail)
-    if status != "done" or not check.render or check.extracted_artifact_id is None:
+    with ctx.db.read() as s:  # the check's record and the SVG it extracted: one session
+        status, check = ctx.detail("check", CheckDetail, s)
+        rendered = status == "done" and check.render and check.extracted_artifact_id is not None
+        extracted = s.get(Artifact, check.extracted_artifact_id) if rendered else None
+        assert extracted is not None or not rendered
+    if extracted is None:
         reason = check.render_reason or "checks did not finish"
 
         def skip(_s: Session) -> Written:
             return "skipped", RenderDetail(reason=reason)
 
         return skip
-    with ctx.db.read() as s:
-        extracted = s.get(Artifact, check.extracted_artifact_id)
-        assert extracted is not None
     svg_text = ctx.blobs.get(extracted.sha256).decode("utf-8")
     out = ctx.machinery.renderer.render(svg_text, ctx.task)
     put_many(ctx.blobs, list(out.files.values()))  # bytes first, outside the transaction

@@ -88,6 +88,13 @@ class Machinery:
     on_recorded: Sequence[StageRecordedHook] = ()
 
 
+@dataclass(frozen=True)
+class AskedPanel:
+    """The judge panel a run's submission asked for (``id`` None: the default one)."""
+
+    id: str | None
+
+
 @dataclass
 class StageContext:
     """What a stage needs: storage, machinery, the run and its frozen task."""
@@ -97,19 +104,33 @@ class StageContext:
     machinery: Machinery
     run_id: str
     task: TaskSpec
+    asked: AskedPanel | None = None
+    """The panel the submission asked for, once read (a run's ``panel_id`` never changes)."""
 
-    def record(self, stage: str) -> StageRecord | None:
-        """The newest record of an earlier stage (any version)."""
-        with self.db.read() as s:
-            return s.scalars(
-                select(StageRecord)
-                .where(StageRecord.run_id == self.run_id, StageRecord.stage == stage)
-                .order_by(StageRecord.id.desc())
-            ).first()
+    def requested_panel(self) -> str | None:
+        """The judge panel the run's submission asked for (None: the default one); read once."""
+        if self.asked is None:
+            with self.db.read() as s:
+                asked = s.scalar(select(Run.panel_id).where(Run.id == self.run_id))
+            self.asked = AskedPanel(asked)
+        return self.asked.id
 
-    def detail(self, stage: str, model: type[DetailT]) -> tuple[StageStatus | None, DetailT]:
+    def record(self, stage: str, session: Session | None = None) -> StageRecord | None:
+        """The newest record of an earlier stage (any version); in ``session`` when given."""
+        if session is None:
+            with self.db.read() as s:
+                return self.record(stage, s)
+        return session.scalars(
+            select(StageRecord)
+            .where(StageRecord.run_id == self.run_id, StageRecord.stage == stage)
+            .order_by(StageRecord.id.desc())
+        ).first()
+
+    def detail(
+        self, stage: str, model: type[DetailT], session: Session | None = None
+    ) -> tuple[StageStatus | None, DetailT]:
         """The status and typed detail of an earlier stage (``None`` when it has no record)."""
-        rec = self.record(stage)
+        rec = self.record(stage, session)
         return (stage_status(rec.status) if rec else None), read_detail(rec, model)
 
 
@@ -147,10 +168,13 @@ class TaskCache:
         self._specs: dict[tuple[int, str], TaskSpec] = {}
         self._lock = threading.Lock()
 
-    def run_task(self, session: Session, run_id: str) -> tuple[str, TaskSpec] | None:
-        """The run's status and frozen task (None: no such run); one query when cached."""
+    def run_task(self, session: Session, run_id: str) -> RunTask | None:
+        """The run's status, frozen task and asked panel (None: no such run).
+
+        One query when the task is cached.
+        """
         found = session.execute(
-            select(Run.status, Run.task_pk, TaskRow.content_hash)
+            select(Run.status, Run.task_pk, TaskRow.content_hash, Run.panel_id)
             .join(TaskRow, TaskRow.id == Run.task_pk)
             .where(Run.id == run_id)
         ).first()
@@ -167,7 +191,16 @@ class TaskCache:
                 if len(self._specs) >= self.cap:
                     self._specs.clear()
                 self._specs[key] = spec
-        return status, spec
+        return RunTask(status, spec, AskedPanel(found[3]))
+
+
+@dataclass(frozen=True)
+class RunTask:
+    """What a stage job reads about its run first (:meth:`TaskCache.run_task`)."""
+
+    status: str
+    task: TaskSpec
+    asked: AskedPanel
 
 
 def finished(session: Session, run_id: str, stage: str, version: str) -> bool:

@@ -1,10 +1,13 @@
 """Artifacts in an S3-compatible store (AWS S3, MinIO, Ceph RGW) through boto3.
 
 ``REGUA_ARTIFACTS_URL=s3://BUCKET/PREFIX`` keeps each blob at ``PREFIX/sha256/ab/cdef…`` (the
-first two hex digits, then the rest). Writes are idempotent (a ``HEAD`` first: present bytes are
-never written again) and finish before the database row that names them is written; every read
-is checked against its sha256. Credentials come from boto3's standard chain (``AWS_*``
-variables, ``~/.aws``, an instance role): regua neither stores nor logs them.
+first two hex digits, then the rest). Writes are idempotent (present bytes are never written
+again: a blob up to :data:`CONDITIONAL_MAX_BYTES` is sent as one conditional ``PUT`` with
+``If-None-Match: *``, which the store refuses when the object exists; a larger one, or any blob
+on a store without conditional writes, is looked up with a ``HEAD`` first) and finish before the
+database row that names them is written; every read is checked against its sha256.
+Credentials come from boto3's standard chain (``AWS_*`` variables, ``~/.aws``, an instance
+role): regua neither stores nor logs them.
 """
 
 from __future__ import annotations
@@ -26,6 +29,15 @@ if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
 MISSING_CODES = frozenset({"404", "NoSuchKey", "NotFound"})
+PRESENT_CODES = frozenset({"412", "PreconditionFailed"})
+"""A conditional ``PUT`` refused because the object exists."""
+UNCONDITIONAL_CODES = frozenset({"501", "NotImplemented", "409", "ConditionalRequestConflict"})
+"""A conditional ``PUT`` the store cannot take (no support; or a concurrent conditional write of
+the same key, whose bytes are the same): the write goes the ``HEAD`` + ``PUT`` way instead."""
+CONDITIONAL_MAX_BYTES = 256 * 1024
+"""Blobs up to this size are written with one conditional ``PUT`` (one round trip, where a
+``HEAD`` then a ``PUT`` take two); a larger one is looked up first, so bytes already present are
+not sent again."""
 KNOWN_CAP = 200_000
 """Addresses remembered as present (skipping their ``HEAD``) before the memory is cleared."""
 _SESSION: boto3.session.Session | None = None
@@ -60,6 +72,8 @@ class S3BlobStore:
         self.endpoint = endpoint or "AWS S3"
         self._known: set[str] = set()
         self._lock = threading.Lock()
+        self.conditional = True
+        """Whether the store takes conditional writes (off after it refused one as unknown)."""
 
     @property
     def url(self) -> str:
@@ -137,21 +151,55 @@ class S3BlobStore:
     def put(self, data: bytes) -> str:
         """Store ``data`` under its sha256 (no write when already present); its sha256."""
         digest = sha256_hex(data)
-        if self.exists(digest):
-            return digest
-        key = self.key(digest)
+        with self._lock:
+            if digest in self._known:
+                return digest
+        small = len(data) <= CONDITIONAL_MAX_BYTES
+        settled = small and self.conditional and self._put_if_absent(digest, data)
+        if not settled and not self.exists(digest):
+            self._write(digest, data)
+        self._remember(digest)
+        return digest
+
+    def _put_if_absent(self, digest: str, data: bytes) -> bool:
+        """One conditional ``PUT``; False when the store cannot take it (then nothing is known)."""
         try:
+            self._put_object(digest, data, conditional=True)
+        except ClientError as exc:
+            code = _code(exc)
+            if code in PRESENT_CODES:
+                return True
+            if code in UNCONDITIONAL_CODES:
+                if code in ("501", "NotImplemented"):
+                    self.conditional = False
+                return False
+            raise self._unreachable("write", self.locate(digest), exc) from exc
+        except BotoCoreError as exc:
+            raise self._unreachable("write", self.locate(digest), exc) from exc
+        return True
+
+    def _write(self, digest: str, data: bytes) -> None:
+        try:
+            self._put_object(digest, data, conditional=False)
+        except (ClientError, BotoCoreError) as exc:
+            raise self._unreachable("write", self.locate(digest), exc) from exc
+
+    def _put_object(self, digest: str, data: bytes, *, conditional: bool) -> None:
+        key, meta = self.key(digest), {"sha256": digest}
+        kind = "application/octet-stream"
+        if conditional:
             self.client.put_object(
                 Bucket=self.bucket,
                 Key=key,
                 Body=data,
-                ContentType="application/octet-stream",
-                Metadata={"sha256": digest},
+                ContentType=kind,
+                Metadata=meta,
+                IfNoneMatch="*",
             )
-        except (ClientError, BotoCoreError) as exc:
-            raise self._unreachable("write", f"s3://{self.bucket}/{key}", exc) from exc
-        self._remember(digest)
-        return digest
+        else:
+            self.client.put_object(
+                Bucket=self.bucket, Key=key, Body=data, ContentType=kind, Metadata=meta
+            )
 
     def get(self, sha256: str) -> bytes:
         """The stored bytes, checked against their address.

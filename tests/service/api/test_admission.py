@@ -7,8 +7,11 @@ counted before and after: a refused request must add no file, no run and no arti
 
 from __future__ import annotations
 
+from sqlalchemy import event, select
+
 from regua.settings import Settings
-from service.pipeline.admission import Admission, Limits
+from service.pipeline.admission import Admission, Limits, unfinished_runs
+from service.storage import Run
 from tests.service.api.store_counts import GOOD, body, stored
 from tests.service.conftest import Api
 
@@ -119,3 +122,30 @@ def test_limits_come_from_settings() -> None:
     )
     assert limits == Limits(capacity=1000, share=250, rate_per_minute=0, burst=5)
     assert Limits.from_settings(Settings()).share == 500  # the default: half the queue
+
+
+def test_the_queue_and_the_share_are_counted_in_one_statement(api: Api) -> None:
+    """Admission reads the queue's depth and the submitter's share with one round trip."""
+    h = api.h("submitter")
+    r = api.client.post(
+        "/v1/runs/batch", json={"runs": [body(_distinct(i)) for i in range(3)]}, headers=h
+    )
+    assert r.status_code == 202
+    statements: list[str] = []
+
+    def seen(*args: object) -> None:
+        statements.append(str(args[2]))
+
+    event.listen(api.ctx.db.engine, "before_cursor_execute", seen)
+    try:
+        with api.ctx.db.read() as s:
+            token = s.scalar(select(Run.submitted_by).where(Run.submitted_by.is_not(None)))
+            assert token is not None
+            assert unfinished_runs(s, token) == (3, 3)
+            assert unfinished_runs(s, token + 1) == (3, 0)
+            assert unfinished_runs(s, None) == (3, 0)
+            statements.clear()
+            api.ctx.admission.check_queue(s, 1, token)
+    finally:
+        event.remove(api.ctx.db.engine, "before_cursor_execute", seen)
+    assert len(statements) == 1, statements

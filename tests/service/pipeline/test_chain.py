@@ -10,7 +10,7 @@ a job cut off after its first record goes on from there when delivered again.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,10 +21,10 @@ from regua.llm.testing import FrameTruth, serving
 from regua.settings import Settings
 from service.context import ServiceContext
 from service.pipeline.pgworker import StageJobs
-from service.pipeline.runner import StageContext, run_stage
-from service.pipeline.stages import STAGES
+from service.pipeline.runner import MAX_STAGE_ATTEMPTS, StageContext, run_stage
+from service.pipeline.stages import RENDER_STAGE, STAGES
 from service.pipeline.submit import Submission
-from service.storage import Run, StageRecord
+from service.storage import Run, StageAttempt, StageRecord
 from service.storage.s3_blobs import S3BlobStore
 from tests.helpers.pg import fresh_pg_database
 from tests.helpers.runs import TASK
@@ -116,6 +116,57 @@ def test_a_job_cut_off_after_its_record_goes_on_when_delivered_again(
         ctx.close()
 
 
+def test_a_chained_job_opens_one_write_transaction_per_record_and_one_to_start(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stage a job goes on with is looked up in the transaction recording the one before."""
+    ctx = _open(tmp_path, pg_url)
+    try:
+        (run_id,) = ctx.submit([Submission(TASK, "m", GOOD)], None)
+        jobs = StageJobs(ctx.db, ctx.blobs, ctx.machinery, ctx.settings)
+        opened: Counter[str] = Counter()
+        for kind in ("read", "write"):
+            original = getattr(ctx.db, kind)
+
+            def counted(kind: str = kind, original: Callable[[], object] = original) -> object:
+                opened[kind] += 1
+                return original()
+
+            monkeypatch.setattr(ctx.db, kind, counted)
+        jobs.run(run_id, "check")
+        assert _records(ctx, run_id) == EVERY_STAGE and _status(ctx, run_id) == "done"
+        assert opened["write"] == 1 + len(STAGES), opened  # start (running), then each record
+        # the check reads the raw reply's row with the leak watch list, the render the check's
+        # record with the extracted SVG's row, each in one session (10 when in two each)
+        assert opened["read"] == 8, opened
+    finally:
+        ctx.close()
+
+
+def test_a_stage_looked_up_ahead_keeps_its_failed_attempts(tmp_path: Path, pg_url: str) -> None:
+    ctx = _open(tmp_path, pg_url)
+    try:
+        (run_id,) = ctx.submit([Submission(TASK, "m", GOOD)], None)
+        stage_ctx = StageContext(ctx.db, ctx.blobs, ctx.machinery, run_id, ctx.registry.get(TASK))
+        version = RENDER_STAGE.version(stage_ctx)
+        with ctx.db.write() as s:
+            for _ in range(MAX_STAGE_ATTEMPTS):
+                s.add(StageAttempt(run_id=run_id, stage="render", version=version, error="boom"))
+        StageJobs(ctx.db, ctx.blobs, ctx.machinery, ctx.settings).run(run_id, "check")
+        with ctx.db.read() as s:
+            render = s.scalars(
+                select(StageRecord).where(
+                    StageRecord.run_id == run_id, StageRecord.stage == "render"
+                )
+            ).one()
+        assert (
+            render.status == "incomplete" and (render.detail or {}).get("cause") == "render_error"
+        )
+        assert _status(ctx, run_id) == "done"
+    finally:
+        ctx.close()
+
+
 def test_a_panel_that_asks_a_model_gets_its_evaluation_deferred_to_the_judge_queue(
     tmp_path: Path, pg_url: str
 ) -> None:
@@ -168,8 +219,8 @@ def test_a_run_on_the_queue_reads_one_blob_back_from_s3_and_writes_each_once(
             ops = Counter(calls)
             # the raw reply is the one blob the worker did not write itself
             assert ops["GetObject"] == 1, ops
-            # every new blob (the raw reply too): one look (HEAD), one write; none twice
-            assert ops["PutObject"] == ops["HeadObject"], ops
+            # every new blob (the raw reply too) is one conditional write, no look first
+            assert ops["HeadObject"] == 0, ops
             if i == 1:
                 assert ops["PutObject"] <= 4, ops  # raw reply, SVG, render log, check report
     finally:
