@@ -10,7 +10,12 @@ import pytest
 from tests.helpers.pg import fresh_pg_database, reset_pg_schema
 from tests.helpers.ports import HOST, dead_port
 
-pytest_plugins = ["tests.helpers.render_pool", "tests.helpers.s3", "tests.helpers.xdist"]
+pytest_plugins = [
+    "tests.helpers.migrated",
+    "tests.helpers.render_pool",
+    "tests.helpers.s3",
+    "tests.helpers.xdist",
+]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_CORPORA = REPO_ROOT.parent / "shared" / "corpora"

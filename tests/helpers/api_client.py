@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from regua.client import Client, ServiceResponse
+from regua.client.common import WAIT_S
 
 
 class JsonClient:
@@ -72,16 +73,23 @@ class JsonClient:
     def wait(
         self, run_ids: Iterable[str], timeout_s: float = 600.0, poll_s: float = 0.5
     ) -> dict[str, dict[str, Any]]:
-        """Poll until every run is done; the final views by id."""
+        """Wait until every run is done; the final views by id.
+
+        Each look is a long poll on the oldest pending run (the service answers as soon as it
+        is done): one request per run and per held wait, where looking at every pending run
+        every ``poll_s`` cost the server ~15 CPU ms a view, ~100 views a second for 50 runs,
+        CPU the renders under test were waiting for. ``poll_s`` paces the looks only when the
+        client's timeout leaves no room for a held wait.
+        """
         pending, done = list(run_ids), dict[str, dict[str, Any]]()
         deadline = time.monotonic() + timeout_s
         while pending:
-            for run_id in list(pending):
-                view = self.run(run_id)
-                if view["status"] == "done":
-                    done[run_id] = view
-                    pending.remove(run_id)
-            if pending:
-                assert time.monotonic() < deadline, f"{len(pending)} run(s) not done"
+            left = deadline - time.monotonic()
+            assert left > 0, f"{len(pending)} run(s) not done"
+            held_s = self.typed.long_poll_s(min(WAIT_S, left))
+            view = self.run(pending[0], wait_s=held_s)
+            if view["status"] == "done":
+                done[pending.pop(0)] = view
+            elif held_s <= 0:
                 time.sleep(poll_s)
         return done
