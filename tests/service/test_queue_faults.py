@@ -72,6 +72,11 @@ def _check_stored(f: Fleet, s3_server: S3Server, bucket: str, ids: list[str]) ->
     )
     assert [n for _, n in per_run] == [1] * len(ids)
 
+    # A run is done when its last stage is recorded, inside the job; procrastinate marks that
+    # job finished only after the task returns, so a job may still read ``doing`` for a moment
+    # (longer on a loaded machine). Wait for that state, bounded: a job really left ``doing``
+    # (never retried, never finished) still fails here.
+    f.wait_for(lambda: f.stage_jobs("doing") == 0, 60, "every stage job to end")
     assert f.stage_jobs("doing") == 0 and f.stage_jobs("failed") == 0
     keys = set(s3_server.keys(bucket))
     with f.client() as client:
