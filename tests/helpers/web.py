@@ -20,6 +20,7 @@ from service.access.tokens import create_token
 from service.context import ServiceContext
 from service.server.app import create_app
 from service.storage import Run
+from tests.helpers.httpclient import Http
 from tests.helpers.review_runs import add_run
 from tests.helpers.server import serve_in_thread
 
@@ -71,7 +72,7 @@ class Site:
     def client(self, token: str | None = None) -> httpx.Client:
         """A fresh client of the site (with ``token`` as bearer when given)."""
         headers = {"Authorization": f"Bearer {self.tokens[token]}"} if token else {}
-        http = httpx.Client(base_url=self.url, headers=headers, timeout=60, follow_redirects=True)
+        http = Http(base_url=self.url, headers=headers, timeout=60, follow_redirects=True)
         self.clients.append(http)
         return http
 

@@ -16,6 +16,7 @@ from service.access.tokens import create_token
 from service.context import ServiceContext
 from service.pipeline.submit import Submission
 from service.server import create_app
+from tests.helpers.httpclient import Http
 from tests.helpers.runs import TASK, CountingRenderer
 from tests.helpers.server import serve_in_thread
 
@@ -72,7 +73,7 @@ def api(ctx: ServiceContext) -> Iterator[Api]:
     """The app over ``ctx`` on a real HTTP server (runs stay queued unless a test drains)."""
     with (
         serve_in_thread(create_app(ctx)) as url,
-        httpx.Client(base_url=url, timeout=60) as client,
+        Http(base_url=url, timeout=60) as client,
     ):
         yield Api(client, ctx)
 
@@ -91,9 +92,7 @@ class World:
     def client(self, role: str) -> httpx.Client:
         """A client with a fresh token of ``role``."""
         token, _ = create_token(self.ctx.db, role, role)
-        http = httpx.Client(
-            base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=120
-        )
+        http = Http(base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=120)
         self.clients.append(http)
         return http
 

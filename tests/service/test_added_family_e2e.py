@@ -45,6 +45,7 @@ from service.calibration.verdicts import KIND
 from service.cli import app
 from service.storage import Artifact, CalibrationRunRow, Database
 from tests.helpers import otter
+from tests.helpers.httpclient import Http
 from tests.helpers.server import REPO, Served, require_real_rendering
 from tests.service.calibration.pass_all_llm import pass_everything_model
 
@@ -84,7 +85,7 @@ class World:
         """An admin client of the served service."""
         token = read_token(self.data)
         headers = {"Authorization": f"Bearer {token}"}
-        return httpx.Client(base_url=self.served.url, headers=headers, timeout=120)
+        return Http(base_url=self.served.url, headers=headers, timeout=120)
 
     def calibrate(self, name: str, *extra: str, model: str, url: str) -> Result:
         """``regua calibrate --judge vision-llm-openai@1 --set DIR --split all --task REF``."""

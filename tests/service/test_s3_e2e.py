@@ -23,6 +23,7 @@ from service.context import ServiceContext
 from service.server import create_app
 from service.storage import Artifact, Run
 from service.storage.s3_blobs import S3BlobStore
+from tests.helpers.httpclient import Http
 from tests.helpers.runs import TASK
 from tests.helpers.s3 import S3Server
 from tests.helpers.server import serve_in_thread
@@ -40,9 +41,7 @@ def s3_service(
     try:
         with (
             serve_in_thread(create_app(ctx)) as url,
-            httpx.Client(
-                base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60
-            ) as client,
+            Http(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60) as client,
         ):
             yield ctx, client
     finally:

@@ -7,13 +7,13 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from regua.settings import Settings
 from service.access.tokens import ensure_admin_token
 from service.context import ServiceContext
 from service.server.app import create_app
+from tests.helpers.httpclient import Http
 from tests.helpers.server import serve_in_thread
 
 GOOD = (Path(__file__).resolve().parents[3] / "samples/outputs/structured-good.svg").read_text()
@@ -37,9 +37,7 @@ def _submit_one(ctx: ServiceContext) -> None:
     token = token_file.read_text().strip()
     with (
         serve_in_thread(create_app(ctx)) as url,
-        httpx.Client(
-            base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=120
-        ) as client,
+        Http(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=120) as client,
     ):
         body = {"task": "pelican-bicycle-structured@1", "model": {"label": "m"}, "output": GOOD}
         assert client.post("/v1/runs", json=body).status_code == 202

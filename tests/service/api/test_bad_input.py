@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-import httpx
 import pytest
 from sqlalchemy import update
 from sqlalchemy.exc import DBAPIError
@@ -19,6 +18,7 @@ from service.context import ServiceContext
 from service.pipeline.submit import Submission
 from service.server import create_app
 from service.storage import Run
+from tests.helpers.httpclient import Http
 from tests.helpers.server import serve_in_thread
 from tests.service.api.store_counts import GOOD, TASK, stored
 from tests.service.conftest import Api
@@ -169,7 +169,7 @@ def test_an_unhandled_error_is_500_with_the_documented_shape(ctx: ServiceContext
         raise RuntimeError("a bug")
 
     app.add_api_route("/v1/broken", broken)  # a route of the test: the handler is under test
-    with serve_in_thread(app) as url, httpx.Client(base_url=url, timeout=120) as http:
+    with serve_in_thread(app) as url, Http(base_url=url, timeout=120) as http:
         got = http.get("/v1/broken")
     assert got.status_code == 500
     assert got.json() == {

@@ -12,7 +12,6 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from sqlalchemy import func, select
 from typer.testing import CliRunner
@@ -26,6 +25,7 @@ from service.cli import app
 from service.context import ServiceContext
 from service.server import create_app
 from service.storage import Run
+from tests.helpers.httpclient import Http
 from tests.helpers.server import serve_in_thread
 from tests.service.conftest import GOOD, Api
 
@@ -75,7 +75,7 @@ def world(
         try:
             with (
                 serve_in_thread(create_app(ctx)) as url,
-                httpx.Client(base_url=url, timeout=60) as client,
+                Http(base_url=url, timeout=60) as client,
             ):
                 yield World(Api(client, ctx), tag, llm)
         finally:

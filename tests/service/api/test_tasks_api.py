@@ -15,6 +15,7 @@ from service.access.tokens import create_token
 from service.context import ServiceContext
 from service.server import create_app
 from service.storage import TaskVersionRow
+from tests.helpers.httpclient import Http
 from tests.helpers.server import serve_in_thread
 
 BASE = "pelican-bicycle-static@1"
@@ -48,8 +49,8 @@ def two(tmp_path: Path, database_url: str) -> Iterator[Two]:
         with (
             serve_in_thread(create_app(ctx_a)) as url_a,
             serve_in_thread(create_app(ctx_b)) as url_b,
-            httpx.Client(base_url=url_a, timeout=30) as a,
-            httpx.Client(base_url=url_b, timeout=30) as b,
+            Http(base_url=url_a, timeout=30) as a,
+            Http(base_url=url_b, timeout=30) as b,
         ):
             yield Two(a, b, ctx_a, admin)
     finally:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from sqlalchemy import func, select
 
@@ -24,6 +23,7 @@ from service.evaluation.gate import gate_table
 from service.pipeline.render_client import RenderClient
 from service.server import create_app
 from service.storage import Artifact, CriterionOutcomeRow, Run
+from tests.helpers.httpclient import Http
 from tests.helpers.runs import GEOMETRY_CRITERIA, real_runs
 from tests.helpers.server import serve_in_thread
 
@@ -120,7 +120,7 @@ def test_calibration_is_stored_and_the_demo_samples_get_decided_verdicts(
     headers = {"Authorization": f"Bearer {token}"}
     with (
         serve_in_thread(create_app(ctx)) as url,
-        httpx.Client(base_url=url, headers=headers, timeout=120) as http,
+        Http(base_url=url, headers=headers, timeout=120) as http,
     ):
         got = http.get(f"/v1/calibrations/{geometry_run.run_id}")
         assert got.status_code == 200, got.text

@@ -23,6 +23,7 @@ import pytest
 from service.api.client import read_token
 from service.demo.serve import MARKER
 from tests.helpers.api_client import JsonClient
+from tests.helpers.httpclient import Http
 from tests.helpers.ports import free_port
 from tests.helpers.server import require_real_rendering
 from tests.helpers.web import web_login
@@ -89,11 +90,11 @@ def test_demo_shows_pass_fail_and_pending_all_marked_mock(kept_demo: Kept) -> No
     url = re.search(r"stays up at (http://\S+) ", printed)
     assert url, printed
     token = (kept_demo.data / "admin-token").read_text().strip()
-    with httpx.Client(
+    with Http(
         base_url=url.group(1), headers={"Authorization": f"Bearer {token}"}, timeout=60
     ) as http:
         _every_run_is_marked_mock(http, rows)
-    with httpx.Client(base_url=url.group(1), timeout=60, follow_redirects=True) as page:
+    with Http(base_url=url.group(1), timeout=60, follow_redirects=True) as page:
         web_login(page, token)  # the pages take a session made by the login form
         _pages_show_mock(page, next(iter(rows)))
 

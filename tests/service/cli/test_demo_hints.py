@@ -20,11 +20,11 @@ import threading
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 from typer.testing import CliRunner
 
 from service.cli import app
+from tests.helpers.httpclient import Http
 from tests.helpers.server import REPO, Served
 
 pytestmark = pytest.mark.heavy  # handed out first (tests/helpers/xdist.py)
@@ -152,7 +152,7 @@ def test_demo_keep_serves_its_pages_until_ctrl_c(tmp_path: Path) -> None:
             "v1",
         }
         token = (data / "admin-token").read_text().strip()
-        with httpx.Client(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
+        with Http(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
             for page in pages:
                 got = http.get(page, follow_redirects=False)
                 assert got.status_code in (200, 303), (page, got.status_code)

@@ -12,8 +12,6 @@ import base64
 import hashlib
 from pathlib import Path
 
-import httpx
-
 from judges.calibration.sets import STATUSES
 from service.demo.mock_judge import (
     MOCK_GATE_ID,
@@ -29,6 +27,7 @@ from service.demo.samples import default_samples_dir, load_samples
 from service.evaluation.gate import gate_table
 from service.reports.votes import _basis
 from service.storage import Database, GateDecisionRow
+from tests.helpers.httpclient import Http
 
 PNG_A = b"\x89PNG frame a"
 PNG_B = b"\x89PNG frame b"
@@ -66,7 +65,7 @@ def test_the_mock_answers_known_frames_from_their_truth_and_others_uncertain() -
     try:
         sha_a = hashlib.sha256(PNG_A).hexdigest()
         server.model.learn([sha_a], {"R2": "fail", "P1": "pass"})
-        with httpx.Client(base_url=server.url, timeout=10) as http:
+        with Http(base_url=server.url, timeout=10) as http:
             said = http.post("/v1/chat/completions", json=_body("R2", PNG_A)).json()
             unknown = http.post("/v1/chat/completions", json=_body("R2", PNG_B)).json()
             bad = http.post("/v1/chat/completions", content=b"not json")

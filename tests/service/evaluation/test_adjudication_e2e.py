@@ -18,7 +18,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 import judges
@@ -27,6 +26,7 @@ from judges.judge_files import register_files
 from regua.llm.testing import ByModel, FakeModelServer, FrameTruth, is_adjudication, serving
 from service.access.tokens import create_token
 from service.evaluation.gate import store_decisions
+from tests.helpers.httpclient import Http
 from tests.helpers.web import web_login
 from tests.service.conftest import Api
 
@@ -162,7 +162,7 @@ def queued(api: Api, kind: str) -> set[str]:
 def run_page(api: Api, run_id: str) -> str:
     """The run page as an admin's browser gets it."""
     token, _ = create_token(api.ctx.db, "admin", "page-reader")
-    with httpx.Client(base_url=str(api.client.base_url), follow_redirects=True, timeout=60) as web:
+    with Http(base_url=str(api.client.base_url), follow_redirects=True, timeout=60) as web:
         web_login(web, token)
         page = web.get(f"/runs/{run_id}")
     assert page.status_code == 200, page.text

@@ -26,6 +26,7 @@ from service.generation.request import GenerationParams
 from service.generation.runner import generate_runs
 from service.server import create_app
 from service.storage import ExperimentCaseRow, ExperimentRow, GenerationRow, Run
+from tests.helpers.httpclient import Http
 from tests.helpers.server import serve_in_thread
 from tests.helpers.web import web_login
 
@@ -63,7 +64,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     try:
         with (
             serve_in_thread(create_app(ctx)) as url,
-            httpx.Client(base_url=url, timeout=120) as client,
+            Http(base_url=url, timeout=120) as client,
         ):
             yield Served(client, ctx)
     finally:
@@ -142,9 +143,7 @@ def test_a_changed_file_under_a_stored_id_is_refused_and_the_stored_one_kept(
 def test_the_report_page_needs_a_login_then_shows_the_charts(served: Served) -> None:
     if not any(r.id == "tiny@default" for r in served.stored()):
         assert served.post({"file": GOOD}).status_code == 202
-    with httpx.Client(
-        base_url=served.client.base_url, follow_redirects=True, timeout=120
-    ) as browser:
+    with Http(base_url=served.client.base_url, follow_redirects=True, timeout=120) as browser:
         r = browser.get("/report/experiments/tiny@default", follow_redirects=False)
         assert r.status_code == 303 and r.headers["location"].startswith("/login?next=")
         web_login(browser, served.submitter["Authorization"].removeprefix("Bearer "))

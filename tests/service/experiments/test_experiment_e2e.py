@@ -31,6 +31,7 @@ from service.reports.stats import rng_for
 from service.server import create_app
 from service.storage import ExperimentCaseRow, ExperimentRow, GenerationRow, Run
 from tests.helpers.experiments import TINY, mini_tasks, register_tasks
+from tests.helpers.httpclient import Http
 from tests.helpers.server import serve_in_thread
 
 pytestmark = pytest.mark.heavy  # handed out first (tests/helpers/xdist.py)
@@ -123,7 +124,7 @@ def test_mock_experiment_stops_resumes_without_duplicates_and_reports_its_figure
     ctx = open_ctx(settings, render_pool)
     token, _ = create_token(ctx.db, "submitter", "exp")
     ctx.start_executor()
-    with serve_in_thread(create_app(ctx)) as url, httpx.Client(base_url=url, timeout=120) as client:
+    with serve_in_thread(create_app(ctx)) as url, Http(base_url=url, timeout=120) as client:
         first = post(client, token)
         assert first["resumed"] is False and first["experiment_id"] == "mini@default"
         wait(lambda: count(ctx, GenerationRow.id) >= 9)
@@ -137,7 +138,7 @@ def test_mock_experiment_stops_resumes_without_duplicates_and_reports_its_figure
     try:
         with (
             serve_in_thread(create_app(ctx2)) as url,
-            httpx.Client(base_url=url, timeout=120) as client,
+            Http(base_url=url, timeout=120) as client,
         ):
             again = post(client, token)
             assert again["resumed"] is True

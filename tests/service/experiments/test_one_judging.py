@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
@@ -34,6 +33,7 @@ from service.evaluation.gate import store_decisions
 from service.experiments.store import get_experiment, plan_of
 from service.server import create_app
 from service.storage import ExperimentCaseRow
+from tests.helpers.httpclient import Http
 from tests.helpers.ports import free_port
 from tests.helpers.server import serve_in_thread
 
@@ -155,7 +155,7 @@ def _run_views(settings: Settings, url: str, token: str) -> list[dict[str, Any]]
     identity = _identity(settings)
     assert recorded.judges[VISION] == f"{identity.id}#{identity.content_hash()[:12]}"
     headers = {"Authorization": f"Bearer {token}"}
-    with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
+    with Http(base_url=url, headers=headers, timeout=60) as client:
         return [client.get(f"/v1/runs/{run_id}").json() for run_id in run_ids]
 
 
@@ -170,7 +170,7 @@ def test_an_uncalibrated_judge_refuses_the_experiment_naming_it(
         with _service(settings, render_pool, trusted=False) as (url, token):
             res = _cli(file, url, token)
             headers = {"Authorization": f"Bearer {token}"}
-            with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
+            with Http(base_url=url, headers=headers, timeout=60) as client:
                 direct = client.post("/v1/experiments", json={"file": FILE})
                 stored = client.get("/v1/experiments/judged@default")
     assert res.exit_code != 0

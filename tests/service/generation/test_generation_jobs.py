@@ -24,6 +24,7 @@ from service.access.tokens import create_token
 from service.context import ServiceContext
 from service.server import create_app
 from service.storage import GenerationJobRow, GenerationRow
+from tests.helpers.httpclient import Http
 from tests.helpers.server import serve_in_thread
 
 TASK = "pelican-bicycle-structured@1"
@@ -77,7 +78,7 @@ def test_close_interrupts_a_generation_and_resume_asks_only_what_is_missing(
     ctx = ServiceContext.open(settings)
     token = create_token(ctx.db, "submitter", "gen")[0]
     headers = {"Authorization": f"Bearer {token}"}
-    with serve_in_thread(create_app(ctx)) as url, httpx.Client(base_url=url, timeout=60) as client:
+    with serve_in_thread(create_app(ctx)) as url, Http(base_url=url, timeout=60) as client:
         posted = client.post("/v1/generations", json=_request(model), headers=headers)
         assert posted.status_code == 202, posted.text
         job_id = posted.json()["job_id"]
@@ -97,7 +98,7 @@ def test_close_interrupts_a_generation_and_resume_asks_only_what_is_missing(
             assert (row.state, row.done) == ("interrupted", 2)  # the call in flight was stored
         with (
             serve_in_thread(create_app(ctx2)) as url,
-            httpx.Client(base_url=url, timeout=60) as client,
+            Http(base_url=url, timeout=60) as client,
         ):
             view = client.get(f"/v1/generations/{job_id}", headers=headers).json()
             assert view["state"] == "interrupted" and view["resumable"] is True

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from regua.errors import PermissionDeniedError
@@ -16,6 +15,7 @@ from service.generation.policy import check_allowed
 from service.generation.request import GenerationParams
 from service.server import create_app
 from service.storage import Run
+from tests.helpers.httpclient import Http
 from tests.helpers.server import serve_in_thread
 from tests.helpers.web import web_login
 
@@ -35,7 +35,7 @@ def test_generation_job_runs_and_refusals(gen_ctx: ServiceContext) -> None:
     body = {"task": TASK, "api": "mock", "model": "m", "repeats": 2}
     with (
         serve_in_thread(create_app(gen_ctx)) as url,
-        httpx.Client(base_url=url, timeout=120) as http,
+        Http(base_url=url, timeout=120) as http,
     ):
         job = http.post("/v1/generations", json=body, headers=alice)
         assert job.status_code == 202, job.text
@@ -76,7 +76,7 @@ def test_generation_job_runs_and_refusals(gen_ctx: ServiceContext) -> None:
             headers=alice,
         ).json()
         assert http.get(f"/v1/runs/{plain['run_id']}", headers=alice).json()["generation"] is None
-        with httpx.Client(base_url=url, follow_redirects=True, timeout=120) as browser:
+        with Http(base_url=url, follow_redirects=True, timeout=120) as browser:
             web_login(browser, alice_token)
             page = browser.get(f"/runs/{view['run_ids'][0]}")
             assert page.status_code == 200

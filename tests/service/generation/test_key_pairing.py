@@ -17,6 +17,7 @@ from service.access.tokens import create_token
 from service.context import ServiceContext
 from service.server import create_app
 from service.storage import Run
+from tests.helpers.httpclient import Http
 from tests.helpers.server import serve_in_thread
 
 TASK = "pelican-bicycle-structured@1"
@@ -60,7 +61,7 @@ def test_keys_go_only_where_they_are_bound(paired: ServiceContext, model: Script
     local = f"{model.url}/v1"
     with (
         serve_in_thread(create_app(paired)) as url,
-        httpx.Client(base_url=url, timeout=120) as http,
+        Http(base_url=url, timeout=120) as http,
     ):
         refusals = {
             # the OpenAI key to Anthropic, the Anthropic key to an OpenAI-compatible server

@@ -9,7 +9,6 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from sqlalchemy import select
 
@@ -19,6 +18,7 @@ from service.access.tokens import create_token
 from service.context import ServiceContext
 from service.server import create_app
 from service.storage import Evaluation, GenerationRow, Run, StageRecord
+from tests.helpers.httpclient import Http
 from tests.helpers.server import serve_in_thread
 from tests.helpers.web import web_login
 from tests.service.conftest import drain
@@ -84,7 +84,7 @@ def _generate_and_look(ctx: ServiceContext, token: str, url: str) -> list[str]:
     """Generate once per API as a submitter; the API's and the page's texts of both runs."""
     bearer = {"Authorization": f"Bearer {token}"}
     shown: list[str] = []
-    with serve_in_thread(create_app(ctx)) as base, httpx.Client(base_url=base, timeout=120) as http:
+    with serve_in_thread(create_app(ctx)) as base, Http(base_url=base, timeout=120) as http:
         runs = []
         for api, key_env, where in (
             ("openai", "GEN_ECHO_OPENAI", f"{url}/v1"),
@@ -103,7 +103,7 @@ def _generate_and_look(ctx: ServiceContext, token: str, url: str) -> list[str]:
             shown.append(http.get(job.json()["status_url"], headers=bearer).text)
             runs += job.json()["run_ids"]
         drain(ctx)
-        with httpx.Client(base_url=base, follow_redirects=True, timeout=120) as browser:
+        with Http(base_url=base, follow_redirects=True, timeout=120) as browser:
             web_login(browser, token)
             for run_id in runs:
                 view = http.get(f"/v1/runs/{run_id}", headers=bearer)

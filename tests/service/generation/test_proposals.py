@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 from sqlalchemy import func, select
 from typer.testing import CliRunner, Result
@@ -20,6 +19,7 @@ from service.cli import app
 from service.context import ServiceContext
 from service.server import create_app
 from service.storage import TaskProposalDecisionRow, TaskProposalRow, TaskVersionRow
+from tests.helpers.httpclient import Http
 from tests.helpers.server import serve_in_thread
 from tests.helpers.web import csrf_in, web_login
 
@@ -81,7 +81,7 @@ def test_proposals_are_stored_and_nothing_is_registered_until_accepted(service: 
     assert [r.proposed for r in rows] == [["persona", "style"]] * 5
     assert "not a short slug" in (rows[3].problem or "")
     assert "repeats variant 1 of this batch" in (rows[4].problem or "")
-    with httpx.Client(base_url=service.url, timeout=60) as http:
+    with Http(base_url=service.url, timeout=60) as http:
         auth = {"Authorization": f"Bearer {service.admin}"}
         listed = http.get("/v1/tasks", headers=auth).json()["tasks"]
         assert not {t["ref"] for t in listed} & {r.ref for r in rows if r.ref}
@@ -117,7 +117,7 @@ def test_the_page_lists_proposals_and_accepts_with_its_csrf_token(service: Servi
     assert _propose(service, n=2).exit_code == 0
     with service.ctx.db.read() as s:
         first, second = s.scalars(select(TaskProposalRow).order_by(TaskProposalRow.id))
-    with httpx.Client(base_url=service.url, timeout=60, follow_redirects=True) as http:
+    with Http(base_url=service.url, timeout=60, follow_redirects=True) as http:
         web_login(http, service.admin)
         page = http.get("/tasks/proposals")
         assert page.status_code == 200 and str(first.ref) in page.text
@@ -140,7 +140,7 @@ def test_the_page_lists_proposals_and_accepts_with_its_csrf_token(service: Servi
         decided = http.get("/tasks/proposals?state=all")
         assert "accepted" in decided.text and "too close" in decided.text
     assert str(first.ref) in service.registered() and str(second.ref) not in service.registered()
-    with httpx.Client(base_url=service.url, timeout=60, follow_redirects=True) as http:
+    with Http(base_url=service.url, timeout=60, follow_redirects=True) as http:
         web_login(http, service.submitter)
         assert http.get("/tasks/proposals", follow_redirects=False).status_code == 403
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import httpx
 import pytest
 from typer.testing import CliRunner, Result
 
 from regua.llm.testing import FixesAfterFrame, serving
 from service.api.client import read_token
 from service.cli import app
+from tests.helpers.httpclient import Http
 from tests.helpers.revise import BROKEN, FIXED, TASK, revise_task_yaml
 from tests.helpers.server import Served, require_real_rendering
 from tests.helpers.web import web_login
@@ -51,7 +51,7 @@ def test_generate_revise_two_gives_three_linked_runs_reported_apart(tmp_path: Pa
         assert [v["outcome"]["status"] for v in views] == ["fail", "pass", "pass"]
         conversation = views[2]["revision"]["conversation_sha256"]
         assert any(a["sha256"] == conversation for a in views[2]["artifacts"])
-        with httpx.Client(base_url=server.url, timeout=60, follow_redirects=True) as http:
+        with Http(base_url=server.url, timeout=60, follow_redirects=True) as http:
             web_login(http, str(read_token(data)))
             page = http.get(f"/runs/{ids[1]}").text
         assert "Render-and-revise: after 1 round of feedback" in page

@@ -32,6 +32,7 @@ from service.context import ServiceContext
 from service.generation import jobs
 from service.server import create_app
 from service.storage import Artifact, ExperimentCaseRow, ExperimentRow, Run
+from tests.helpers.httpclient import Http
 from tests.helpers.server import serve_in_thread
 
 TASK = "pelican-bicycle-structured@1"
@@ -61,7 +62,7 @@ class Served:
     def client(self, role: str = "submitter") -> httpx.Client:
         token = create_token(self.ctx.db, role, role)[0]
         headers = {"Authorization": f"Bearer {token}"}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=120)
+        return Http(base_url=self.url, headers=headers, timeout=120)
 
     def generation(self, **extra: Any) -> dict[str, Any]:
         base = {"task": TASK, "api": "openai", "base_url": f"{self.model.url}/v1", "model": "m"}
@@ -111,7 +112,7 @@ def test_waiting_generations_hold_no_server_thread(served: Served) -> None:
             for c in clients
         ]
         _until(lambda: jobs.running(served.ctx) - before >= WAITERS)  # every request is waiting
-        with httpx.Client(base_url=served.url, timeout=10) as probe:
+        with Http(base_url=served.url, timeout=10) as probe:
             assert probe.get("/v1/health").status_code == 200  # answered meanwhile
             assert probe.get("/login").status_code == 200
         with served.client() as other:

@@ -23,6 +23,7 @@ from service.context import ServiceContext
 from service.server import create_app
 from service.storage import TaskVersionRow
 from tasks import bundled_registry
+from tests.helpers.httpclient import Http
 from tests.helpers.server import serve_in_thread
 
 BASE = "pelican-bicycle-structured@1"
@@ -38,9 +39,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[httpx.Cli
     try:
         with (
             serve_in_thread(create_app(ctx)) as url,
-            httpx.Client(
-                base_url=url, timeout=60, headers={"Authorization": f"Bearer {token}"}
-            ) as client,
+            Http(base_url=url, timeout=60, headers={"Authorization": f"Bearer {token}"}) as client,
         ):
             yield client, ctx
     finally:

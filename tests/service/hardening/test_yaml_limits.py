@@ -29,6 +29,7 @@ from service.server import create_app
 from service.storage import ExperimentRow, GenerationRow, Run
 from tasks.authoring import parse_task
 from tasks.bank import load_bank_text
+from tests.helpers.httpclient import Http
 from tests.helpers.server import serve_in_thread
 
 ARM = "arms:\n  - {name: a, model: {api: mock, model: m1}, prompt: k0}\n"
@@ -58,9 +59,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[httpx.Cli
     try:
         with (
             serve_in_thread(create_app(ctx)) as url,
-            httpx.Client(
-                base_url=url, timeout=120, headers={"Authorization": f"Bearer {token}"}
-            ) as client,
+            Http(base_url=url, timeout=120, headers={"Authorization": f"Bearer {token}"}) as client,
         ):
             yield client, ctx
     finally:

@@ -8,7 +8,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
@@ -24,6 +23,7 @@ from service.pairwise.store import comparison_rows
 from service.pipeline.submit import Submission
 from service.storage import Artifact
 from tasks import bundled_registry
+from tests.helpers.httpclient import Http
 from tests.helpers.runs import TASK
 from tests.helpers.web import web_login
 from tests.service.conftest import Api
@@ -217,7 +217,7 @@ def _check_calibrate(api: Api, fake: Pairwise) -> None:
 
 
 def _check_page(api: Api) -> None:
-    with httpx.Client(base_url=api.client.base_url, timeout=30, follow_redirects=True) as browser:
+    with Http(base_url=api.client.base_url, timeout=30, follow_redirects=True) as browser:
         web_login(browser, api.tokens["admin"])
         page = browser.get("/report")
     assert page.status_code == 200

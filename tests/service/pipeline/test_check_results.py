@@ -12,12 +12,12 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-import httpx
 import pytest
 from sqlalchemy import select
 
 import checks
 from service.storage import CheckResultRow
+from tests.helpers.httpclient import Http
 from tests.helpers.web import web_login
 from tests.service.conftest import Api
 
@@ -55,7 +55,7 @@ def test_a_script_carrying_svg_shows_every_check_with_its_evidence(api: Api) -> 
         rows = s.scalars(select(CheckResultRow).where(CheckResultRow.run_id == run_id)).all()
         stored = {r.check_id: (r.status, r.evidence) for r in rows}
     assert set(stored) == expected and stored["script"] == ("fail", script["evidence"])
-    with httpx.Client(base_url=api.client.base_url, follow_redirects=True, timeout=30) as web:
+    with Http(base_url=api.client.base_url, follow_redirects=True, timeout=30) as web:
         web_login(web, api.tokens["submitter"])  # the pages take a session from the login form
         page = web.get(f"/runs/{run_id}")
     assert page.status_code == 200

@@ -15,11 +15,11 @@ import html
 import json
 from typing import Any
 
-import httpx
 import pytest
 from sqlalchemy import select
 
 from service.storage import Artifact, RenderRecord
+from tests.helpers.httpclient import Http
 from tests.helpers.web import web_login
 from tests.service.conftest import Api
 
@@ -82,7 +82,7 @@ def test_a_meta_refresh_is_refused_recorded_and_fails_f1_never_incomplete(api: A
     render = view["render"]  # its cost, without the wait for a free worker
     assert render["status"] == "ok" and render["cpu_ms"] > 0 and render["elapsed_ms"] > 0
     assert render["queue_wait_ms"] is not None
-    with httpx.Client(base_url=api.client.base_url, follow_redirects=True, timeout=30) as web:
+    with Http(base_url=api.client.base_url, follow_redirects=True, timeout=30) as web:
         web_login(web, api.tokens["submitter"])
         page = html.unescape(web.get(f"/runs/{run_id}").text)
     assert "tried to navigate the page away" in page

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from regua.settings import Settings
@@ -17,6 +16,7 @@ from service.context import ServiceContext
 from service.pipeline.submit import Submission
 from service.server import create_app
 from tasks import TaskRegistry, TaskSpec, bundled_registry
+from tests.helpers.httpclient import Http
 from tests.helpers.server import serve_in_thread
 from tests.helpers.web import web_login
 from tests.service.conftest import drain
@@ -64,7 +64,7 @@ def test_a_quoted_sentence_of_a_reserved_prompt_is_flagged_with_it(
     flagged, unflagged = ctx.submit(subs, None)
     drain(ctx)
     headers = {"Authorization": f"Bearer {admin}"}
-    with httpx.Client(base_url=url, timeout=60, headers=headers) as client:
+    with Http(base_url=url, timeout=60, headers=headers) as client:
         run = client.get(f"/v1/runs/{flagged}").json()
         (leak,) = run["leaks"]
         assert (leak["task"], leak["kind"]) == ("heron-overlap@1", "overlap")
@@ -74,7 +74,7 @@ def test_a_quoted_sentence_of_a_reserved_prompt_is_flagged_with_it(
         report = client.get("/v1/reports", params={"resamples": 0}).json()
         (entry,) = report["leaks"]
         assert (entry["overlap"], entry["prompt"], entry["runs"]) == (1, 0, [flagged])
-    with httpx.Client(base_url=url, timeout=60, follow_redirects=True) as browser:
+    with Http(base_url=url, timeout=60, follow_redirects=True) as browser:
         web_login(browser, admin)
         page = browser.get(f"/runs/{flagged}").text
         assert f"(overlap): “{SENTENCE.upper()}” (13 % of the prompt's 8-grams)" in page

@@ -23,6 +23,7 @@ from service.pipeline.submit import Submission
 from service.server import create_app
 from service.storage import Artifact, ReviewItem, Run
 from tasks import TaskRegistry, TaskSpec, bundled_registry
+from tests.helpers.httpclient import Http
 from tests.helpers.server import serve_in_thread
 from tests.service.conftest import drain
 
@@ -91,7 +92,7 @@ class PoolWorld:
     def client(self, name: str | None = None) -> httpx.Client:
         """A client (bearer ``name``'s token when given); closed with the world."""
         headers = {"Authorization": f"Bearer {self.tokens[name]}"} if name else {}
-        http = httpx.Client(base_url=self.url, headers=headers, timeout=60, follow_redirects=True)
+        http = Http(base_url=self.url, headers=headers, timeout=60, follow_redirects=True)
         self.clients.append(http)
         return http
 

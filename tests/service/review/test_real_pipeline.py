@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.helpers.browser import patient
+from tests.helpers.httpclient import Http
 from tests.helpers.server import Served, require_real_rendering
 
 pytestmark = pytest.mark.heavy  # handed out first (tests/helpers/xdist.py)
@@ -36,7 +36,7 @@ def test_real_runs_feed_the_queue_and_a_label_appends_an_evaluation(tmp_path: Pa
         assert view["status"] == "done" and view["outcome"]["status"] in {"pass", "pending"}
         before = len(view["evaluations"])
         token = admin.http.post("/v1/tokens", json={"role": "reviewer", "name": "real"}).json()
-        rev = httpx.Client(
+        rev = Http(
             base_url=server.url, headers={"Authorization": f"Bearer {token['token']}"}, timeout=60
         )
         body = rev.get("/v1/reviews/next")
@@ -55,7 +55,7 @@ def test_real_runs_feed_the_queue_and_a_label_appends_an_evaluation(tmp_path: Pa
             refused = admin.http.post(f"/v1/reviews/{item['item_id']}", json={"status": "pass"})
             assert refused.status_code == 403, refused.text
             second = admin.http.post("/v1/tokens", json={"role": "reviewer", "name": "real-2"})
-            with httpx.Client(
+            with Http(
                 base_url=server.url,
                 headers={"Authorization": f"Bearer {second.json()['token']}"},
                 timeout=60,

@@ -7,11 +7,11 @@ such forms, with the victim's session cookie, and check that nothing is stored.
 
 from __future__ import annotations
 
-import httpx
 import pytest
 from sqlalchemy import func, select
 
 from service.storage import ApiToken, ReviewRow, WebSession
+from tests.helpers.httpclient import Http
 from tests.helpers.web import Site, csrf_in, own_origin, web_login
 
 FOREIGN = ("http://127.0.0.1:1", "http://evil.localhost", "null")
@@ -49,9 +49,7 @@ def test_review_post_needs_the_sessions_csrf_token(site: Site) -> None:
     for token in ("", "x" * 64, csrf[:-1]):
         r = browser.post(f"/review/{item}", data={"status": "pass", "csrf": token})
         assert r.status_code == 403 and "CSRF" in r.text, token
-    no_origin = httpx.Client(
-        base_url=site.url, cookies=browser.cookies, follow_redirects=True, timeout=120
-    )
+    no_origin = Http(base_url=site.url, cookies=browser.cookies, follow_redirects=True, timeout=120)
     site.clients.append(no_origin)  # no Origin and no Referer at all: refused too
     r = no_origin.post(f"/review/{item}", data={"status": "pass", "csrf": csrf})
     assert r.status_code == 403
@@ -181,7 +179,7 @@ def test_over_https_the_cookies_are_host_prefixed_so_no_sibling_can_plant_one(si
     ``__Host-`` cookies: Secure, host-only, ``Path=/``. A browser refuses such a cookie from a
     sibling subdomain or plain HTTP, and the plain-named cookie a sibling could set is ignored."""
     https = {"X-Forwarded-Proto": "https", "Origin": "https://" + site.url.split("://")[1]}
-    raw = httpx.Client(base_url=site.url, headers=https, timeout=60)
+    raw = Http(base_url=site.url, headers=https, timeout=60)
     site.clients.append(raw)
     form = raw.get("/login")
     nonce_cookie = form.headers["set-cookie"]

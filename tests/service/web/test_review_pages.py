@@ -22,6 +22,7 @@ from PIL import Image, ImageStat
 
 from tests.conftest import REPO_ROOT
 from tests.helpers.browser import patient
+from tests.helpers.httpclient import Http
 from tests.helpers.server import Served, require_real_rendering
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -48,7 +49,7 @@ class Server:
     def api(self, who: str) -> httpx.Client:
         """An HTTP client with ``who``'s bearer token."""
         headers = {"Authorization": f"Bearer {self.tokens[who]}"}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+        return Http(base_url=self.url, headers=headers, timeout=30)
 
 
 @pytest.fixture(scope="module")
