@@ -14,7 +14,9 @@ from regua.client.transport import shared_tls_context
 from tests.helpers.httpclient import Http
 
 TESTS = Path(__file__).resolve().parent
-OWN_CONTEXT = re.compile(r"\bhttpx\.(Async)?Client\(")
+OWN_CONTEXT = re.compile(
+    r"\bhttpx\.((Async)?Client|get|post|put|patch|delete|head|request|stream)\("
+)
 
 
 def test_http_verifies_with_the_shared_context() -> None:
@@ -31,4 +33,4 @@ def test_no_test_builds_an_httpx_client_of_its_own() -> None:
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
         if OWN_CONTEXT.search(line)
     ]
-    assert not offenders, f"use tests.helpers.httpclient.Http: {offenders}"
+    assert not offenders, f"use tests.helpers.httpclient.Http (or verify=): {offenders}"

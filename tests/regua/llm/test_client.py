@@ -7,8 +7,6 @@ import time
 from dataclasses import replace
 from typing import Any
 
-import httpx
-
 from regua.llm.call import Image, Message, ModelCall, Text
 from regua.llm.client import CallResult, RetryPolicy, call_model
 from regua.llm.endpoint import limit_key
@@ -29,6 +27,7 @@ from regua.llm.testing import (
     slow,
 )
 from regua.settings import Settings
+from tests.helpers.httpclient import Http
 
 FAST = RetryPolicy(max_attempts=3, backoff_s=0.01, max_backoff_s=0.05, max_retry_after_s=0.3)
 
@@ -123,7 +122,8 @@ def test_pairwise_fail_first_and_a_body_that_is_no_request() -> None:
     parts = (Text("Drawing X, frame:"), Image(b"x"), Text("Drawing Y, frame:"), Image(b"y"))
     with serving(answer) as server:
         result = _ask(_call(server.url, messages=(Message("user", parts),)))
-        bad = httpx.post(f"{server.url}/v1/chat/completions", content=b"not json")
+        with Http() as http:
+            bad = http.post(f"{server.url}/v1/chat/completions", content=b"not json")
     assert result.attempts == 2 and result.reply is not None
     assert '"winner": "Y"' in result.reply.text
     assert bad.status_code == 400

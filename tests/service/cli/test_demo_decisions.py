@@ -143,7 +143,8 @@ def test_make_run_prints_the_web_pages(made_run: Kept) -> None:
         assert f"{base}{path}" in printed, printed
     one = re.search(rf"{base}/runs/([0-9a-f]{{32}})", printed)
     assert one, printed
-    got = httpx.get(f"{base}/runs/{one.group(1)}", follow_redirects=False, timeout=30)
+    with Http(follow_redirects=False, timeout=30) as http:
+        got = http.get(f"{base}/runs/{one.group(1)}")
     assert got.status_code == 303  # the page exists and asks for a login
 
 

@@ -6,7 +6,6 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 import typer
 import yaml
@@ -17,6 +16,7 @@ from regua.settings import Settings
 from service.access.tokens import create_token
 from service.context import ServiceContext
 from service.server import create_app
+from tests.helpers.httpclient import Http
 from tests.helpers.server import serve_in_thread
 
 BASE = "pelican-bicycle-static@1"
@@ -35,16 +35,14 @@ class Live:
 
     def refs(self) -> list[str]:
         """The refs ``GET /v1/tasks`` lists."""
-        got = httpx.get(
-            f"{self.url}/v1/tasks", headers={"Authorization": f"Bearer {self.token}"}
-        ).json()
+        with Http(headers={"Authorization": f"Bearer {self.token}"}) as http:
+            got = http.get(f"{self.url}/v1/tasks").json()
         return [t["ref"] for t in got["tasks"]]
 
     def spec(self, ref: str) -> dict[str, object]:
         """The ``spec`` of ``GET /v1/tasks/{ref}``."""
-        got = httpx.get(
-            f"{self.url}/v1/tasks/{ref}", headers={"Authorization": f"Bearer {self.token}"}
-        )
+        with Http(headers={"Authorization": f"Bearer {self.token}"}) as http:
+            got = http.get(f"{self.url}/v1/tasks/{ref}")
         spec: dict[str, object] = got.json()["spec"]
         return spec
 
