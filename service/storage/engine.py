@@ -6,9 +6,10 @@ one process never race for the write lock; PostgreSQL uses ordinary transactions
 
 from __future__ import annotations
 
+import select
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
@@ -68,6 +69,9 @@ class Database:
             raise StorageError(f"cannot open database {url!r}: {exc}") from exc
         if self.is_sqlite:
             event.listen(self.engine, "connect", _sqlite_pragmas)
+        else:
+            dialect = self.engine.dialect  # its own instance: no other engine is affected
+            dialect.do_ping = quiet_ping(dialect.do_ping)  # type: ignore[method-assign,assignment]
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         # A Database dropped without dispose() (a caller's error path, a failed migration below)
         # closes its pooled connections when it is collected, instead of leaving open driver
@@ -106,6 +110,42 @@ class Database:
     def dispose(self) -> None:
         """Close every pooled connection."""
         self.engine.dispose()
+
+
+def quiet_ping(ping: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """The pool's pre-ping, skipping the round trip while the idle connection's socket is quiet.
+
+    A server that restarts or terminates a backend sends it an error and closes its end, which
+    leaves the socket readable; an idle pooled connection with nothing to read and a healthy
+    transaction state is alive as far as a ping could tell, so only the others are pinged.
+    """
+
+    def checked(dbapi_connection: Any) -> bool:
+        if _quiet(dbapi_connection):
+            return True
+        return ping(dbapi_connection)
+
+    return checked
+
+
+def _quiet(dbapi_connection: Any) -> bool:
+    """Whether a psycopg connection is open, idle, and has nothing waiting on its socket."""
+    try:
+        import psycopg
+        from psycopg import pq
+
+        if not isinstance(dbapi_connection, psycopg.Connection) or dbapi_connection.broken:
+            return False
+        pgconn = dbapi_connection.pgconn
+        if pgconn.status != pq.ConnStatus.OK:
+            return False
+        if pgconn.transaction_status != pq.TransactionStatus.IDLE:
+            return False
+        poller = select.poll()
+        poller.register(pgconn.socket, select.POLLIN | select.POLLPRI)
+        return not poller.poll(0)
+    except Exception:  # no poll() here, a closed socket: let the real ping decide
+        return False
 
 
 def _private_sqlite(path: Path) -> None:

@@ -1,0 +1,79 @@
+"""The pool's pre-ping skips the round trip on a quiet idle connection, and still catches a
+backend the server has closed (a restart, ``pg_terminate_backend``) before a session meets it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from sqlalchemy import text
+
+from service.storage import Database
+from service.storage.engine import quiet_ping
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def db(pg_url: str) -> Iterator[Database]:
+    database = Database(pg_url, migrate=False)
+    yield database
+    database.dispose()
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every statement psycopg sends from now on."""
+    queries: list[str] = []
+    original = psycopg.Cursor.execute
+
+    def spy(self: psycopg.Cursor[Any], query: Any, *args: Any, **kwargs: Any) -> Any:
+        queries.append(str(query))
+        return original(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", spy)
+    return queries
+
+
+def _backend_pid(db: Database) -> int:
+    with db.read() as session:
+        return int(session.execute(text("SELECT pg_backend_pid()")).scalar_one())
+
+
+def test_a_quiet_pooled_connection_is_not_pinged(db: Database, sent: list[str]) -> None:
+    first = _backend_pid(db)
+    sent.clear()
+    assert _backend_pid(db) == first  # the same pooled connection
+    assert ";" not in sent
+
+
+def test_a_terminated_backend_is_caught_before_the_session(
+    db: Database, pg_url: str, sent: list[str]
+) -> None:
+    gone = _backend_pid(db)
+    admin = pg_url.replace("postgresql+psycopg://", "postgresql://", 1)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute("SELECT pg_terminate_backend(%s)", (gone,))
+        deadline = time.monotonic() + 10
+        while conn.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (gone,)).fetchone():
+            assert time.monotonic() < deadline, "the terminated backend did not end"
+            time.sleep(0.02)
+    sent.clear()
+    with db.write() as session:  # no error: the pool replaced the dead connection first
+        now = int(session.execute(text("SELECT pg_backend_pid()")).scalar_one())
+    assert now != gone
+    assert ";" in sent  # the readable socket was pinged
+
+
+def test_anything_but_an_open_psycopg_connection_gets_the_real_ping() -> None:
+    pinged: list[object] = []
+
+    def ping(conn: object) -> bool:
+        pinged.append(conn)
+        return True
+
+    assert quiet_ping(ping)("not a connection") is True
+    assert pinged == ["not a connection"]
