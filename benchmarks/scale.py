@@ -23,28 +23,37 @@ figure the machine's load does not move the way wall time does). ``--trace [--te
 explains the figures instead: per run, with 1 then 2 workers, the SQL statements, commits and
 S3 calls of each process, its CPU time, and each stage job's queue wait, run time and worker,
 read from procrastinate's tables (see ``benchmarks/scale_trace.py``); ``--idle-s`` the same per
-second of an idle fleet.
+second of an idle fleet. ``--io-timeline`` also prints each stage job of the two I/O-bound
+batches (queue wait, run time, worker process).
+
+A grown fleet is measured only once every new process is ready: all its procrastinate workers
+registered (one per lane) and a run rendered by it (its render pool started, see
+``benchmarks/scale_fleet.py``).
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import statistics
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-import psycopg  # noqa: E402
-
+from benchmarks.scale_fleet import (  # noqa: E402
+    GOOD,
+    PG_ADMIN,
+    TASK,
+    Growing,
+    runs,
+    s3_bucket,
+    throughput,
+    wait_done,
+)
 from benchmarks.scale_trace import Probe, cpu_total_s, own_cpu_s  # noqa: E402
 from regua.llm.testing import FrameTruth, Reply, Request, serving, slow  # noqa: E402
 from regua.settings import Settings  # noqa: E402
@@ -53,15 +62,8 @@ from service.pipeline.runner import advance  # noqa: E402
 from service.pipeline.stages import STAGES  # noqa: E402
 from service.pipeline.submit import Submission  # noqa: E402
 from tests.helpers.api_client import JsonClient  # noqa: E402
-from tests.helpers.fleet import Fleet  # noqa: E402
-from tests.helpers.ports import free_port  # noqa: E402
 
-TASK = "pelican-bicycle-structured@1"
 VISION_PANEL = "pelican-bicycle-vision@1"
-GOOD = (REPO / "samples/outputs/structured-good.svg").read_text()
-PG_ADMIN = os.environ.get("REGUA_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
-WAIT_S = 30.0
-"""The longest wait one look at a run asks the API for (``GET /v1/runs/{id}?wait_s=``)."""
 DEFAULTS = {"REGUA_QUEUE_STALLED_S": "30"}
 """The fleet as deployed: the test fleet's 3 s stalled-job timeout (for its fault tests) has
 every worker send heartbeats and run the maintenance task ten times as often."""
@@ -88,34 +90,6 @@ def load() -> str:
     return f"load {os.getloadavg()[0]:.1f}"
 
 
-def runs(n: int, tag: str, panel: str | None = None) -> list[dict[str, object]]:
-    """``n`` distinct submissions (distinct bytes, the same drawing), judged by ``panel``."""
-    extra = {"panel": panel} if panel else {}
-    return [
-        {"task": TASK, "model": {"label": "bench"}, "output": f"{GOOD}<!-- {tag} {i} -->", **extra}
-        for i in range(n)
-    ]
-
-
-def wait_done(client: JsonClient, ids: list[str], timeout_s: float = 900) -> None:
-    """Wait until every run is done: a long poll on the oldest pending run at a time."""
-    deadline = time.monotonic() + timeout_s
-    pending = list(ids)
-    while pending and (left := deadline - time.monotonic()) > 0:
-        if client.run(pending[0], wait_s=min(WAIT_S, left))["status"] == "done":
-            pending.pop(0)
-    if pending:
-        raise SystemExit(f"{len(pending)} runs not done after {timeout_s}s")
-
-
-def throughput(client: JsonClient, n: int, tag: str, panel: str | None = None) -> float:
-    """Submit ``n`` runs at once; runs per second until the last is done."""
-    t0 = time.monotonic()
-    ids = client.submit_batch(runs(n, tag, panel))
-    wait_done(client, ids)
-    return n / (time.monotonic() - t0)
-
-
 def latency(client: JsonClient, k: int, tag: str) -> float:
     """Median seconds from submit to done, one run at a time."""
     times = []
@@ -125,21 +99,6 @@ def latency(client: JsonClient, k: int, tag: str) -> float:
         wait_done(client, ids)
         times.append(time.monotonic() - t0)
     return statistics.median(times)
-
-
-def pg_database() -> str:
-    """A fresh database on the loopback server; its SQLAlchemy URL."""
-    name = f"regua_scale_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    base = PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://", 1)
-    return f"{base}/{name}"
-
-
-def drop_database(url: str) -> None:
-    """Drop a database made by :func:`pg_database`."""
-    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
 
 
 class Bare:
@@ -168,69 +127,6 @@ class Bare:
 
 Figure = tuple[float, str]
 """A measured value and the load average when it was measured."""
-
-
-@contextmanager
-def s3_bucket() -> Iterator[dict[str, str]]:
-    """A moto S3 server on loopback with one bucket; the fleet's artifact settings."""
-    from moto.server import ThreadedMotoServer
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
-    os.environ.update({"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench"})
-    os.environ["AWS_DEFAULT_REGION"] = "us-east-1"
-    port = free_port()
-    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    moto.start()
-    import boto3
-
-    endpoint = f"http://127.0.0.1:{port}"
-    boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket="regua-scale")
-    try:
-        yield {"REGUA_ARTIFACTS_URL": "s3://regua-scale/runs", "REGUA_S3_ENDPOINT_URL": endpoint}
-    finally:
-        moto.stop()
-
-
-class Growing:
-    """One fleet on a fresh database, grown a worker at a time."""
-
-    def __init__(self, root: Path, env: dict[str, str]) -> None:
-        """Start the API; no worker yet."""
-        self.url = pg_database()
-        self.fleet = Fleet(root / "fleet", self.url, env)
-        self.fleet.root.mkdir(parents=True)
-        self.fleet.start_api()
-        self.workers = 0
-        self.client = self.fleet.client()
-
-    def grow(self, to: int) -> None:
-        """Start workers until ``to`` run, and let each render pool warm up."""
-        while self.workers < to:
-            self.fleet.start_worker()
-            self.workers += 1
-        want = 2 * self.workers  # each process registers its render and judge workers (or more)
-        self.fleet.wait_for(
-            lambda: self.fleet.count("SELECT count(*) FROM procrastinate_workers") >= want,
-            180,
-            "workers registered",
-        )
-        throughput(self.client, 2 * self.workers, f"warm-{self.workers}")
-
-    def probe(self, folder: Path) -> Probe:
-        """CPU time of every process of the fleet (see :mod:`benchmarks.scale_trace`)."""
-        folder.mkdir(exist_ok=True)
-        assert self.fleet.api is not None
-        probe = Probe(folder, PG_ADMIN, self.url.rsplit("/", 1)[1])
-        probe.name(self.fleet.api.pid, "api")
-        for i, proc in enumerate(self.fleet.workers, 1):
-            probe.name(proc.pid, f"worker-{i}")
-        return probe
-
-    def close(self) -> None:
-        """Stop the fleet and drop its database."""
-        self.client.close()
-        self.fleet.close()
-        drop_database(self.url)
 
 
 def measure(args: argparse.Namespace, root: Path) -> dict[str, Figure | list[tuple[float, float]]]:
@@ -266,21 +162,34 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Figure | list[tup
             out["cpu_queue"] = (queue_s / args.k, "")
             out["lat_load"] = (0.0, load())
             calls = model.calls
-            out["io1"] = (throughput(fleet.client, args.n_io, "io1", VISION_PANEL), load())
+            io1: list[str] = []
+            out["io1"] = (throughput(fleet.client, args.n_io, "io1", VISION_PANEL, io1), load())
             out["calls"] = ((model.calls - calls) / args.n_io, "")
             fleet.grow(2)
             out["cpu2"] = (throughput(fleet.client, args.n, "cpu2"), load())
             fleet.grow(3)
-            out["io3"] = (throughput(fleet.client, args.n_io, "io3", VISION_PANEL), load())
+            io3: list[str] = []
+            out["io3"] = (throughput(fleet.client, args.n_io, "io3", VISION_PANEL, io3), load())
+            if args.io_timeline:
+                io_timelines(fleet.url.replace("+psycopg", ""), fleet.names, io1, io3)
         finally:
             fleet.close()
             bare.close()
     return out
 
 
+def io_timelines(libpq: str, names: dict[int, str], io1: list[str], io3: list[str]) -> None:
+    """``--io-timeline``: each stage job of the I/O-bound batches, its wait, run time and worker."""
+    from benchmarks.scale_trace import timeline
+
+    for label, ids in (("1 worker", io1), ("3 workers", io3)):
+        print(f"I/O-bound batch, {label}: per run, stage@ms after submit, wait / run ms [worker]")
+        print("\n".join(timeline(libpq, ids, names)))
+
+
 def traced(args: argparse.Namespace, root: Path) -> None:
     """``--trace``: round trips, CPU per process and stage timelines per run, 1 then 2 workers."""
-    from benchmarks.scale_trace import per_run, timeline, worker_names
+    from benchmarks.scale_trace import per_run, timeline
 
     probe_dir = root / "probe"
     probe_dir.mkdir()
@@ -295,13 +204,12 @@ def traced(args: argparse.Namespace, root: Path) -> None:
         probe = Probe(probe_dir, PG_ADMIN, fleet.url.rsplit("/", 1)[1])
         probe.name(fleet.fleet.api.pid, "api")
         libpq = fleet.url.replace("+psycopg", "")
-        names: dict[int, str] = {}
         try:
             for workers in (1, 2):
                 fleet.grow(workers)
                 proc = fleet.fleet.workers[-1]
                 probe.name(proc.pid, f"worker-{workers}")
-                names = worker_names(libpq, names, f"w{workers}")
+                names = fleet.names
                 before = probe.snapshot()
                 time.sleep(args.idle_s)
                 diff = probe.snapshot().minus(before)
@@ -339,6 +247,11 @@ def main() -> None:
         "--trace",
         action="store_true",
         help="instead: round trips and CPU per process per run, and stage timelines",
+    )
+    parser.add_argument(
+        "--io-timeline",
+        action="store_true",
+        help="also: the stage jobs of the I/O-bound batches (wait, run time, worker)",
     )
     parser.add_argument(
         "--idle-s", type=int, default=10, help="with --trace: seconds of idle fleet measured"

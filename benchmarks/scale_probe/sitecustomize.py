@@ -32,16 +32,18 @@ _TEXTS = bool(os.environ.get("REGUA_PROBE_SQL"))
 def _what(args: tuple[Any, ...]) -> str:
     query = args[1] if len(args) > 1 else ""
     text = query if isinstance(query, str) else getattr(query, "_obj", None) or repr(query)
-    return " ".join(str(text).split())[:70]
+    # an empty query is a round trip too: psycopg_pool's connection check sends one
+    return " ".join(str(text).split())[:70] or "<empty query: a pool's connection check>"
 
 
-def _wrap(owner: Any, name: str, key: str) -> None:
+def _wrap(owner: Any, name: str, key: str, label: str | None = None) -> None:
+    """Count calls of ``owner.name`` under ``key``; with texts, under ``label`` or the query."""
     original: Callable[..., Any] = getattr(owner, name)
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         _count(key)
         if _TEXTS:
-            _count(f"q:{_what(args)}")
+            _count(f"q:{label or _what(args)}")
         return original(*args, **kwargs)
 
     setattr(owner, name, counted)
@@ -64,7 +66,7 @@ def _install() -> None:
 
     _wrap(psycopg.Cursor, "execute", "sql")
     _wrap(psycopg.Cursor, "executemany", "sql")
-    _wrap(psycopg.Connection, "commit", "commit")
+    _wrap(psycopg.Connection, "commit", "commit", "<commit>")
     _wrap_async(psycopg.AsyncCursor, "execute", "sql_async")
     _wrap_async(psycopg.AsyncCursor, "executemany", "sql_async")
     try:
