@@ -17,11 +17,20 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event, inspect, text
+from sqlalchemy import Dialect, Engine, create_engine, event, inspect, text
+from sqlalchemy.exc import InvalidatePoolError
 from sqlalchemy.orm import Session, sessionmaker
 
 from regua.errors import StorageError
 from service.storage.files import PRIVATE_FILE, private_dir, private_file, tighten
+
+try:  # PostgreSQL's driver; an install for SQLite only may lack it
+    import psycopg
+    from psycopg import pq
+except ImportError:  # then no connection is a psycopg one: every pre-ping is the real one
+    HAVE_PSYCOPG = False
+else:
+    HAVE_PSYCOPG = True
 
 _SQLITE_WRITE_LOCK = threading.RLock()
 MIGRATION_LOCK_KEY = 0x726567  # "reg"
@@ -62,16 +71,14 @@ class Database:
         else:
             kwargs["pool_size"] = 20
             kwargs["max_overflow"] = 20
-            kwargs["pool_pre_ping"] = True  # a server restart leaves dead pooled connections
         try:
             self.engine = create_engine(url, **kwargs)
         except Exception as exc:  # bad URL, missing driver
             raise StorageError(f"cannot open database {url!r}: {exc}") from exc
         if self.is_sqlite:
             event.listen(self.engine, "connect", _sqlite_pragmas)
-        else:
-            dialect = self.engine.dialect  # its own instance: no other engine is affected
-            dialect.do_ping = quiet_ping(dialect.do_ping)  # type: ignore[method-assign,assignment]
+        else:  # a server restart leaves dead pooled connections: checked before use
+            event.listen(self.engine, "checkout", pre_ping(self.engine.dialect))
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         # A Database dropped without dispose() (a caller's error path, a failed migration below)
         # closes its pooled connections when it is collected, instead of leaving open driver
@@ -112,29 +119,36 @@ class Database:
         self.engine.dispose()
 
 
-def quiet_ping(ping: Callable[[Any], bool]) -> Callable[[Any], bool]:
-    """The pool's pre-ping, skipping the round trip while the idle connection's socket is quiet.
+def pre_ping(dialect: Dialect) -> Callable[[Any, Any, Any], None]:
+    """The pool's pre-ping (a ``checkout`` listener), skipping the round trip on a quiet socket.
 
     A server that restarts or terminates a backend sends it an error and closes its end, which
     leaves the socket readable; an idle pooled connection with nothing to read and a healthy
-    transaction state is alive as far as a ping could tell, so only the others are pinged.
+    transaction state is alive as far as a ping could tell, so only the others are pinged with
+    the dialect's ping. A ping that finds the connection gone has the pool drop its connections
+    older than now and check out a new one (as ``pool_pre_ping`` does); any other error is
+    raised.
     """
 
-    def checked(dbapi_connection: Any) -> bool:
+    def checkout(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
         if _quiet(dbapi_connection):
-            return True
-        return ping(dbapi_connection)
+            return
+        try:
+            dialect.do_ping(dbapi_connection)
+        except dialect.loaded_dbapi.Error as err:
+            if dialect.is_disconnect(err, dbapi_connection, None):
+                raise InvalidatePoolError(f"pre-ping: the connection is gone ({err})") from err
+            raise
 
-    return checked
+    return checkout
 
 
 def _quiet(dbapi_connection: Any) -> bool:
     """Whether a psycopg connection is open, idle, and has nothing waiting on its socket."""
+    if not HAVE_PSYCOPG or not isinstance(dbapi_connection, psycopg.Connection):
+        return False
     try:
-        import psycopg
-        from psycopg import pq
-
-        if not isinstance(dbapi_connection, psycopg.Connection) or dbapi_connection.broken:
+        if dbapi_connection.broken:
             return False
         pgconn = dbapi_connection.pgconn
         if pgconn.status != pq.ConnStatus.OK:

@@ -3,6 +3,7 @@ backend the server has closed (a restart, ``pg_terminate_backend``) before a ses
 
 from __future__ import annotations
 
+import select
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -10,9 +11,10 @@ from typing import Any
 import psycopg
 import pytest
 from sqlalchemy import text
+from sqlalchemy.exc import InvalidatePoolError
 
 from service.storage import Database
-from service.storage.engine import quiet_ping
+from service.storage.engine import pre_ping
 
 pytestmark = pytest.mark.postgres
 
@@ -68,12 +70,25 @@ def test_a_terminated_backend_is_caught_before_the_session(
     assert ";" in sent  # the readable socket was pinged
 
 
-def test_anything_but_an_open_psycopg_connection_gets_the_real_ping() -> None:
-    pinged: list[object] = []
+def test_a_live_connection_with_something_to_read_gets_the_real_ping(
+    db: Database, pg_url: str, sent: list[str]
+) -> None:
+    admin = pg_url.replace("postgresql+psycopg://", "postgresql://", 1)
+    with psycopg.connect(admin, autocommit=True) as conn, psycopg.connect(admin) as other:
+        conn.execute("LISTEN regua_ping_test")
+        other.execute("NOTIFY regua_ping_test")
+        other.commit()
+        poller = select.poll()
+        poller.register(conn.pgconn.socket, select.POLLIN)
+        assert poller.poll(10_000), "the notification did not arrive"
+        sent.clear()
+        pre_ping(db.engine.dialect)(conn, None, None)  # alive: no error, the pool keeps it
+        assert ";" in sent
 
-    def ping(conn: object) -> bool:
-        pinged.append(conn)
-        return True
 
-    assert quiet_ping(ping)("not a connection") is True
-    assert pinged == ["not a connection"]
+def test_a_closed_connection_has_the_pool_drop_its_connections(db: Database, pg_url: str) -> None:
+    admin = pg_url.replace("postgresql+psycopg://", "postgresql://", 1)
+    conn = psycopg.connect(admin, autocommit=True)
+    conn.close()
+    with pytest.raises(InvalidatePoolError):
+        pre_ping(db.engine.dialect)(conn, None, None)
