@@ -16,7 +16,6 @@ from typing import Protocol
 
 from pydantic import BaseModel
 from sqlalchemy import func, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from regua.errors import ReguaError
@@ -263,8 +262,9 @@ def run_stage(ctx: StageContext, stage: Stage, known: Known | None = None) -> bo
     try:
         writer = stage.compute(ctx)
         with ctx.db.write() as s:
-            if finished(s, ctx.run_id, stage.name, version):
-                return True
+            # not looked up again: a job that recorded the stage meanwhile (a re-delivery) makes
+            # this record's insert break the unique (run, stage, version), which rolls the whole
+            # transaction back (see IntegrityError below)
             status, detail = writer(s)
             s.add(
                 StageRecord(
@@ -280,13 +280,11 @@ def run_stage(ctx: StageContext, stage: Stage, known: Known | None = None) -> bo
         return True
     except LeaseLostError:
         raise  # the service is stopping: no attempt is recorded, the next claim goes on
-    except IntegrityError as exc:
+    except Exception as exc:  # an IntegrityError too: recorded meanwhile by another job?
         with ctx.db.read() as s:
             if finished(s, ctx.run_id, stage.name, version):
                 log.info("stage %s of %s was recorded concurrently", stage.name, ctx.run_id)
                 return True
-        return _failed_attempt(ctx, stage.name, version, exc)
-    except Exception as exc:
         return _failed_attempt(ctx, stage.name, version, exc)
 
 
