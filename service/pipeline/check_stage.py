@@ -13,6 +13,7 @@ from service.pipeline.leak_check import match_leaks, record_leaks, watched_now
 from service.pipeline.runner import StageContext, Writer, Written
 from service.storage import Artifact, CheckResultRow, Run
 from service.storage.blobs import NewArtifact, record_artifact
+from service.storage.cached_blobs import put_many
 from service.storage.details import CheckDetail
 
 CHECKER_VERSION = f"checks@{checks.CHECKER_VERSION}"
@@ -56,8 +57,10 @@ def check_compute(ctx: StageContext) -> Writer:
     leaks = match_leaks(reply, watched, ctx.task.ref)
     extraction = report.extraction
     svg_text = extraction.svg_text if extraction is not None else None
-    if svg_text is not None:  # bytes first, outside the writer's transaction (fsync)
-        ctx.blobs.put(svg_text.encode("utf-8"))
+    report_bytes = _report_bytes(report)
+    # bytes first, outside the writer's transaction (an fsync, an S3 round trip), both at once
+    svg_bytes = [] if svg_text is None else [svg_text.encode("utf-8")]
+    put_many(ctx.blobs, [report_bytes, *svg_bytes])
     version = ctx.machinery.checker_version
 
     def write(s: Session) -> Written:
@@ -68,7 +71,7 @@ def check_compute(ctx: StageContext) -> Writer:
             ctx.run_id,
             NewArtifact(
                 kind="check_report",
-                data=_report_bytes(report),
+                data=report_bytes,
                 name="checks.json",
                 procedure_id="checks",
                 procedure_version=version,
