@@ -265,6 +265,13 @@
     return animations().map(kindOf).sort();
   }
 
+  function selftestTeardown() {
+    // what the next job's swap would do, and the animations made from outside cancelled first
+    for (const a of animations()) a.cancel();
+    document.replaceChild(document.createElementNS(SVGNS, "svg"), document.documentElement);
+    return animations().length;
+  }
+
   // ---- fast path: replace the shell's root with the artifact's (see browser.py) ----------
   function swap(text, t) {
     const parsed = new DOMParser().parseFromString(text, "image/svg+xml");
@@ -297,6 +304,7 @@
   switch (arg.op) {
     case "swap": return swap(arg.text, arg.t);
     case "selftest_setup": return selftestSetup(arg.spec);
+    case "selftest_teardown": return selftestTeardown();
     case "seek": return seek(arg.t);
     case "frame": return frame(arg.t);
     case "plan": return plan(arg.times);
