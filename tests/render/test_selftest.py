@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from render.selftest import SETUP, SVG, run_selftest
+from render.selftest import PROFILE, SETUP, SVG, run_selftest
 from render.worker import RenderHandler
 from tests.helpers.render_pool import CHROMIUM
 from tests.render.conftest import animated_task, task
@@ -119,6 +119,10 @@ def test_jobs_after_the_selftest_render_and_log_as_without_it() -> None:
         handler = _handler(self_test)
         try:
             assert (handler.self_test is not None) is self_test
+            if self_test:  # what it left in the shell: an empty root, no animation
+                page = handler.session.page_for(PROFILE)
+                left = handler.session.evaluate(page, {"op": "inspect_seek", "t": 0.0})
+                assert (left["elements"], left["animations"], left["kinds"]) == (1, 0, []), left
             seen[self_test] = [handler.handle(job) for job in _jobs()]
         finally:
             handler.close()
