@@ -262,7 +262,16 @@
       [{ transform: "translateX(0px)" }, { transform: `translateX(${spec.distance}px)` }],
       { duration: spec.duration_ms, iterations: Infinity, easing: "linear" },
     );
-    return animations().map(kindOf).sort();
+    // paused at once, as a swapped drawing's are: a transition left running until the first
+    // seek would end (and leave the document) on a machine slower than its duration
+    return seek(0).kinds;
+  }
+
+  function selftestTeardown() {
+    // what the next job's swap would do, and the animations made from outside cancelled first
+    for (const a of animations()) a.cancel();
+    document.replaceChild(document.createElementNS(SVGNS, "svg"), document.documentElement);
+    return animations().length;
   }
 
   // ---- fast path: replace the shell's root with the artifact's (see browser.py) ----------
@@ -297,6 +306,7 @@
   switch (arg.op) {
     case "swap": return swap(arg.text, arg.t);
     case "selftest_setup": return selftestSetup(arg.spec);
+    case "selftest_teardown": return selftestTeardown();
     case "seek": return seek(arg.t);
     case "frame": return frame(arg.t);
     case "plan": return plan(arg.times);
