@@ -23,6 +23,7 @@ from judges.calibration.sets import STATUSES
 from regua.records import fields_of
 
 IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
 _INDEX = {s: i for i, s in enumerate(STATUSES)}
 _K = len(STATUSES)
 
@@ -88,51 +89,55 @@ def _present(cm: IntArray) -> npt.NDArray[np.bool_]:
     return np.asarray((cm.sum(axis=0) + cm.sum(axis=1)) > 0)
 
 
-def _class_f1(cm: IntArray) -> npt.NDArray[np.float64]:
-    tp = np.diag(cm).astype(float)
-    denom = cm.sum(axis=0) + cm.sum(axis=1)
+def _class_f1(cms: IntArray) -> FloatArray:
+    """F1 of every status, of one confusion matrix or of a stack of them (..., K, K)."""
+    tp = np.diagonal(cms, axis1=-2, axis2=-1).astype(float)
+    denom = cms.sum(axis=-2) + cms.sum(axis=-1)
     return np.asarray(np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0))
 
 
-def _macro_f1_over(cm: IntArray, classes: npt.NDArray[np.bool_]) -> float | None:
+def _macro_f1_over(cms: IntArray, classes: npt.NDArray[np.bool_]) -> FloatArray:
+    """Macro-F1 over ``classes`` of each matrix of a stack (NaN when no class is given)."""
     if not classes.any():
-        return None
-    return float(_class_f1(cm)[classes].mean())
+        return np.full(cms.shape[:-2], np.nan)
+    return np.asarray(_class_f1(cms)[..., classes].mean(axis=-1))
 
 
 def _reference_classes(cm: IntArray) -> npt.NDArray[np.bool_]:
     return np.asarray(cm.sum(axis=1) > 0)
 
 
-def _macro_f1(cm: IntArray) -> float | None:
-    return _macro_f1_over(cm, _reference_classes(cm))
+def _kappas(cms: IntArray) -> FloatArray:
+    """Cohen's kappa of each matrix of a stack (NaN where undefined)."""
+    n = cms.sum(axis=(-2, -1))
+    po = np.trace(cms, axis1=-2, axis2=-1) / np.maximum(n, 1)
+    pe = (cms.sum(axis=-2) * cms.sum(axis=-1)).sum(axis=-1) / np.maximum(n * n, 1)
+    defined = (n > 0) & (pe < 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(np.where(defined, (po - pe) / (1 - pe), np.nan))
 
 
-def _kappa(cm: IntArray) -> float | None:
-    n = cm.sum()
-    if n == 0:
-        return None
-    po = np.trace(cm) / n
-    pe = float((cm.sum(axis=0) * cm.sum(axis=1)).sum()) / float(n * n)
-    if pe >= 1.0:
-        return None
-    return float((po - pe) / (1 - pe))
+def _scalar(values: FloatArray) -> float | None:
+    """The one value of a statistic of a single matrix (None when undefined)."""
+    v = float(values)
+    return None if math.isnan(v) else v
 
 
 def macro_f1(reference: Sequence[str], predicted: Sequence[str]) -> float | None:
     """Macro-averaged F1 over the statuses present in the reference (the labels)."""
-    return _macro_f1(_cm(encode(reference), encode(predicted)))
+    cm = _cm(encode(reference), encode(predicted))
+    return _scalar(_macro_f1_over(cm, _reference_classes(cm)))
 
 
 def cohen_kappa(a: Sequence[str], b: Sequence[str]) -> float | None:
     """Cohen's kappa between two raters (None when undefined)."""
-    return _kappa(_cm(encode(a), encode(b)))
+    return _scalar(_kappas(_cm(encode(a), encode(b))))
 
 
-def _ci(values: list[float]) -> tuple[float | None, float | None]:
-    if not values:
+def _ci(values: FloatArray) -> tuple[float | None, float | None]:
+    if not len(values):
         return None, None
-    lo, hi = np.percentile(np.array(values), [2.5, 97.5])
+    lo, hi = np.percentile(values, [2.5, 97.5])
     return float(lo), float(hi)
 
 
@@ -158,18 +163,37 @@ def bootstrap_rate(
     idx = rng.integers(0, len(num), size=(n_boot, len(num)))
     dens = den[idx].sum(axis=1)
     rates = num[idx].sum(axis=1)[dens > 0] / dens[dens > 0]
-    lo, hi = _ci([float(r) for r in rates])
+    lo, hi = _ci(rates)
     w_lo, w_hi = wilson_interval(float(num.sum()), total)
     return Estimate(float(num.sum()) / total, lo, hi, int(num.sum()), int(total), w_lo, w_hi)
 
 
 def stratified_indices(ref: IntArray, rng: np.random.Generator) -> IntArray:
     """One stratified resample: within each reference status, as many draws as it has items."""
-    parts = [
-        rng.choice(np.flatnonzero(ref == c), size=int((ref == c).sum()), replace=True)
-        for c in np.unique(ref)
-    ]
-    return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
+    return _stratified_resamples(ref, rng, 1).reshape(-1)
+
+
+_CHUNK_DRAWS = 1 << 20
+"""Draws per block of resamples: bounds the memory of a bootstrap over a large set."""
+
+
+def _stratified_resamples(ref: IntArray, rng: np.random.Generator, count: int) -> IntArray:
+    """``count`` stratified resamples at once, one per row.
+
+    Draws exactly what ``count`` rounds of ``rng.choice(items of status c, their number)`` per
+    status (in status order) draw from ``rng``: one bounded-integer call with the bounds of
+    every draw in that order consumes the generator's stream as those calls do, so a seed gives
+    the same resamples (and intervals) as a loop of per-status choices.
+    """
+    members = [np.flatnonzero(ref == c) for c in np.unique(ref)]
+    if not members:
+        return np.zeros((count, 0), dtype=np.int64)
+    sizes = np.array([len(m) for m in members], dtype=np.int64)
+    flat = np.concatenate(members).astype(np.int64)
+    highs = np.repeat(sizes, sizes)
+    starts = np.repeat(np.cumsum(sizes) - sizes, sizes)
+    draws = rng.integers(0, np.tile(highs, count), dtype=np.int64).reshape(count, len(ref))
+    return np.asarray(flat[draws + starts])
 
 
 def _contain(
@@ -181,26 +205,37 @@ def _contain(
     return min(lo, value), max(hi, value)
 
 
+def _resampled_cms(ref: IntArray, pred: IntArray, idx: IntArray) -> IntArray:
+    """The confusion matrix of every resample (rows of ``idx``), stacked (B, K, K)."""
+    count = idx.shape[0]
+    codes = ref[idx] * _K + pred[idx] + (np.arange(count, dtype=np.int64) * _K * _K)[:, None]
+    return np.bincount(codes.ravel(), minlength=count * _K * _K).reshape(count, _K, _K)
+
+
 def bootstrap_pair_stat(
     ref: IntArray,
     pred: IntArray,
-    stat: Callable[[IntArray], float | None],
+    stat: Callable[[IntArray], FloatArray],
     *,
     seed: int,
     n_boot: int = 1000,
 ) -> Estimate:
-    """A confusion-matrix statistic with a stratified percentile bootstrap over items."""
+    """A confusion-matrix statistic with a stratified percentile bootstrap over items.
+
+    ``stat`` maps a stack of confusion matrices (..., K, K) to their values (NaN where
+    undefined); the resamples are drawn and counted in blocks, not one by one.
+    """
     if len(ref) == 0:
         return Estimate(None, denominator=0)
-    value = stat(_cm(ref, pred))
+    value = _scalar(stat(_cm(ref, pred)))
     rng = np.random.default_rng(seed)
-    samples: list[float] = []
-    for _ in range(n_boot):
-        idx = stratified_indices(ref, rng)
-        v = stat(_cm(ref[idx], pred[idx]))
-        if v is not None:
-            samples.append(v)
-    lo, hi = _contain(value, *_ci(samples))
+    per_block = max(1, _CHUNK_DRAWS // len(ref))
+    blocks: list[FloatArray] = []
+    for start in range(0, n_boot, per_block):
+        idx = _stratified_resamples(ref, rng, min(per_block, n_boot - start))
+        blocks.append(stat(_resampled_cms(ref, pred, idx)))
+    samples = np.concatenate(blocks) if blocks else np.zeros(0)
+    lo, hi = _contain(value, *_ci(samples[~np.isnan(samples)]))
     return Estimate(value, lo, hi, None, len(ref))
 
 
@@ -209,13 +244,13 @@ def f1_estimate(ref: Sequence[str], pred: Sequence[str], *, seed: int, n_boot: i
     r, p = encode(ref), encode(pred)
     classes = _reference_classes(_cm(r, p))
     return bootstrap_pair_stat(
-        r, p, lambda cm: _macro_f1_over(cm, classes), seed=seed, n_boot=n_boot
+        r, p, lambda cms: _macro_f1_over(cms, classes), seed=seed, n_boot=n_boot
     )
 
 
-def _f1_of(k: int) -> Callable[[IntArray], float | None]:
-    def stat(cm: IntArray) -> float | None:
-        return float(_class_f1(cm)[k])
+def _f1_of(k: int) -> Callable[[IntArray], FloatArray]:
+    def stat(cms: IntArray) -> FloatArray:
+        return np.asarray(_class_f1(cms)[..., k])
 
     return stat
 
@@ -235,4 +270,4 @@ def per_class_f1(
 
 def kappa_estimate(a: Sequence[str], b: Sequence[str], *, seed: int, n_boot: int) -> Estimate:
     """Cohen's kappa with its bootstrap interval."""
-    return bootstrap_pair_stat(encode(a), encode(b), _kappa, seed=seed, n_boot=n_boot)
+    return bootstrap_pair_stat(encode(a), encode(b), _kappas, seed=seed, n_boot=n_boot)

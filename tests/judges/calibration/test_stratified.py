@@ -13,7 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from judges.calibration.estimates import encode, f1_estimate, per_class_f1, stratified_indices
+from judges.calibration.estimates import (
+    cohen_kappa,
+    encode,
+    f1_estimate,
+    kappa_estimate,
+    per_class_f1,
+    stratified_indices,
+)
 from judges.calibration.sets import STATUSES
 
 pytestmark = pytest.mark.heavy  # handed out first (tests/helpers/xdist.py)
@@ -57,3 +64,45 @@ def test_one_uncertain_answer_no_longer_drags_the_interval_to_one() -> None:
     classes = per_class_f1(ref, pred, seed=0, n_boot=200)
     assert set(classes) == {"pass", "fail", "uncertain"}
     assert classes["uncertain"].value == 0.0  # reported apart, with its own interval
+
+
+def _one_by_one(ref: list[str], pred: list[str], seed: int, n_boot: int) -> list[float]:
+    """Kappa's interval as first written: one resample at a time, a ``choice`` per status."""
+    r, p = encode(ref), encode(pred)
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(n_boot):
+        idx = np.concatenate(
+            [rng.choice(np.flatnonzero(r == c), size=int((r == c).sum())) for c in np.unique(r)]
+        )
+        kappa = cohen_kappa([STATUSES[i] for i in r[idx]], [STATUSES[i] for i in p[idx]])
+        if kappa is not None:
+            values.append(kappa)
+    return [float(x) for x in np.percentile(np.array(values), [2.5, 97.5])] if values else []
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(STATUS, STATUS), min_size=1, max_size=30), st.integers(0, 2**16))
+def test_the_resamples_drawn_at_once_are_those_drawn_one_by_one(
+    pairs: list[tuple[str, str]], seed: int
+) -> None:
+    """The bootstrap draws all its resamples in one call: same seed, same interval as a loop."""
+    ref = [a for a, _ in pairs]
+    pred = [b for _, b in pairs]
+    est = kappa_estimate(ref, pred, seed=seed, n_boot=60)
+    loop = _one_by_one(ref, pred, seed, 60)
+    if not loop:
+        assert est.ci_low is None and est.ci_high is None
+        return
+    lo, hi = loop
+    if est.value is not None:
+        lo, hi = min(lo, est.value), max(hi, est.value)
+    assert (est.ci_low, est.ci_high) == (lo, hi)
+    codes = encode(ref)
+    rng, again = np.random.default_rng(seed), np.random.default_rng(seed)
+    for _ in range(3):
+        by_status = [
+            rng.choice(np.flatnonzero(codes == c), size=int((codes == c).sum()))
+            for c in np.unique(codes)
+        ]
+        assert (stratified_indices(codes, again) == np.concatenate(by_status)).all()
