@@ -1,13 +1,14 @@
 """Static-check throughput on real model outputs, beside a bare lxml parse of the same files.
 
-Usage: ``.venv/bin/python benchmarks/checks.py [--corpus DIR] [--rounds N] [--task REF]``
+Usage: ``.venv/bin/python benchmarks/checks.py [--corpus DIR] [--rounds N] [--task REF] [--phases]``
 
 Runs in one process on one core (no threads), in this order for each round: bare parse of every
 file, then ``run_checks`` on every file, then ``check_reply`` (extraction + checks). Time is the
 CPU time of the working thread; the best round of each is reported, with files per second and
 the ratio checks / bare parse. Target from issue 28 point 5: the whole check suite costs at most
 3x a bare parse (issue 2 asked for 5x). ``benchmarks/checks_compare.py`` proves a speed-up kept
-every report identical on every corpus file.
+every report identical on every corpus file. ``--phases`` also prints where the suite's time goes
+(the document, the shared walk with the size check, the other checks, render-cost), cumulatively.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from checks import check_reply, run_checks  # noqa: E402
-from tasks import bundled_registry  # noqa: E402
+from checks.parse import parse_document  # noqa: E402
+from checks.suite import registered_checks  # noqa: E402
+from tasks import TaskSpec, bundled_registry  # noqa: E402
 
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpora" / "llm_svgs"
 TARGET_RATIO = 3.0
@@ -66,6 +69,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--task", default="pelican-bicycle-static@1")
+    ap.add_argument(
+        "--phases",
+        action="store_true",
+        help="also time the suite in cumulative phases (parse_document; with the shared walk and "
+        "the size check; all checks but render-cost) beside the same bare parse",
+    )
     ap.add_argument(
         "--count",
         choices=("parse", "checks", "reply"),
@@ -110,7 +119,32 @@ def main(argv: list[str] | None = None) -> int:
         f"ratio checks/parse  : {ratio:.2f}x ({verdict} the {TARGET_RATIO:g}x target); "
         f"with extraction {reply_s / parse_s:.2f}x"
     )
+    if args.phases:
+        print_phases(args.rounds, files, task)
     return 0
+
+
+def print_phases(rounds: int, files: list[bytes], task: TaskSpec) -> None:
+    """Time the suite in cumulative phases beside a bare parse (all in one interleaved run).
+
+    Each phase runs ``run_checks`` with a prefix of the work: the document alone (no check), the
+    shared walk with the ``size`` check (the walk's first user), every check but ``render-cost``,
+    then every check. The difference between two phases is what the added work costs in place.
+    """
+    suite = registered_checks()
+    size = tuple(c for c in suite if c.id == "size")
+    no_render = tuple(c for c in suite if c.id != "render-cost")
+    phases: list[tuple[str, Callable[[bytes], object]]] = [
+        ("bare lxml parse", bare_parse),
+        ("parse_document", parse_document),
+        ("+ walk, size check", lambda d: run_checks(d, task, checks=size)),
+        ("+ 13 other checks", lambda d: run_checks(d, task, checks=no_render)),
+        ("+ render-cost (all)", lambda d: run_checks(d, task, checks=suite)),
+    ]
+    times = best_of(rounds, files, [fn for _, fn in phases])
+    n = len(files)
+    for (name, _), spent in zip(phases, times, strict=True):
+        print(f"phase {name:20s}: {spent / n * 1e6:7.1f} us/file  {spent / times[0]:5.2f}x")
 
 
 if __name__ == "__main__":

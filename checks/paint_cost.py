@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 from collections.abc import Generator
 from dataclasses import dataclass
+from typing import cast
 
 from lxml import etree
 
@@ -85,6 +86,9 @@ RESOURCE_TAGS = tuple(f"{{{SVG_NS}}}{t}" for t in RESOURCE_NAMES)
 for _tag in RESOURCE_TAGS:
     track_tag(_tag)  # the shared walk keeps them: a drawing without any needs no walk here
 USE_TAG = f"{{{SVG_NS}}}use"
+_IDS_UNDER = etree.XPath("descendant::*/@id")
+"""The ``id`` values of the elements under a root, in document order (what ``.//*[@id]`` finds,
+read in one C-level pass; each value knows its element)."""
 Size = tuple[float, float]
 
 
@@ -148,8 +152,11 @@ class _Walk:
             return None
         if self._ids is None:
             self._ids = {}
-            for el in self.root.iterfind(".//*[@id]"):
-                self._ids.setdefault(str(el.get("id")), el)
+            values = cast("list[etree._ElementUnicodeResult]", _IDS_UNDER(self.root))
+            for value in values:
+                parent = value.getparent()  # an attribute's value: never None
+                if parent is not None:
+                    self._ids.setdefault(str(value), parent)
         return self._ids.get(ref)
 
     def resource(self, prop: str | None, tag: str) -> tuple[str, etree._Element] | None:
@@ -351,12 +358,13 @@ def _bucket(pixels: float) -> int:
     return int(math.log2(pixels + 1.0))
 
 
-def paint_cost(doc: Document, task: TaskSpec) -> PaintCost:
+def paint_cost(doc: Document, task: TaskSpec, opacity: bool | None = None) -> PaintCost:
     """The layer-pixels of painting the parsed document ``doc`` on ``task``.
 
     Nothing is walked when the drawing has no mask, clip path, pattern or filter and sets no
     ``opacity`` (with opacity alone, only the groups are read). A drawing that needs no layer
-    gives :data:`NOTHING`.
+    gives :data:`NOTHING`. ``opacity``: what :func:`sets_opacity` says of the document's text,
+    when the caller already asked it.
     """
     root = doc.root
     if root is None:
@@ -366,7 +374,7 @@ def paint_cost(doc: Document, task: TaskSpec) -> PaintCost:
     if any(tracked):
         walk = _Walk(root, device_scale(root, task), bool(tracked[2]))
         total = walk.total(walk.paint(root, walk.view))
-    elif sets_opacity(text):
+    elif sets_opacity(text) if opacity is None else opacity:
         candidates = [
             el
             for el in root.iter(*GROUP_TAGS)

@@ -101,16 +101,18 @@ class RenderCostCheck:
         out = task.output
         limits = (out.max_filter_cost, out.max_layer_pixels, out.max_selector_steps)
         scan = doc.scan
+        opacity = None  # whether the text sets opacity, once asked
         if (
             scan.tracked.keys().isdisjoint(_COSTLY)  # the walk saw none of them...
             and scan.tracking >= _COSTLY  # ...and it was looking for them all
             and not scan.truncated
-            and not sets_opacity(doc.text)
         ):
-            return self._plain(limits)  # what the steps below give such a drawing
+            opacity = sets_opacity(doc.text)
+            if not opacity:
+                return self._plain(limits)  # what the steps below give such a drawing
         filtered = doc.elements(FILTER_TAG)
         styles = doc.elements(STYLE_TAG)
-        paint = paint_cost(doc, task)
+        paint = paint_cost(doc, task, opacity)
         if not filtered and not styles and paint is NOTHING:  # the same for every such drawing
             return self._plain(limits)
         flt = (
