@@ -34,8 +34,9 @@ RENDER_CPU_S = 8.0
 """The render budget of :data:`TASK`. The slow drawing needs more, so the first server's render
 is still busy when it is stopped (by then it has used :data:`RENDERING_CPU_S`, and the stop's
 graces, 2 s for open requests and 3 s for work in progress, add at most 5 CPU s: the drawing
-keeps one renderer thread busy), and the second server's render ends at this budget: less CPU than the default 20 s (or the 12 s before)
-for the same proof that the run was resumed from the render."""
+keeps one renderer thread busy), and the second server's render ends at this budget: less CPU
+than the default 20 s (or the 12 s before) for the same proof that the run was resumed from the
+render."""
 GOOD = (REPO / "samples/outputs/structured-good.svg").read_text()
 STOP_WITHIN_S = 8.0
 """A few seconds: the grace of open requests (2 s) and of work in progress (3 s), plus exit."""
@@ -96,6 +97,31 @@ def _state(db: Database, run_id: str) -> tuple[str, str | None, int, set[str]]:
         return run.status, run.lease_owner, run.claims, stages
 
 
+def _submit_until_rendering(server: Served, db: Database, slow: str) -> tuple[str, float]:
+    """Submit ``slow`` and wait until its render has used :data:`RENDERING_CPU_S`; the run's id
+    and the CPU seconds its render used by then.
+
+    A quick run goes first: the render worker starts for it and is idle afterwards, so every CPU
+    second its sandbox spends from then on is the slow drawing's render.
+    """
+    client = server.client()
+    warm = client.submit(TASK, "warm-model", GOOD)
+    assert client.wait([warm], timeout_s=180)[warm]["status"] == "done"
+    sandbox = sandbox_meter(server.proc.pid)
+    run_id = client.submit(TASK, "slow-model", slow)
+    client.close()
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:  # checked, rendering for RENDERING_CPU_S
+        status, owner, _claims, stages = _state(db, run_id)
+        rendered_s = sandbox.sample()
+        if status == "running" and stages == {"check"} and rendered_s >= RENDERING_CPU_S:
+            break
+        time.sleep(0.1)
+    assert (status, stages) == ("running", {"check"}) and owner, "never caught mid-render"
+    assert rendered_s >= RENDERING_CPU_S, f"the render used {rendered_s:.1f} CPU s"
+    return run_id, rendered_s
+
+
 @pytest.mark.browser
 @pytest.mark.sandbox
 def test_sigterm_mid_render_exits_quickly_and_hands_the_run_back(tmp_path: Path) -> None:
@@ -111,23 +137,7 @@ def test_sigterm_mid_render_exits_quickly_and_hands_the_run_back(tmp_path: Path)
     assert run_checks(slow, shutdown_task()).status == "pass", "must be rendered"
     first = Served(data, REGUA_TASKS_DIR=str(tasks))
     try:
-        client = first.client()
-        # a quick run first: the render worker starts for it and is idle afterwards, so every
-        # CPU second its sandbox spends from then on is the slow drawing's render
-        warm = client.submit(TASK, "warm-model", GOOD)
-        assert client.wait([warm], timeout_s=180)[warm]["status"] == "done"
-        sandbox = sandbox_meter(first.proc.pid)
-        run_id = client.submit(TASK, "slow-model", slow)
-        client.close()
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:  # checked, rendering for RENDERING_CPU_S
-            status, owner, _claims, stages = _state(db, run_id)
-            rendered_s = sandbox.sample()
-            if status == "running" and stages == {"check"} and rendered_s >= RENDERING_CPU_S:
-                break
-            time.sleep(0.1)
-        assert (status, stages) == ("running", {"check"}) and owner, "never caught mid-render"
-        assert rendered_s >= RENDERING_CPU_S, f"the render used {rendered_s:.1f} CPU s"
+        run_id, rendered_s = _submit_until_rendering(first, db, slow)
         t0 = time.monotonic()
         first.proc.send_signal(signal.SIGTERM)
         first.proc.wait(30)
