@@ -1,10 +1,11 @@
-"""Crash test: 50 runs, ``kill -9`` of the server while renders are in flight, restart; every run
+"""Crash test: 50 runs, ``kill -9`` of the server while runs are in flight, restart; every run
 reaches an outcome, none is lost or duplicated.
 
 Each server has one render worker (``Served``'s default) and two executor threads, so two runs
-are claimed at once (one rendering while the other is checked, judged or stored). A second
-render worker per server proved nothing more (the claims, leases and recovery under test are the
-executor's, not the pool's) and cost a sandboxed worker's start (~2.5 CPU s) per server.
+are claimed at once (while one renders, the other is checked, judged, stored or waits for the
+render worker). A second render worker per server proved nothing more (the claims, leases and
+recovery under test are the executor's, not the pool's) and cost a sandboxed worker's start
+(~2.5 CPU s) per server.
 """
 
 from __future__ import annotations
