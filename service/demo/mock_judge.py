@@ -4,8 +4,10 @@ It is not a model. It answers each criterion from the *declared truth* of the bu
 (``samples/outputs/manifest.json``: the ``intent`` of each sample, or its ``truth``), keyed by
 the sha256 of the rendered frame PNGs it is shown, so it sees exactly what a vision model would
 see over HTTP (prompt text and images) and nothing else: no run id, no model label, no file name.
-The demo learns those hashes by rendering each sample once before submitting it
-(:mod:`service.demo.mock_truth`). A frame it does not know gets ``uncertain``.
+It learns those hashes from the frames the service itself rendered and stored: a frame it does not
+know yet is looked up in the store, by its sha256, and is a sample's when the SVG it was rendered
+from is that sample's extracted SVG, on the sample's task (:mod:`service.demo.mock_truth`). So no
+drawing is rendered twice. A frame of no bundled sample gets ``uncertain``.
 
 Everything about it says *mock*: the profile ``vision-llm-mock@1`` (model
 ``regua-demo-mock``), the panel ``pelican-bicycle-mock@1``, every evidence line starts with
@@ -15,6 +17,8 @@ not a calibration: the run view reads them as "MOCK judge: trusted by the demo's
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import judges
@@ -65,12 +69,36 @@ def _mock_evidence(criterion: str, status: str, known: bool) -> str:
     return f"MOCK: these frames are not a bundled sample's; {criterion} unknown"
 
 
-def mock_model() -> FrameTruth:
+Recognise = Callable[[Sequence[str]], dict[str, dict[str, str]]]
+"""Frame sha256s → the declared truth of those that are a bundled sample's (the others left out)."""
+
+
+@dataclass
+class MockTruth(FrameTruth):
+    """The truth table keyed by frame sha256, learning the frames it does not know yet.
+
+    Before answering about frames missing from the table it asks ``recognise`` (when set) and
+    learns what that recognises; frames nobody recognises stay ``uncertain``.
+    """
+
+    recognise: Recognise | None = None
+
+    def status(self, criterion: str, shas: list[str]) -> tuple[str, bool]:
+        """The status for these frames (and whether the table knew it), after learning them."""
+        if self.recognise is not None:
+            with self.lock:
+                unknown = [s for s in shas if s not in self.truth]
+            for sha, statuses in (self.recognise(unknown) if unknown else {}).items():
+                self.learn([sha], statuses)
+        return super().status(criterion, shas)
+
+
+def mock_model() -> MockTruth:
     """The mock: a truth table keyed by frame sha256, ``uncertain`` for frames it never saw."""
-    return FrameTruth(evidence=_mock_evidence, usage=(0, 0))
+    return MockTruth(evidence=_mock_evidence, usage=(0, 0))
 
 
-class MockJudgeServer(FakeModelServer[FrameTruth]):
+class MockJudgeServer(FakeModelServer[MockTruth]):
     """The mock on an ephemeral loopback port, on a daemon thread (the one fake model server)."""
 
     def __init__(self) -> None:

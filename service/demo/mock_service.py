@@ -2,8 +2,9 @@
 
 :func:`start_mock_service` starts the mock judge's HTTP server, points the service's vision
 settings at it (``judge_base_url``; the panel ``pelican-bicycle-mock@1``), prepares the service,
-stores the demo's declared gate decisions for the mock, renders the samples once so the mock
-knows their frames, then starts the service. Nothing of a live judge is configured or pooled.
+stores the demo's declared gate decisions for the mock, lets the mock recognise the samples' frames
+among those the service renders and stores (nothing is rendered twice), then starts the service.
+Nothing of a live judge is configured or pooled.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class MockService:
     server: BackgroundServer
     mock: MockJudgeServer
     taught: int
-    """How many sample drawings the mock learnt by their frames."""
+    """How many sample drawings the mock recognises by their frames."""
 
     def stop(self) -> None:
         """Stop the service, then the mock."""

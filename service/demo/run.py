@@ -27,6 +27,8 @@ from service.server.run import free_port
 from service.storage.blob_registry import artifacts_url
 
 SYMBOL = {"pass": "✓", "fail": "✗", "uncertain": "?", "not_applicable": "-"}
+DEMO_RENDER_WORKERS = 2
+"""Render workers of the demo's service, unless ``REGUA_RENDER_WORKERS`` says how many."""
 __all__ = [
     "DEMO_LABEL",
     "Sample",
@@ -91,9 +93,9 @@ def run_demo(
     folder = samples or default_samples_dir()
     data = data_dir or Path(tempfile.mkdtemp(prefix="regua-demo-"))
     # a fresh SQLite database in the fresh folder, whatever REGUA_DATABASE_URL says
-    settings = Settings(
-        data_dir=data, database_url=None, artifact_dir=None, port=free_port(), render_workers=2
-    )
+    settings = Settings(data_dir=data, database_url=None, artifact_dir=None, port=free_port())
+    if "render_workers" not in settings.model_fields_set:  # REGUA_RENDER_WORKERS is not set
+        settings = settings.model_copy(update={"render_workers": DEMO_RENDER_WORKERS})
     console.print(f"demo: data folder {data}")
     console.print(MOCK_BANNER, highlight=False)
     service = start_mock_service(settings, folder)

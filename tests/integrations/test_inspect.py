@@ -101,7 +101,8 @@ def demo_service(tmp_path: Path) -> Iterator[tuple[str, str]]:
     from service.demo.samples import default_samples_dir
 
     data = tmp_path / "demo-data"
-    settings = Settings(data_dir=data, host=HOST, port=free_port())
+    # one render worker, like every served test's service (another costs ~2.5 CPU s to start)
+    settings = Settings(data_dir=data, host=HOST, port=free_port(), render_workers=1)
     service = start_mock_service(settings, default_samples_dir())
     try:
         token = read_token(data)

@@ -1,10 +1,15 @@
 """Acceptance: calibrating geometry@1 on the bundled set through the real sandboxed pipeline
 stores the run and its gate decisions (every metric with its interval, retrievable over HTTP),
 and the demo's structured samples then get decided verdicts instead of ``no_reliable_judge``
-from the service's own evaluator (which reads the stored gate)."""
+from the service's own evaluator (which reads the stored gate).
+
+The calibration is the session's (``geometry_calibrated``: ``regua calibrate`` on the bundled
+set, its renders kept in its data folder), not one more render of the whole set."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,14 +27,18 @@ from service.context import ServiceContext
 from service.evaluation.gate import gate_table
 from service.pipeline.render_client import RenderClient
 from service.server import create_app
-from service.storage import Artifact, CriterionOutcomeRow, Run
+from service.storage import Artifact, CriterionOutcomeRow, Database, Run
+from service.storage.blob_registry import open_blob_store
 from tests.helpers.httpclient import Http
 from tests.helpers.runs import GEOMETRY_CRITERIA, real_runs
 from tests.helpers.server import serve_in_thread
+from tests.service.conftest import Calibrated
 
 pytestmark = [pytest.mark.heavy, pytest.mark.browser, pytest.mark.sandbox, pytest.mark.timeout(900)]
 SAMPLES = Path(__file__).resolve().parents[3] / "samples" / "outputs"
-REQUEST = CalibrationRequest("geometry@1", "bundled", repeats=2, n_boot=500)
+REQUEST = CalibrationRequest("geometry@1", "bundled")
+"""What ``geometry_calibrated`` asked of ``regua calibrate`` (its defaults: held-out split, 2
+repeats, seed 0, 1,000 bootstrap resamples)."""
 STRUCTURED = ("structured-good.svg", "structured-good-2.svg", "fail-R2-foot-off-pedal.svg")
 RATES = ("accuracy", "macro_f1", "kappa", "missed_critical", "false_reject", "uncertain_rate")
 
@@ -64,27 +73,31 @@ def service(
 
 
 @pytest.fixture(scope="module")
-def geometry_run(service: ServiceContext) -> CalibrationRun:
-    """geometry@1 on the bundled set's held-out split; the renders are kept in the service's
-    artifact store."""
-    return calibrate(
-        REQUEST, service.settings, service.renderer, db=service.db, blobs=service.blobs
-    )
+def geometry_run(geometry_calibrated: Calibrated) -> CalibrationRun:
+    """geometry@1 on the bundled set's held-out split, as ``regua calibrate`` measured it (the
+    renders are kept in its data folder)."""
+    return CalibrationRun.from_dict(json.loads(geometry_calibrated.run_file.read_text()))
 
 
 def test_recalibration_rejudges_stored_renders(
-    service: ServiceContext, geometry_run: CalibrationRun, tmp_path: Path
+    geometry_calibrated: Calibrated, geometry_run: CalibrationRun, tmp_path: Path
 ) -> None:
     """A second calibration through a render client that cannot start a sandbox gives the same
     verdicts: it reads the kept renders and renders nothing."""
-    with service.db.read() as s:
-        kept = s.scalar(select(func.count(Artifact.id)).where(Artifact.kind == KIND))
-    assert kept and kept >= 40  # every held-out drawing (and the bases) kept once
-    broken = RenderClient(service.settings.model_copy(update={"chromium_path": tmp_path / "x"}))
+    data = tmp_path / "data"
+    shutil.copytree(geometry_calibrated.data_dir, data)
+    settings = Settings(data_dir=data, database_url=None, artifact_dir=None, render_workers=2)
+    db = Database(settings.resolved_database_url())
+    blobs = open_blob_store(settings)
+    broken = RenderClient(settings.model_copy(update={"chromium_path": tmp_path / "x"}))
     try:
-        again = calibrate(REQUEST, service.settings, broken, db=service.db, blobs=service.blobs)
+        with db.read() as s:
+            kept = s.scalar(select(func.count(Artifact.id)).where(Artifact.kind == KIND))
+        assert kept and kept >= 40  # every held-out drawing (and the bases) kept once
+        again = calibrate(REQUEST, settings, broken, db=db, blobs=blobs)
     finally:
         broken.close()
+        db.dispose()
     assert again.results == geometry_run.results  # same verdicts from the stored frames and masks
     assert [d.passed for d in again.decisions] == [d.passed for d in geometry_run.decisions]
 

@@ -31,6 +31,9 @@ from tests.service.cli.test_demo_hints import Lines
 
 pytestmark = [pytest.mark.heavy, pytest.mark.browser, pytest.mark.sandbox]
 MOCK = "vision-llm-mock@1"
+ONE_WORKER = {"REGUA_RENDER_WORKERS": "1"}
+"""Like every served test's service (tests/helpers/server.py): a second render worker costs
+~2.5 CPU s to start and these renders do not need it."""
 ROW = re.compile(
     r"│ (\S+)\s+│ (\S+)\s+│ (pass|fail|pending|incomplete)\s+│ (.*?)│ (.*?)│ ([0-9a-f]{32}) │"
 )
@@ -51,7 +54,7 @@ def kept_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kept]:
     whole demo renders every sample: once is enough); Ctrl-C must end it with exit code 0."""
     require_real_rendering()
     data = tmp_path_factory.mktemp("demo")
-    demo = Lines("demo", "--keep", "--data-dir", str(data), env={"COLUMNS": "220"})
+    demo = Lines("demo", "--keep", "--data-dir", str(data), env={"COLUMNS": "220", **ONE_WORKER})
     try:
         printed = demo.until("press Ctrl-C", timeout_s=400)
         yield Kept(demo, printed, data)
@@ -65,7 +68,8 @@ def made_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kept]:
     require_real_rendering()
     port = free_port()
     data = tmp_path_factory.mktemp("run") / "data"
-    served = Lines("run", "--port", str(port), "--data-dir", str(data), env={"COLUMNS": "200"})
+    env = {"COLUMNS": "200", **ONE_WORKER}
+    served = Lines("run", "--port", str(port), "--data-dir", str(data), env=env)
     try:
         printed = served.until("press Ctrl-C", timeout_s=400)
         yield Kept(served, printed, data)

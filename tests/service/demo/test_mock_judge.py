@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
 
 from judges.calibration.sets import STATUSES
@@ -78,6 +79,36 @@ def test_the_mock_answers_known_frames_from_their_truth_and_others_uncertain() -
             ("R2", (sha_a,)),
             ("R2", (hashlib.sha256(PNG_B).hexdigest(),)),
         ]
+    finally:
+        server.stop()
+
+
+def test_the_mock_learns_frames_it_does_not_know_from_what_recognises_them() -> None:
+    """The demo renders nothing for the mock: frames missing from its table are looked up once
+    (the demo looks them up in the service's store), and frames nobody recognises stay
+    ``uncertain``."""
+    sha_a, sha_b = (hashlib.sha256(p).hexdigest() for p in (PNG_A, PNG_B))
+    looked_up: list[list[str]] = []
+
+    def recognise(shas: Sequence[str]) -> dict[str, dict[str, str]]:
+        looked_up.append(list(shas))
+        return {s: {"R2": "fail", "P1": "pass"} for s in shas if s == sha_a}
+
+    server = MockJudgeServer().start()
+    server.model.recognise = recognise
+    try:
+        with Http(base_url=server.url, timeout=10) as http:
+            said = [
+                http.post("/v1/chat/completions", json=_body(c, *pngs)).json()
+                for c, pngs in (("R2", (PNG_A,)), ("P1", (PNG_A,)), ("R2", (PNG_B, PNG_A)))
+            ]
+            unknown = http.post("/v1/chat/completions", json=_body("R2", PNG_B)).json()
+        answers = [a["choices"][0]["message"]["content"] for a in said]
+        assert '"status": "fail"' in answers[0] and '"status": "pass"' in answers[1]
+        assert '"status": "fail"' in answers[2]  # the first frame the table knows decides
+        assert '"status": "uncertain"' in unknown["choices"][0]["message"]["content"]
+        assert looked_up == [[sha_a], [sha_b], [sha_b]]  # a frame learnt is never looked up again
+        assert server.model.truth == {sha_a: {"R2": "fail", "P1": "pass"}}
     finally:
         server.stop()
 
