@@ -33,6 +33,7 @@ class CountingTransport(httpx.HTTPTransport):
         return response
 
 
+@pytest.mark.heavy  # mostly waiting out the limit: its unit is handed out first (overlaps CPU work)
 @pytest.mark.browser
 @pytest.mark.sandbox
 @pytest.mark.timeout(900)

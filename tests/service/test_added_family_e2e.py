@@ -76,7 +76,7 @@ class World:
             "REGUA_JUDGE_BASE_URL": (url or self.seeing.url) + "/v1",
             "REGUA_JUDGE_MODEL": model,
             "REGUA_JUDGES_DIR": str(self.judges_dir),
-            "REGUA_RENDER_WORKERS": "2",
+            "REGUA_RENDER_WORKERS": "1",  # a second worker costs ~2.5 CPU s to start
             "COLUMNS": "200",
         }
         return CliRunner().invoke(app, list(args), env=env)

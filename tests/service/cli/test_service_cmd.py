@@ -39,6 +39,10 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> Result:
 
 
 def test_token_submit_status(tmp_path: Path) -> None:
+    """``token create`` makes a submitter token and refuses an unknown role; ``submit --no-wait``
+    prints one run id a file; ``submit`` waits and prints each outcome (a rendered structured
+    pelican pending review, a refusal failing F1); ``status`` explains a run, and a reviewer
+    token is refused it."""
     data = tmp_path / "data"
     data.mkdir()
     require_real_rendering()

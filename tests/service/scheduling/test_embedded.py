@@ -51,6 +51,7 @@ def lane_ctx(
     ctx.close()
 
 
+@pytest.mark.heavy  # tens of seconds per database: its unit is handed out first
 def test_static_runs_finish_while_animated_ones_wait(lane_ctx: ServiceContext) -> None:
     heavy = lane_ctx.submit(animated(20), None)
     cheap = lane_ctx.submit(static(20), None)

@@ -114,6 +114,7 @@ def test_each_lane_has_its_own_worker_and_concurrency() -> None:
     assert result.exit_code == 2 and "--lanes" in result.output
 
 
+@pytest.mark.heavy  # tens of seconds: its unit is handed out first
 @pytest.mark.postgres
 def test_static_runs_finish_while_animated_ones_wait_on_the_queue(
     worker_ctx: ServiceContext,
