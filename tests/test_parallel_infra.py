@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import cast
 
@@ -12,12 +15,16 @@ import pytest
 from tests.helpers.ports import HOST, dead_port, free_port, worker_block
 from tests.helpers.server import loopback_listener
 from tests.helpers.xdist import (
+    GROUPS_ENV,
     SERIAL_MODULES_ENV,
     SHARED_FIXTURE_GROUPS,
     heavy_units_first,
     pytest_collection_modifyitems,
+    read_groups,
     work_unit,
 )
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def test_a_module_is_one_work_unit_and_a_group_spans_modules() -> None:
@@ -127,3 +134,79 @@ def test_a_run_lists_the_modules_of_its_serial_tests_and_skips_them_beside_worke
     skipped = {i.nodeid for i in items if i.get_closest_marker("skip") is not None}
     assert skipped == {"tests/b.py::x[sqlite]", "tests/b.py::y", "tests/c.py::z"}
     assert list(tmp_path.iterdir()) == [out]  # no part file left behind
+
+
+def test_a_group_spanning_modules_runs_on_one_worker_under_loadgroup(tmp_path: Path) -> None:
+    """A real ``pytest -n 2 --dist loadgroup`` run of six modules, each with one test of group
+    ``together`` and one ungrouped test: every grouped test runs on the same worker (split by
+    module, as when the workers' groups never reach the scheduler, they would run on both)."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    body = (
+        "import os, pathlib, pytest\n"
+        "def record(name):\n"
+        f"    pathlib.Path({str(seen)!r}, name).write_text(os.environ['PYTEST_XDIST_WORKER'])\n"
+        "@pytest.mark.xdist_group('together')\n"
+        "def test_grouped():\n"
+        "    record(__name__ + '-grouped')\n"
+        "def test_alone():\n"
+        "    record(__name__ + '-alone')\n"
+    )
+    for index in range(6):
+        (suite / f"test_m{index}.py").write_text(body, encoding="utf-8")
+    scratch = tmp_path / "tmp"  # where the inner controller names its groups file
+    scratch.mkdir()
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "TMPDIR": str(scratch),
+    }
+    env.pop(GROUPS_ENV, None)
+    env.pop("PYTEST_XDIST_WORKER", None)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "tests.helpers.xdist",
+            "-n",
+            "2",
+            "--dist",
+            "loadgroup",
+            str(suite),
+        ],
+        cwd=suite,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    workers = {p.name: p.read_text() for p in seen.iterdir()}
+    assert len(workers) == 12
+    grouped = {w for name, w in workers.items() if name.endswith("-grouped")}
+    assert len(grouped) == 1, workers
+    assert len(set(workers.values())) == 2  # both workers ran tests: the group is not all
+    assert not list(scratch.glob("regua-xdist-groups-*"))  # the controller removed its file
+
+
+def test_the_scheduler_reads_no_groups_where_no_worker_wrote_any(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(GROUPS_ENV, str(tmp_path / "absent.json"))
+    assert read_groups() == {}
+    (tmp_path / "absent.json").write_text("", encoding="utf-8")
+    assert read_groups() == {}
+    (tmp_path / "absent.json").write_text('{"t.py::x": "g"}', encoding="utf-8")
+    assert read_groups() == {"t.py::x": "g"}
+    assert work_unit("t.py::x", read_groups()) == "group:g"
+    assert work_unit("t.py::y", read_groups()) == "t.py"
