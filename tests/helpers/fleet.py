@@ -14,7 +14,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
@@ -24,7 +24,7 @@ from service.api.client import read_token
 from service.server.run import wait_ready
 from tests.helpers.api_client import JsonClient
 from tests.helpers.ports import free_port
-from tests.helpers.server import REPO
+from tests.helpers.server import REPO, env_settings, serve_here
 
 STALLED_S = 3.0
 """The stalled-job timeout of the fleets under test (``REGUA_QUEUE_STALLED_S``)."""
@@ -75,6 +75,16 @@ class Fleet:
         args = ["serve", "--no-worker", "--port", str(port), "--data-dir", str(self.api_dir)]
         self.api = self._spawn(args, f"api-{port}")
         wait_ready(self.url, 90)
+
+    @contextlib.contextmanager
+    def api_here(self) -> Iterator[None]:
+        """The API of :meth:`start_api` (same settings, data folder and start) served on a thread
+        of this process while the block runs, for a test whose point is not the API's process:
+        it defers jobs or reads what the workers stored, and is never killed."""
+        settings = env_settings(self.api_dir, {**self.env, "REGUA_SERVE_WORKER": "false"})
+        with serve_here(settings) as url:
+            self.url = url
+            yield
 
     def start_worker(self) -> subprocess.Popen[bytes]:
         """Start one more ``regua worker`` with a data folder of its own."""

@@ -11,16 +11,22 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
 from fastapi import FastAPI
 
 from regua.client import ServiceHttp
+from regua.settings import Settings
+from sandbox import WorkerPool
+from service.access.tokens import ensure_admin_token
 from service.api.client import read_token
-from service.server.run import wait_ready
+from service.context import ServiceContext
+from service.server.app import create_app
+from service.server.run import prepare, wait_ready
 from tests.helpers.api_client import JsonClient
 from tests.helpers.ports import HOST, free_port
 
@@ -134,6 +140,39 @@ def serve_in_thread(app: FastAPI) -> Iterator[str]:
         server.should_exit = True
         thread.join(30)
         sock.close()
+
+
+def env_settings(data_dir: Path, env: Mapping[str, str]) -> Settings:
+    """The settings of ``regua serve --data-dir data_dir`` started as :class:`Served` starts it
+    with ``env`` (one render worker unless ``env`` says otherwise; only ``REGUA_*`` variables
+    are settings, the rest of the environment is this process's)."""
+    values: dict[str, Any] = {"render_workers": "1"}
+    values.update((k[6:].lower(), v) for k, v in env.items() if k.startswith("REGUA_"))
+    return Settings(**{**values, "data_dir": data_dir})  # --data-dir wins over the environment
+
+
+@contextlib.contextmanager
+def serve_here(settings: Settings, render_pool: WorkerPool | None = None) -> Iterator[str]:
+    """``regua serve``'s own start (:func:`service.server.run.prepare`: storage, the first admin
+    token, the app whose start resumes or interrupts the generate jobs a killed process left)
+    served on a thread of this process; yields its base URL. Leaving stops it as SIGTERM stops
+    ``regua serve`` (the app's lifespan closes the context).
+
+    For a server whose process is not what the test is about (one that is never killed): it
+    costs no interpreter start and imports, ~3 CPU s a ``regua serve`` subprocess. With
+    ``render_pool`` (the session's warm pool) it renders there rather than starting a pool.
+    """
+    if render_pool is None:
+        ctx, app = prepare(settings)
+    else:  # prepare()'s steps, on the caller's pool
+        ctx = ServiceContext.open(settings, render_pool=render_pool)
+        ensure_admin_token(ctx.db, settings.data_dir)
+        app = create_app(ctx, run_executor=True)
+    try:
+        with serve_in_thread(app) as url:
+            yield url
+    finally:
+        ctx.close()  # the lifespan closed it already, unless the app never started
 
 
 @contextlib.contextmanager

@@ -1,6 +1,11 @@
 """Generation and experiment jobs on the procrastinate ``generate`` queue (PostgreSQL; skipped
-with the reason when it does not answer): real ``regua serve --no-worker`` and ``regua worker``
-processes on a fresh database per test.
+with the reason when it does not answer): real ``regua worker`` processes, and a real
+``regua serve --no-worker`` process wherever the API is killed, on a fresh database per test.
+An API that is never killed (it only defers a job, or reads what the workers stored, or is the
+one that starts again) is ``regua serve``'s own start on a thread of the test's process
+(:meth:`Fleet.api_here`), and the workers run the judge lane alone (the ``generate`` queue and
+the maintenance task): the generated runs are not what is tested, so nothing renders. Each
+process start saved is ~3 CPU s.
 
 An API process without workers defers each job onto the ``generate`` queue in the transaction
 that stores it; the API is then killed (SIGKILL) and a ``regua worker`` started afterwards runs
@@ -44,8 +49,10 @@ JOBS_ON_QUEUE = (
 
 @pytest.fixture
 def fleet(tmp_path: Path) -> Iterator[Fleet]:
+    """A fleet whose workers run the judge lane alone (the ``generate`` queue and the
+    maintenance task): the generated runs wait on the render queue, nothing renders."""
     for url in fresh_pg_database("regua_generate"):
-        f = Fleet(tmp_path, url, {})
+        f = Fleet(tmp_path, url, {"REGUA_WORKER_LANES": "judge"})
         try:
             yield f
         finally:
@@ -53,6 +60,9 @@ def fleet(tmp_path: Path) -> Iterator[Fleet]:
 
 
 def test_jobs_deferred_by_a_killed_api_are_run_by_a_worker(fleet: Fleet) -> None:
+    """A generation and an experiment deferred by an API process without workers wait on the
+    queue, survive the API's SIGKILL, are both run to their end by a worker started afterwards
+    (3 generations, 2 cases), and another API reports the stored generation as done."""
     fleet.start_api()
     with fleet.client() as client:
         job = client.generate({"task": TASK, "api": "mock", "model": "m", "repeats": 3})
@@ -76,13 +86,16 @@ def test_jobs_deferred_by_a_killed_api_are_run_by_a_worker(fleet: Fleet) -> None
     status = fleet.sql("SELECT status FROM experiments WHERE id = 'queued@default'")[0][0]
     assert status in ("evaluating", "done")
 
-    fleet.start_api()  # another API process reads the stored job
-    with fleet.client() as client:
+    with fleet.api_here(), fleet.client() as client:  # another API reads the stored job
         view = client.generation(job["job_id"])
     assert view["state"] == "done" and len(view["run_ids"]) == 3
 
 
 def test_a_restarted_api_interrupts_only_the_jobs_no_worker_runs(fleet: Fleet) -> None:
+    """After an API process is killed, the start of the next API interrupts (with the cause,
+    resumable) the generation whose queue job failed for good and the experiment whose job was
+    cancelled, and leaves running the generations whose queue job waits or runs; nothing is
+    deferred again or dropped."""
     fleet.start_api()
     with fleet.client() as client:
         waiting, doing, lost = (
@@ -102,19 +115,20 @@ def test_a_restarted_api_interrupts_only_the_jobs_no_worker_runs(fleet: Fleet) -
         conn.execute(text(mark), {"status": "cancelled", "id": "queued@default"})
     fleet.kill_api()
 
-    fleet.start_api()  # its start looks for generate jobs nobody runs
-    states = dict(
-        (str(i), (s, e)) for i, s, e in fleet.sql("SELECT id, state, error FROM generation_jobs")
-    )
-    assert states == {
-        waiting: ("running", None),
-        doing: ("running", None),
-        lost: ("interrupted", KILLED_CAUSE),
-    }
-    exp = fleet.sql("SELECT status, error FROM experiments WHERE id = 'queued@default'")
-    assert exp == [("interrupted", EXPERIMENT_CAUSE)]
-    with fleet.client() as client:
-        view = client.generation(lost)
+    with fleet.api_here():  # its start looks for generate jobs nobody runs
+        states = dict(
+            (str(i), (s, e))
+            for i, s, e in fleet.sql("SELECT id, state, error FROM generation_jobs")
+        )
+        assert states == {
+            waiting: ("running", None),
+            doing: ("running", None),
+            lost: ("interrupted", KILLED_CAUSE),
+        }
+        exp = fleet.sql("SELECT status, error FROM experiments WHERE id = 'queued@default'")
+        assert exp == [("interrupted", EXPERIMENT_CAUSE)]
+        with fleet.client() as client:
+            view = client.generation(lost)
     assert view["state"] == "interrupted" and view["resumable"] is True
     assert fleet.count(JOBS_ON_QUEUE, status="todo") == 1  # nothing deferred or dropped
 
@@ -144,7 +158,10 @@ def model() -> Iterator[FakeModelServer[Held]]:
 def test_a_generation_whose_worker_died_is_finished_by_another(
     fleet: Fleet, model: FakeModelServer[Held]
 ) -> None:
-    fleet.start_api()
+    """A worker SIGKILLed while its generation's call waits on the model leaves the job
+    ``doing``; a second worker takes it over once the heartbeat is stale and finishes it, with
+    one stored generation per repeat, no failed job, and every call sent again under its
+    repeat's ``Idempotency-Key``."""
     request = {
         "task": TASK,
         "api": "openai",
@@ -152,7 +169,7 @@ def test_a_generation_whose_worker_died_is_finished_by_another(
         "model": "m",
         "repeats": 2,
     }
-    with fleet.client() as client:
+    with fleet.api_here(), fleet.client() as client:  # the API only defers the job
         job = client.generate(request)
     first = fleet.start_worker()
     fleet.wait_for(lambda: model.model.calls >= 1, 120, "the first worker's model call")

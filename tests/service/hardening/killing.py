@@ -19,6 +19,7 @@ from typing import Any
 
 from regua.llm.testing import FakeModelServer, Reply, Request
 from service.storage import Database
+from tests.helpers.api_client import JsonClient
 from tests.helpers.server import Served
 
 SVG = (Path(__file__).resolve().parents[3] / "samples/outputs/structured-good.svg").read_text()
@@ -76,15 +77,11 @@ def sqlite_db(data: Path) -> Database:
     return Database(f"sqlite:///{data / 'regua.sqlite3'}", migrate=False)
 
 
-def finished_generation(served: Served, job_id: str, timeout_s: float) -> dict[str, Any]:
-    """The view of generation ``job_id`` once ``served`` has ended it; ``served`` is stopped."""
-    try:
-        with served.client() as client:
+def finished_generation(client: JsonClient, job_id: str, timeout_s: float) -> dict[str, Any]:
+    """The view of generation ``job_id`` once the server ``client`` talks to has ended it."""
 
-            def ended() -> bool:
-                return bool(client.generation(job_id)["state"] != "running")
+    def ended() -> bool:
+        return bool(client.generation(job_id)["state"] != "running")
 
-            wait_until(ended, timeout_s, "the job")
-            return client.generation(job_id)
-    finally:
-        served.stop()
+    wait_until(ended, timeout_s, "the job")
+    return client.generation(job_id)

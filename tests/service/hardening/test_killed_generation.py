@@ -8,14 +8,16 @@ send's key, and the re-sent calls are counted: in the generation JSON and the CL
 experiment (interrupted at the start, resumed by posting the file again) in its JSON, its report
 JSON and its report page.
 
-Real subprocesses on SQLite without pipeline workers (nothing renders: the generations alone
-are under test), a real local fake model on loopback that holds the calls the test wants in
-flight.
+The server killed is a real ``regua serve`` subprocess on SQLite without pipeline workers
+(nothing renders: the generations alone are under test); the server that starts after it runs
+``regua serve``'s own start on a thread of the test's process (no second interpreter start,
+~3 CPU s). A real local fake model on loopback holds the calls the test wants in flight.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +27,14 @@ from sqlalchemy import func, select
 from regua.llm.testing import FakeModelServer, serving
 from regua.views.experiments import ExperimentProgress
 from regua.views.jobs import GenerationJobView
+from service.api.client import read_token
 from service.cli.experiment_cmd import status_line
 from service.cli.generate_cmd import resent_line
 from service.generation.calls import CallSlot
 from service.generation.orphans import EXPERIMENT_CAUSE
 from service.storage import ExperimentRow, GenerationJobRow, GenerationRow, ModelCallRow
-from tests.helpers.server import Served
+from tests.helpers.api_client import JsonClient
+from tests.helpers.server import Served, env_settings, serve_here
 from tests.service.hardening import killing
 from tests.service.hardening.killing import Gate, keys_sent, kill_hard, sqlite_db, wait_until
 
@@ -45,15 +49,30 @@ def model() -> Iterator[FakeModelServer[Gate]]:
         yield server
 
 
+def _env(model: FakeModelServer[Gate]) -> dict[str, str]:
+    return {
+        "REGUA_SERVE_WORKER": "false",
+        "REGUA_GENERATION_CONCURRENCY": "2",
+        "REGUA_GENERATION_BACKOFF_S": "0.01",
+        "REGUA_GENERATION_BASE_URLS": f"{model.url}/v1",
+        "REGUA_SUBMIT_RATE_PER_MINUTE": "0",
+    }
+
+
 def _serve(data: Path, model: FakeModelServer[Gate]) -> Served:
-    return Served(
-        data,
-        REGUA_SERVE_WORKER="false",
-        REGUA_GENERATION_CONCURRENCY="2",
-        REGUA_GENERATION_BACKOFF_S="0.01",
-        REGUA_GENERATION_BASE_URLS=f"{model.url}/v1",
-        REGUA_SUBMIT_RATE_PER_MINUTE="0",
-    )
+    """The server the test kills: a ``regua serve`` subprocess."""
+    return Served(data, **_env(model))
+
+
+@contextmanager
+def _serve_again(data: Path, model: FakeModelServer[Gate]) -> Iterator[JsonClient]:
+    """The server that starts after the kill, on the same data folder (the same start as
+    ``regua serve``, on a thread of the test's process): a client of it."""
+    with (
+        serve_here(env_settings(data, _env(model))) as url,
+        JsonClient(url, read_token(data)) as client,
+    ):
+        yield client
 
 
 def _calls(data: Path) -> list[tuple[str, int, int, bool]]:
@@ -77,6 +96,10 @@ def _calls(data: Path) -> list[tuple[str, int, int, bool]]:
 def test_a_killed_generation_resumes_with_each_case_stored_once_and_resends_counted(
     tmp_path: Path, model: FakeModelServer[Gate]
 ) -> None:
+    """A server SIGKILLed with two of six calls in flight: the next server's start resumes the
+    generation, each case ends with exactly one stored result, the two cut-off calls are sent
+    again under their first send's key (the others once), and the view and the CLI line count
+    2 re-sent calls."""
     data = tmp_path / "data"
     first = _serve(data, model)
     try:
@@ -97,8 +120,8 @@ def test_a_killed_generation_resumes_with_each_case_stored_once_and_resends_coun
         first.stop()
     model.model.open()  # the held calls answer a dead process
 
-    # a second server: its start resumes the generation the kill left running
-    view = killing.finished_generation(_serve(data, model), job_id, 60)
+    with _serve_again(data, model) as client:  # its start resumes the generation left running
+        view = killing.finished_generation(client, job_id, 60)
 
     assert view["state"] == "done" and len(view["run_ids"]) == REPEATS
     assert view["resent_calls"] == 2  # the two calls the kill cut off
@@ -134,6 +157,10 @@ URL = "/v1/experiments/killed@default"
 def test_a_killed_experiment_is_interrupted_at_start_and_its_resent_calls_are_shown(
     tmp_path: Path,
 ) -> None:
+    """A server SIGKILLed with an experiment's second case in flight: the next server's start
+    marks the experiment interrupted with the cause; posting the file again resumes it, the
+    cut-off call is sent again under the same key, and its JSON, report JSON, report page and
+    CLI status line show 1 re-sent call."""
     data = tmp_path / "data"
     with serving(Gate(free=1)) as model:
         arm = {"name": "a", "model": {"api": "openai", "model": "m", "base_url": f"{model.url}/v1"}}
@@ -153,24 +180,20 @@ def test_a_killed_experiment_is_interrupted_at_start_and_its_resent_calls_are_sh
             first.stop()
         model.model.open()
 
-        second = _serve(data, model)
-        try:
-            with second.client() as client:
-                found: dict[str, Any] = client.typed.request("GET", URL)
-                assert (found["status"], found["error"]) == ("interrupted", EXPERIMENT_CAUSE)
-                assert found["generated"] == 0  # a case is stored once its arm's repeats are
-                again = client.typed.request("POST", "/v1/experiments", json=body)
-                assert again["resumed"] is True
-                wait_until(
-                    lambda: client.typed.request("GET", URL)["generated"] == 2,
-                    60,
-                    "the resumed experiment's cases",
-                )
-                progress = client.typed.request("GET", URL)
-                report = client.typed.request("GET", f"{URL}/report")
-                page = client.http.get(f"{URL}/report.html").text
-        finally:
-            second.stop()
+        with _serve_again(data, model) as client:
+            found: dict[str, Any] = client.typed.request("GET", URL)
+            assert (found["status"], found["error"]) == ("interrupted", EXPERIMENT_CAUSE)
+            assert found["generated"] == 0  # a case is stored once its arm's repeats are
+            again = client.typed.request("POST", "/v1/experiments", json=body)
+            assert again["resumed"] is True
+            wait_until(
+                lambda: client.typed.request("GET", URL)["generated"] == 2,
+                60,
+                "the resumed experiment's cases",
+            )
+            progress = client.typed.request("GET", URL)
+            report = client.typed.request("GET", f"{URL}/report")
+            page = client.http.get(f"{URL}/report.html").text
         sent = keys_sent(model)
 
     assert progress["resent_calls"] == 1 and report["experiment"]["resent_calls"] == 1

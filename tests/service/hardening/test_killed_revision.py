@@ -5,25 +5,32 @@ is sent. The API that starts again resumes the generation: the first answer and 
 already stored are never asked again; the round cut off by the kill is sent again with its first
 send's key and counted as re-sent; every round ends up with exactly one stored run.
 
-A real subprocess on SQLite with the real pipeline (checks, sandboxed render: a round needs the
-previous run's frames) and a local fake model that answers the broken drawing first, the fixed
-one once it is shown a frame, and holds the second round's call until the test opens it.
+The server killed is a real ``regua serve`` subprocess on SQLite with the real pipeline
+(checks, sandboxed render: a round needs the previous run's frames); the server that starts
+after it runs ``regua serve``'s own start on a thread of the test's process without pipeline
+workers (the cut-off round needs only the frames already stored, and its own run is not what is
+tested), so it starts neither an interpreter nor a render pool. A local fake model answers the
+broken drawing first, the fixed one once it is shown a frame, and holds the second round's call
+until the test opens it.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from sqlalchemy import select
 
 from regua.llm.testing import FakeModelServer, Request, serving
+from service.api.client import read_token
 from service.generation.calls import CallSlot
 from service.storage import GenerationRow, ModelCallRow, RunRevisionRow
+from tests.helpers.api_client import JsonClient
 from tests.helpers.revise import BROKEN, FIXED, TASK, revise_task_yaml
-from tests.helpers.server import Served, require_real_rendering
+from tests.helpers.server import Served, env_settings, require_real_rendering, serve_here
 from tests.service.hardening import killing
 from tests.service.hardening.killing import Gate, keys_sent, kill_hard, sqlite_db, wait_until
 
@@ -47,17 +54,27 @@ def model() -> Iterator[FakeModelServer[Gate]]:
         yield server
 
 
-def _serve(tmp_path: Path, model: FakeModelServer[Gate]) -> Served:
+def _env(tmp_path: Path, model: FakeModelServer[Gate]) -> dict[str, str]:
     tasks = tmp_path / "tasks"
     tasks.mkdir(exist_ok=True)
     (tasks / "revise-mini.yaml").write_text(revise_task_yaml(), encoding="utf-8")
-    return Served(
-        tmp_path / "data",
-        REGUA_TASKS_DIR=str(tasks),
-        REGUA_GENERATION_BACKOFF_S="0.01",
-        REGUA_GENERATION_BASE_URLS=f"{model.url}/v1",
-        REGUA_SUBMIT_RATE_PER_MINUTE="0",
-    )
+    return {
+        "REGUA_TASKS_DIR": str(tasks),
+        "REGUA_GENERATION_BACKOFF_S": "0.01",
+        "REGUA_GENERATION_BASE_URLS": f"{model.url}/v1",
+        "REGUA_SUBMIT_RATE_PER_MINUTE": "0",
+    }
+
+
+@contextmanager
+def _serve_again(tmp_path: Path, model: FakeModelServer[Gate]) -> Iterator[JsonClient]:
+    """The server that starts after the kill, on the same data folder (the same start as
+    ``regua serve``, on a thread of the test's process), without pipeline workers: the last
+    round's call needs the frames the killed server stored, and nothing after it is asked."""
+    env = {**_env(tmp_path, model), "REGUA_SERVE_WORKER": "false"}
+    data = tmp_path / "data"
+    with serve_here(env_settings(data, env)) as url, JsonClient(url, read_token(data)) as client:
+        yield client
 
 
 def _sends(tmp_path: Path) -> list[tuple[int, int, bool]]:
@@ -76,9 +93,12 @@ def _sends(tmp_path: Path) -> list[tuple[int, int, bool]]:
 def test_a_killed_revision_resumes_without_asking_a_stored_round_again(
     tmp_path: Path, model: FakeModelServer[Gate]
 ) -> None:
+    """A server SIGKILLed with round 2's call in flight: the next server's start resumes the
+    generation, rounds 0 and 1 are never asked again, round 2 is sent again under its first
+    send's key and counted as re-sent, and each of the three rounds has one stored run."""
     require_real_rendering()
     request = {"task": TASK, "api": "openai", "base_url": f"{model.url}/v1", "model": "reviser"}
-    first = _serve(tmp_path, model)
+    first = Served(tmp_path / "data", **_env(tmp_path, model))
     try:
         with first.client() as client:
             job_id = client.generate({**request, "repeats": 1, "revise": ROUNDS})["job_id"]
@@ -89,8 +109,8 @@ def test_a_killed_revision_resumes_without_asking_a_stored_round_again(
         first.stop()
     model.model.open()
 
-    # a second server: its start resumes the generation the kill left running
-    view = killing.finished_generation(_serve(tmp_path, model), job_id, 240)
+    with _serve_again(tmp_path, model) as client:  # its start resumes the generation
+        view = killing.finished_generation(client, job_id, 240)
 
     assert view["state"] == "done" and view["resent_calls"] == 1, view
     (chain,) = view["chains"]
