@@ -21,6 +21,7 @@ from PIL import Image
 
 from tests.helpers.browser import patient
 from tests.helpers.gallery import MODELS, RUNS, seed_gallery
+from tests.helpers.page_browser import launch_chromium
 from tests.helpers.review_runs import SECRET_MODEL, SECRET_PROVIDER, TASK_REF
 from tests.helpers.web import Site
 
@@ -33,13 +34,13 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Debian Chromium driven by Playwright."""
+    """Debian Chromium driven by Playwright (one for the module: each test opens a context)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        b = launch_chromium(p)
         yield b
         b.close()
 
