@@ -11,6 +11,7 @@ import pytest
 
 from service.api.headers import PAGE_CSP
 from tests.helpers.browser import patient
+from tests.helpers.page_browser import launch_chromium
 from tests.helpers.web import Site, web_login
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -73,7 +74,7 @@ def test_docs_page_renders_offline_in_chromium_under_its_csp(site: Site) -> None
             route.abort()
 
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        browser = launch_chromium(p)
         try:
             page = patient(browser.new_page())
             page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)

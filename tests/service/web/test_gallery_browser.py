@@ -19,10 +19,12 @@ from urllib.parse import urlsplit
 import pytest
 from PIL import Image
 
+from regua.settings import Settings
 from tests.helpers.browser import patient
 from tests.helpers.gallery import MODELS, RUNS, seed_gallery
+from tests.helpers.page_browser import launch_chromium
 from tests.helpers.review_runs import SECRET_MODEL, SECRET_PROVIDER, TASK_REF
-from tests.helpers.web import Site
+from tests.helpers.web import Site, seeded_site
 
 CHROMIUM = Path("/usr/bin/chromium")
 BADGE_RGB = {"pass": (0x1B, 0x7F, 0x3B), "fail": (0xB4, 0x23, 0x18), "pending": (0xA1, 0x5C, 0x00)}
@@ -33,15 +35,28 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Debian Chromium driven by Playwright."""
+    """Debian Chromium driven by Playwright (one for the module: each test opens a context)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        b = launch_chromium(p)
         yield b
         b.close()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """One seeded site with the gallery's runs for the module: its tests only read it."""
+    settings = Settings(
+        data_dir=tmp_path_factory.mktemp("gallery") / "data",
+        review_audit_rate=1.0,
+        web_origins=["https://regua.example"],
+    )
+    with seeded_site(settings) as found:
+        seed_gallery(found)
+        yield found
 
 
 class Visit:
@@ -77,7 +92,6 @@ def _near(rgb: object, want: tuple[int, int, int]) -> bool:
 def test_gallery_screenshot_shows_every_tile_and_badge(
     site: Site, browser: Any, tmp_path: Path
 ) -> None:
-    seed_gallery(site)
     visit = Visit(browser, site, "admin")
     visit.gallery(site)
     page = visit.page
@@ -122,7 +136,6 @@ def test_gallery_screenshot_shows_every_tile_and_badge(
 
 
 def test_a_reviewers_gallery_in_the_browser_names_no_model(site: Site, browser: Any) -> None:
-    seed_gallery(site)
     visit = Visit(browser, site, "reviewer")
     visit.gallery(site)
     text = visit.page.inner_text("body")

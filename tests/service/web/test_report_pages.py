@@ -10,6 +10,7 @@ from service.api.headers import REPORT_CSP as CSP  # what the service sends
 from service.reports import build_report
 from service.reports.html import render_html, stylesheet
 from tests.helpers.browser import patient
+from tests.helpers.page_browser import launch_chromium
 from tests.helpers.reports import counts, runs
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -36,7 +37,7 @@ def test_report_page_renders_charts_and_pending_range_under_strict_csp() -> None
             )
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        browser = launch_chromium(p)
         try:
             page = patient(browser.new_page())
             messages: list[str] = []

@@ -23,6 +23,7 @@ from PIL import Image, ImageStat
 from tests.conftest import REPO_ROOT
 from tests.helpers.browser import patient
 from tests.helpers.httpclient import Http
+from tests.helpers.page_browser import launch_chromium
 from tests.helpers.server import Served, require_real_rendering
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -104,7 +105,7 @@ def _submit_three(srv: Server) -> None:
 def browser() -> Iterator[Any]:
     """Debian Chromium driven by Playwright."""
     with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        b = launch_chromium(p)
         yield b
         b.close()
 
@@ -112,12 +113,15 @@ def browser() -> Iterator[Any]:
 class Session:
     """A logged-in browser context that keeps every text response it received."""
 
-    def __init__(self, browser: Any, server: Server, who: str, width: int = 1280) -> None:
+    def __init__(
+        self, browser: Any, server: Server, who: str, width: int = 1280, *, bodies: bool = False
+    ) -> None:
         self.context = patient(browser.new_context(viewport={"width": width, "height": 800}))
         self.page = self.context.new_page()
         self.bodies: list[tuple[str, bytes]] = []
         self.errors: list[str] = []
-        self.page.on("response", self._keep)
+        if bodies:  # fetching every body back from the browser costs; one test reads them
+            self.page.on("response", self._keep)
         self.page.on("console", self._console)
         self.page.goto(server.url + "/review")
         assert "/login" in self.page.url
@@ -326,7 +330,7 @@ def test_screenshots_of_the_three_pages(server: Server, browser: Any) -> None:
 
 
 def test_reviewer_browsing_never_receives_a_model_label(server: Server, browser: Any) -> None:
-    rui = Session(browser, server, "rui")
+    rui = Session(browser, server, "rui", bodies=True)
     for _ in range(3):
         if rui.page.locator("#review-form").count() == 0:
             break
