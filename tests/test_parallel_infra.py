@@ -136,6 +136,18 @@ def test_a_run_lists_the_modules_of_its_serial_tests_and_skips_them_beside_worke
     assert list(tmp_path.iterdir()) == [out]  # no part file left behind
 
 
+GROUPED_MODULE = """import os, pathlib, pytest
+def record(name):
+    pathlib.Path(%r, name).write_text(os.environ["PYTEST_XDIST_WORKER"])
+@pytest.mark.xdist_group("together")
+def test_grouped():
+    record(__name__ + "-grouped")
+def test_alone():
+    record(__name__ + "-alone")
+"""
+"""A module of the inner suite below: it records which worker ran each of its two tests."""
+
+
 def test_a_group_spanning_modules_runs_on_one_worker_under_loadgroup(tmp_path: Path) -> None:
     """A real ``pytest -n 2 --dist loadgroup`` run of six modules, each with one test of group
     ``together`` and one ungrouped test: every grouped test runs on the same worker (split by
@@ -145,18 +157,8 @@ def test_a_group_spanning_modules_runs_on_one_worker_under_loadgroup(tmp_path: P
     (suite / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     seen = tmp_path / "seen"
     seen.mkdir()
-    body = (
-        "import os, pathlib, pytest\n"
-        "def record(name):\n"
-        f"    pathlib.Path({str(seen)!r}, name).write_text(os.environ['PYTEST_XDIST_WORKER'])\n"
-        "@pytest.mark.xdist_group('together')\n"
-        "def test_grouped():\n"
-        "    record(__name__ + '-grouped')\n"
-        "def test_alone():\n"
-        "    record(__name__ + '-alone')\n"
-    )
     for index in range(6):
-        (suite / f"test_m{index}.py").write_text(body, encoding="utf-8")
+        (suite / f"test_m{index}.py").write_text(GROUPED_MODULE % str(seen), encoding="utf-8")
     scratch = tmp_path / "tmp"  # where the inner controller names its groups file
     scratch.mkdir()
     env = {
