@@ -24,6 +24,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import aliased
 
 import checks
+from checks.parse import hardened_parser
 from service.context import ServiceContext
 from service.demo.mock_judge import VISUAL, MockTruth
 from service.demo.samples import Sample
@@ -32,7 +33,6 @@ from service.storage.blobs import BlobStore
 
 DrawingKey = tuple[str, str]
 """(:func:`drawing_id` of the extracted SVG, task ref): a drawing as the render stage renders it."""
-_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
 
 
 def drawing_id(svg: str) -> str:
@@ -42,7 +42,7 @@ def drawing_id(svg: str) -> str:
     too) and attribute order: the renderer draws the same frames for both.
     """
     try:
-        tree = etree.fromstring(svg.encode("utf-8"), _PARSER).getroottree()
+        tree = etree.fromstring(svg.encode("utf-8"), hardened_parser()).getroottree()
         text = b"c14n:" + etree.canonicalize(tree, with_comments=False).encode("utf-8")
     except (etree.XMLSyntaxError, ValueError):
         text = b"text:" + svg.encode("utf-8")
