@@ -69,10 +69,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[httpx.Cli
 def stored(ctx: ServiceContext) -> tuple[int, int, int]:
     """Experiments, generations and runs stored."""
     with ctx.db.read() as s:
-        return tuple(  # type: ignore[return-value]
+        experiments, generations, runs = (
             int(s.scalar(select(func.count()).select_from(t)) or 0)
             for t in (ExperimentRow, GenerationRow, Run)
         )
+        return experiments, generations, runs
 
 
 def test_the_alias_bomb_is_refused_with_its_line_and_nothing_stored(

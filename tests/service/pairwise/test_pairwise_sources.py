@@ -211,7 +211,9 @@ def _check_people_ranking(api: Api) -> None:
         lo, hi = m["interval"]
         assert lo < m["score"] < hi and m["comparisons"] == 30
     assert doc["preferences"] == {"imported": 60, "ranked": 60, "unmapped": 0, "same_model": 0}
-    agreement = {a["judge"]: a for a in doc["agreement"]}  # type: ignore[attr-defined]
+    rows = doc["agreement"]
+    assert isinstance(rows, list)
+    agreement = {a["judge"]: a for a in rows}
     assert agreement[JUDGE_ONE]["spearman"] == pytest.approx(1.0)
     assert agreement[JUDGE_ONE]["kendall"] == pytest.approx(1.0)
     assert (agreement[JUDGE_ONE]["pairs_same_order"], agreement[JUDGE_ONE]["pairs"]) == (6, 6)
