@@ -22,10 +22,15 @@ On ``../shared/corpora/llm_svgs`` (every file of ``index.csv``), in the same run
 - cold start: the time from spawning a sandbox to the worker's ``ready`` (browser launch and
   self-test included), per worker, and the browser launch alone;
 - peak memory per worker: private RSS (``RssAnon`` + ``RssShmem``) of the whole sandbox process
-  tree, sampled every 0.2 s.
+  tree, sampled every 0.2 s while the pool starts and warms up and during one more (untimed)
+  pass after the timed ones; never during the timed passes, where its scans of ``/proc`` (~30
+  CPU ms a second on this host) were counted as the pool's and took CPU from it.
 
 CPU time per file (all processes: this one plus every sandbox's process tree) is shown beside the
-throughput: on a shared, noisy machine it is the steadier measure of the work a file costs.
+throughput: on a shared, noisy machine it is the steadier measure of the work a file costs. The
+pool's share is also split by process (``benchmarks/proc_cpu.py``): this process's threads
+(``host-python``: the pool, the clients, the memory sampler), each sandbox's worker Python,
+Playwright driver and Chromium browser, GPU, renderer and utility processes.
 
 Ratios > 1.0 mean the sandboxed Chromium is faster per file than the other renderer. Worker-side
 time (inside the sandbox) is shown beside the end-to-end time to separate pool overhead.
@@ -39,7 +44,6 @@ import json
 import os
 import statistics
 import sys
-import threading
 import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
@@ -48,9 +52,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.proc_cpu import RssSampler, TreeSnapshot, cpu_by_type  # noqa: E402
 from regua.settings import Settings  # noqa: E402
+from sandbox import WorkerPool  # noqa: E402
 from service.pipeline.render_client import RenderOutput, create_pool, render_artifact  # noqa: E402
-from tasks import bundled_registry  # noqa: E402
+from tasks import TaskSpec, bundled_registry  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpora" / "llm_svgs"
 TASK = "pelican-bicycle-static@1"
@@ -161,81 +167,64 @@ def resvg_one(text: str) -> bytes:
     return bytes(resvg_py.svg_to_bytes(svg_string=text, width=800, height=600))
 
 
-class RssSampler:
-    """Peak private RSS per sandbox (bwrap child of this process)."""
-
-    def __init__(self) -> None:
-        """No sample yet; the sampling thread starts on ``with``."""
-        self.peaks: dict[int, int] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        from sandbox.bubblewrap import tree_rss_bytes
-
-        me = os.getpid()
-        while not self._stop.wait(0.2):
-            for entry in os.scandir("/proc"):
-                if not entry.name.isdigit():
-                    continue
-                try:
-                    stat = Path(f"/proc/{entry.name}/stat").read_text()
-                    cmd = Path(f"/proc/{entry.name}/cmdline").read_bytes()
-                except OSError:
-                    continue
-                ppid = int(stat[stat.rfind(")") + 2 :].split()[1])
-                if ppid == me and b"bwrap" in cmd[:40]:
-                    pid = int(entry.name)
-                    self.peaks[pid] = max(self.peaks.get(pid, 0), tree_rss_bytes(pid))
-
-    def __enter__(self) -> RssSampler:
-        """Start sampling every 0.2 s."""
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        """Stop sampling."""
-        self._stop.set()
-        self._thread.join()
-
-
 def _extra(output: RenderOutput) -> dict[str, Any]:
     """What the worker reported beyond the typed log (its own timing, its browser launch)."""
     return dict(output.log.model_extra or {})
 
 
+def _timed_passes(
+    pool: WorkerPool, task: TaskSpec, files: list[tuple[str, str]], repeat: int
+) -> tuple[list[RenderOutput], float, float, dict[str, float]]:
+    """Every file ``repeat`` times, all workers busy: outcomes, wall and CPU seconds, CPU by type.
+
+    Nothing else of the benchmark runs meanwhile (the memory sampler would cost its /proc scans).
+    """
+    outcomes: list[RenderOutput] = []
+    cpu_before, tree_before = _tree_cpu_s(os.getpid()), TreeSnapshot()
+    own_before = time.process_time()
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=pool.size) as ex:
+        for _ in range(repeat):
+            outcomes += list(
+                ex.map(lambda f: render_artifact(f[1], task, pool, masks=False), files)
+            )
+    elapsed = time.perf_counter() - started
+    cpu = _tree_cpu_s(os.getpid()) - cpu_before
+    by_type = {"host-python": time.process_time() - own_before}
+    by_type.update(cpu_by_type(tree_before, TreeSnapshot()))
+    return outcomes, elapsed, cpu, by_type
+
+
+def _untimed_pass(pool: WorkerPool, task: TaskSpec, files: list[tuple[str, str]]) -> list[Any]:
+    with ThreadPoolExecutor(max_workers=pool.size) as ex:
+        return list(ex.map(lambda f: render_artifact(f[1], task, pool, masks=False), files))
+
+
 def bench_pool(files: list[tuple[str, str]], workers: int, repeat: int) -> dict[str, Any]:
-    """Warm pool throughput, cold start and peak memory."""
+    """Warm pool throughput, cold start and peak memory.
+
+    Peak memory is sampled while the pool starts and warms up and during one more pass over
+    every file after the timed passes, never during them.
+    """
     task = bundled_registry().get(TASK)
     settings = Settings(render_workers=workers)  # defaults otherwise: what the service runs
-    with RssSampler() as sampler:
+    sampler = RssSampler()
+    with sampler:
         started = time.perf_counter()
         pool = create_pool(settings, size=workers)
         pool_up = time.perf_counter() - started
-        try:
-            with ThreadPoolExecutor(max_workers=workers) as ex:  # warm-up pass
-                warm = list(
-                    ex.map(
-                        lambda f: render_artifact(f[1], task, pool, masks=False),
-                        files[: 4 * workers],
-                    )
-                )
-            launch_ms = sorted(
-                {_extra(o)["worker"]["launch_ms"] for o in warm if "worker" in _extra(o)}
-            )
-            outcomes: list[Any] = []
-            cpu_before = _tree_cpu_s(os.getpid())
-            started = time.perf_counter()
-            with ThreadPoolExecutor(max_workers=workers) as ex:
-                for _ in range(repeat):
-                    outcomes += list(
-                        ex.map(lambda f: render_artifact(f[1], task, pool, masks=False), files)
-                    )
-            elapsed = time.perf_counter() - started
-            cpu = _tree_cpu_s(os.getpid()) - cpu_before
-            startup = list(pool.startup_ms)
-        finally:
-            pool.close()
+    try:
+        with sampler:
+            warm = _untimed_pass(pool, task, files[: 4 * workers])
+        launch_ms = sorted(
+            {_extra(o)["worker"]["launch_ms"] for o in warm if "worker" in _extra(o)}
+        )
+        outcomes, elapsed, cpu, by_type = _timed_passes(pool, task, files, repeat)
+        with sampler:
+            _untimed_pass(pool, task, files)
+        startup = list(pool.startup_ms)
+    finally:
+        pool.close()
     count = len(outcomes)
     ok = [o for o in outcomes if o.status == "ok"]
     inner = [float(_extra(o)["elapsed_ms"]) for o in ok]
@@ -249,6 +238,7 @@ def bench_pool(files: list[tuple[str, str]], workers: int, repeat: int) -> dict[
         "ms_per_file": 1000 * elapsed / count,
         "cpu_ms_per_file": 1000 * cpu / count,
         "cpu_busy_share": cpu / elapsed / (os.cpu_count() or 1),
+        "cpu_ms_per_file_by_type": {k: 1000 * v / count for k, v in by_type.items() if v},
         "worker_ms_median": statistics.median(inner) if inner else None,
         "job_ms_median": statistics.median(outer) if outer else None,
         "job_ms_mean": statistics.fmean(outer) if outer else None,
@@ -300,6 +290,8 @@ def _print_report(report: dict[str, Any], workers: int) -> None:
     )
     print(f"  peak RSS per worker (MB): {chromium['peak_rss_mb_per_worker']}")
     print(f"  CPUs busy during the pool run: {chromium['cpu_busy_share']:.0%}")
+    by_type = chromium["cpu_ms_per_file_by_type"]
+    print("  pool CPU ms/file by process: " + ", ".join(f"{k} {v:.1f}" for k, v in by_type.items()))
     print(
         f"ratio chromium/cairosvg = {ratios['chromium_vs_cairosvg']:.2f}  "
         f"chromium/resvg = {ratios['chromium_vs_resvg']:.2f}  (target >= 1.0 vs CairoSVG)"

@@ -21,6 +21,7 @@ the page requested (DevTools ``Page.frameRequestedNavigation``), is kept in
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Callable
@@ -236,10 +237,13 @@ _FETCH_VECTOR = re.compile(
 _XMLNS = re.compile(r"""xmlns(?::[\w.-]+)?\s*=\s*(?:"[^"]*"|'[^']*')""")
 
 
+@functools.lru_cache(maxsize=4)
 def swappable(text: str) -> bool:
     """True when an SVG text has nothing that could fetch or script (namespace names aside).
 
-    Such a document renders the same whether navigated to or swapped into the shell.
+    Such a document renders the same whether navigated to or swapped into the shell. A job asks
+    three times of one text (preparing, opening, checking for script): the answer is kept for
+    the last few texts (~0.2 CPU ms per scan of a corpus drawing).
     """
     return _FETCH_VECTOR.search(_XMLNS.sub("", text)) is None
 
