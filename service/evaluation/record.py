@@ -141,6 +141,11 @@ def _raw_artifact(
     return record_artifact(s, blobs, new.run_id, raw).id
 
 
+def memo_bytes(memo: judges.MeasurementMemo) -> bytes:
+    """A measurement memo's bytes as stored (sorted, compact JSON)."""
+    return json.dumps(memo.to_doc(), sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
 def _store_measurements(s: Session, blobs: BlobStore, new: NewEvaluation) -> None:
     memo = new.measurements
     if memo is None or not memo.added:

@@ -7,9 +7,16 @@ from sqlalchemy.orm import Session
 
 import judges
 from service.evaluation.inputs import StoredRun, checker_version, load_eval_inputs
-from service.evaluation.record import EvaluationVersions, NewEvaluation, append_evaluation
+from service.evaluation.record import (
+    RECORD_KEY,
+    EvaluationVersions,
+    NewEvaluation,
+    append_evaluation,
+    memo_bytes,
+)
 from service.pipeline.runner import StageContext, Writer, Written
 from service.storage import Run, StageRecord, utcnow
+from service.storage.cached_blobs import put_many
 from service.storage.details import EvaluateDetail, FinalizeDetail, read_detail
 
 
@@ -21,13 +28,26 @@ def evaluate_version(ctx: StageContext) -> str:
 def evaluate_compute(ctx: StageContext) -> Writer:
     """Judge the run's stored evidence; the writer appends the first evaluation."""
     (stored,) = load_eval_inputs(ctx.db, ctx.blobs, {ctx.run_id: ctx.task}, [ctx.run_id])
-    result = ctx.machinery.evaluator.judge(stored)
+    new = _new(stored, ctx.machinery.evaluator.judge(stored))
+    put_many(ctx.blobs, _blobs(new))  # bytes first, all at once, outside the transaction
 
     def write(s: Session) -> Written:
-        ev = append_evaluation(s, ctx.blobs, _new(stored, result))
+        ev = append_evaluation(s, ctx.blobs, new)
         return "done", EvaluateDetail(evaluation_id=ev.id, outcome=ev.outcome)
 
     return write
+
+
+def _blobs(new: NewEvaluation) -> list[bytes]:
+    """The bytes the evaluation's writer stores: raw judge replies, the grown memo."""
+    datas = [
+        v.raw_reply.encode("utf-8")
+        for v in new.result.verdicts
+        if v.raw_reply is not None and not isinstance(v.details.get(RECORD_KEY), str)
+    ]
+    if new.measurements is not None and new.measurements.added:
+        datas.append(memo_bytes(new.measurements))
+    return datas
 
 
 def _new(stored: StoredRun, result: judges.PanelResult) -> NewEvaluation:
