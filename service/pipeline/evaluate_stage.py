@@ -39,12 +39,20 @@ def evaluate_compute(ctx: StageContext) -> Writer:
 
 
 def _blobs(new: NewEvaluation) -> list[bytes]:
-    """The bytes the evaluation's writer stores: raw judge replies, the grown memo."""
-    datas = [
-        v.raw_reply.encode("utf-8")
+    """The bytes the evaluation's writer stores.
+
+    Raw judge replies, adjudication prompts and replies, the grown memo.
+    """
+    texts: list[str | None] = [
+        v.raw_reply
         for v in new.result.verdicts
         if v.raw_reply is not None and not isinstance(v.details.get(RECORD_KEY), str)
     ]
+    for adj in new.result.adjudications:
+        verdict, failure = adj.verdict, adj.failure
+        raw = verdict.raw_reply if verdict is not None else (failure.raw_reply if failure else None)
+        texts += [adj.prompt, raw]
+    datas = [text.encode("utf-8") for text in texts if text is not None]
     if new.measurements is not None and new.measurements.added:
         datas.append(memo_bytes(new.measurements))
     return datas

@@ -220,7 +220,7 @@ class StageJobs:
         return len(ids)
 
 
-def _checked_pool(**kwargs: Any) -> psycopg_pool.AsyncConnectionPool:
+def checked_pool(**kwargs: Any) -> psycopg_pool.AsyncConnectionPool:
     """The queue's connection pool, its check before use replaced by :func:`_check`."""
     return psycopg_pool.AsyncConnectionPool(**{**kwargs, "check": _check})
 
@@ -247,7 +247,7 @@ def build_app(
         conninfo=libpq_url(jobs.db.url),
         min_size=1,
         max_size=4,
-        pool_factory=_checked_pool,
+        pool_factory=checked_pool,
     )
     app = procrastinate.App(connector=connector)
 
