@@ -16,7 +16,7 @@ its reference measured in the same run, with the load average:
 Needs the loopback PostgreSQL server (REGUA_TEST_PG, default postgresql://postgres@127.0.0.1:5432/
 test), moto (dev dependency) for the S3 server, bubblewrap and Debian Chromium.
 
-    .venv/bin/python benchmarks/scale.py [--n 12] [--n-io 6] [--latency-runs 7]
+    .venv/bin/python benchmarks/scale.py [--n 12] [--n-io 6] [--latency-runs 7] [--overhead-only]
 
 It also prints the CPU time per run of every process of the fleet against the bare stages' (a
 figure the machine's load does not move the way wall time does). ``--trace [--texts N]``
@@ -146,7 +146,8 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Figure | list[tup
         fleet = Growing(root, env)
         try:
             fleet.grow(1)
-            out["cpu1"] = (throughput(fleet.client, args.n, "cpu1"), load())
+            if not args.overhead_only:
+                out["cpu1"] = (throughput(fleet.client, args.n, "cpu1"), load())
             probe = fleet.probe(root / "cpu")
             bare_s = queue_s = 0.0
             pairs = []
@@ -161,6 +162,8 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Figure | list[tup
             out["cpu_bare"] = (bare_s / args.k, "")
             out["cpu_queue"] = (queue_s / args.k, "")
             out["lat_load"] = (0.0, load())
+            if args.overhead_only:
+                return out
             calls = model.calls
             io1: list[str] = []
             out["io1"] = (throughput(fleet.client, args.n_io, "io1", VISION_PANEL, io1), load())
@@ -249,6 +252,11 @@ def main() -> None:
         help="instead: round trips and CPU per process per run, and stage timelines",
     )
     parser.add_argument(
+        "--overhead-only",
+        action="store_true",
+        help="only the queue's overhead per run (and the CPU time per run)",
+    )
+    parser.add_argument(
         "--io-timeline",
         action="store_true",
         help="also: the stage jobs of the I/O-bound batches (wait, run time, worker)",
@@ -272,18 +280,9 @@ def report(out: dict[str, Figure | list[tuple[float, float]]]) -> None:
     fig = {k: v for k, v in out.items() if isinstance(v, tuple)}
     pairs = out["pairs"]
     assert isinstance(pairs, list)
-    (cpu1, l1), (cpu2, l2) = fig["cpu1"], fig["cpu2"]
-    (io1, l3), (io3, l4) = fig["io1"], fig["io3"]
     print(f"cores: {os.cpu_count()}  (1 render worker per process, PostgreSQL + S3)")
-    print(
-        f"CPU-bound renders: 2 workers {cpu2:.2f} runs/s ({l2}) against 1 worker "
-        f"{cpu1:.2f} runs/s ({l1}) = {cpu2 / cpu1:.2f}x (target 1.6x)"
-    )
-    print(
-        f"I/O-bound judging ({fig['calls'][0]:.1f} model calls per run, {MODEL_WAIT_S:g} s each, "
-        f"1 judge job per worker): 3 workers {io3:.3f} runs/s ({l4}) against 1 worker "
-        f"{io1:.3f} runs/s ({l3}) = {io3 / io1:.2f}x (target 2.5x)"
-    )
+    if "cpu2" in fig:
+        scaling(fig)
     bare = statistics.median(b for b, _ in pairs)
     queued = statistics.median(q for _, q in pairs)
     over = statistics.median(q - b for b, q in pairs)
@@ -297,6 +296,21 @@ def report(out: dict[str, Figure | list[tuple[float, float]]]) -> None:
         f"CPU time per run (load-independent): {cpu_queue:.3f} s on the queue (every process: "
         f"API, worker and its sandbox, PostgreSQL, moto and the client) against {cpu_bare:.3f} s "
         f"bare = {cpu_queue - cpu_bare:+.3f} s"
+    )
+
+
+def scaling(fig: dict[str, Figure]) -> None:
+    """Print the CPU-bound and I/O-bound scaling figures."""
+    (cpu1, l1), (cpu2, l2) = fig["cpu1"], fig["cpu2"]
+    (io1, l3), (io3, l4) = fig["io1"], fig["io3"]
+    print(
+        f"CPU-bound renders: 2 workers {cpu2:.2f} runs/s ({l2}) against 1 worker "
+        f"{cpu1:.2f} runs/s ({l1}) = {cpu2 / cpu1:.2f}x (target 1.6x)"
+    )
+    print(
+        f"I/O-bound judging ({fig['calls'][0]:.1f} model calls per run, {MODEL_WAIT_S:g} s each, "
+        f"1 judge job per worker): 3 workers {io3:.3f} runs/s ({l4}) against 1 worker "
+        f"{io1:.3f} runs/s ({l3}) = {io3 / io1:.2f}x (target 2.5x)"
     )
 
 

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 import judges
+from judges.frozen import plain
 from service.evaluation.record_grading import read_adjudications, store_grading
 from service.evaluation.row_values import EvaluationValues, RunPointer
 from service.storage import (
@@ -139,6 +140,11 @@ def _raw_artifact(
     name = f"judge-{verdict.criterion}-{judge}.json"
     raw = NewArtifact.text("judge_raw", verdict.raw_reply, name, ("judge", judge))
     return record_artifact(s, blobs, new.run_id, raw).id
+
+
+def memo_bytes(memo: judges.MeasurementMemo) -> bytes:
+    """A measurement memo's bytes as stored (sorted, compact JSON)."""
+    return json.dumps(memo.to_doc(), sort_keys=True, separators=(",", ":")).encode("utf-8")
 
 
 def _store_measurements(s: Session, blobs: BlobStore, new: NewEvaluation) -> None:
@@ -263,7 +269,6 @@ def append_evaluation(s: Session, blobs: BlobStore, new: NewEvaluation) -> Evalu
 def _verdict_row(
     s: Session, blobs: BlobStore, new: NewEvaluation, evaluation_id: int, v: judges.Verdict
 ) -> VerdictValues:
-    doc = v.to_dict()
     return {
         "evaluation_id": evaluation_id,
         "criterion": v.criterion,
@@ -272,9 +277,9 @@ def _verdict_row(
         "evidence": _evidence(v, new.artifact_names),
         "raw_artifact_id": _raw_artifact(s, blobs, new, v),
         "latency_ms": v.latency_ms,
-        "usage": doc["usage"],
+        "usage": plain(v.usage),  # as Verdict.to_dict gives them, without the rest of it
         "cost_usd": v.cost_usd,
-        "details": doc["details"],
+        "details": plain(v.details),
         "level": v.level,
     }
 

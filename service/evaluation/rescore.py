@@ -100,9 +100,10 @@ def plan_rescore(
         judges.get_profile(profile_id)
     with db.read() as s:
         runs = select_runs(s, task_ref, run_ids)
+        pks = {r.task_pk for r in runs}  # only the runs' task versions are parsed
         specs = {
             pk: TaskSpec.model_validate(spec)
-            for pk, spec in s.execute(select(TaskRow.id, TaskRow.spec))
+            for pk, spec in s.execute(select(TaskRow.id, TaskRow.spec).where(TaskRow.id.in_(pks)))
         }
     tasks = {r.id: rubric or specs[r.task_pk] for r in runs}
     if rubric is not None and any(specs[r.task_pk].id != rubric.id for r in runs):

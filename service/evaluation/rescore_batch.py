@@ -7,7 +7,7 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert
 
 import judges
 from service.evaluation.batches import BatchProgress
@@ -15,7 +15,7 @@ from service.evaluation.evaluator import Evaluator, Started
 from service.evaluation.inputs import StoredRun
 from service.evaluation.record import NewEvaluation, append_evaluations
 from service.evaluation.rescore_result import RescoreResult
-from service.storage import Database, RescoreItem, Run
+from service.storage import Database, RescoreItem
 from service.storage.blobs import BlobStore
 
 CHUNK = 200
@@ -104,19 +104,12 @@ class BatchWork:
             for stored, result, memo in judged
         ]
         with self.db.write() as s:
-            previous = dict(
-                s.execute(
-                    select(Run.id, Run.current_evaluation_id).where(
-                        Run.id.in_([n.run_id for n in news])
-                    )
-                ).all()
-            )
             rows = append_evaluations(s, self.blobs, news)
             items = []
             for new, ev in zip(news, rows, strict=True):
                 if new.measurements is not None and new.measurements.added:
                     self.result.remeasured += 1
-                prev = previous.get(new.run_id)
+                prev = ev.supersedes_id  # the run's current evaluation until this one
                 items.append(
                     {
                         "batch_id": self.result.batch_id,

@@ -7,9 +7,16 @@ from sqlalchemy.orm import Session
 
 import judges
 from service.evaluation.inputs import StoredRun, checker_version, load_eval_inputs
-from service.evaluation.record import EvaluationVersions, NewEvaluation, append_evaluation
+from service.evaluation.record import (
+    RECORD_KEY,
+    EvaluationVersions,
+    NewEvaluation,
+    append_evaluation,
+    memo_bytes,
+)
 from service.pipeline.runner import StageContext, Writer, Written
 from service.storage import Run, StageRecord, utcnow
+from service.storage.cached_blobs import put_many
 from service.storage.details import EvaluateDetail, FinalizeDetail, read_detail
 
 
@@ -21,13 +28,34 @@ def evaluate_version(ctx: StageContext) -> str:
 def evaluate_compute(ctx: StageContext) -> Writer:
     """Judge the run's stored evidence; the writer appends the first evaluation."""
     (stored,) = load_eval_inputs(ctx.db, ctx.blobs, {ctx.run_id: ctx.task}, [ctx.run_id])
-    result = ctx.machinery.evaluator.judge(stored)
+    new = _new(stored, ctx.machinery.evaluator.judge(stored))
+    put_many(ctx.blobs, _blobs(new))  # bytes first, all at once, outside the transaction
 
     def write(s: Session) -> Written:
-        ev = append_evaluation(s, ctx.blobs, _new(stored, result))
+        ev = append_evaluation(s, ctx.blobs, new)
         return "done", EvaluateDetail(evaluation_id=ev.id, outcome=ev.outcome)
 
     return write
+
+
+def _blobs(new: NewEvaluation) -> list[bytes]:
+    """The bytes the evaluation's writer stores.
+
+    Raw judge replies, adjudication prompts and replies, the grown memo.
+    """
+    texts: list[str | None] = [
+        v.raw_reply
+        for v in new.result.verdicts
+        if v.raw_reply is not None and not isinstance(v.details.get(RECORD_KEY), str)
+    ]
+    for adj in new.result.adjudications:
+        verdict, failure = adj.verdict, adj.failure
+        raw = verdict.raw_reply if verdict is not None else (failure.raw_reply if failure else None)
+        texts += [adj.prompt, raw]
+    datas = [text.encode("utf-8") for text in texts if text is not None]
+    if new.measurements is not None and new.measurements.added:
+        datas.append(memo_bytes(new.measurements))
+    return datas
 
 
 def _new(stored: StoredRun, result: judges.PanelResult) -> NewEvaluation:

@@ -97,7 +97,9 @@ def next_stage(stage: str) -> str | None:
     return names[index + 1] if index + 1 < len(names) else None
 
 
-def defer_stage(session: Session, run_id: str, stage: str, ahead: int | None = None) -> bool:
+def defer_stage(
+    session: Session, run_id: str, stage: str, ahead: int | None = None, *, fresh: bool = False
+) -> bool:
     """Insert the job of ``stage`` of ``run_id`` in the session's transaction.
 
     The queue follows the stage and the run's lane. Priority: the submitter's jobs already
@@ -106,6 +108,8 @@ def defer_stage(session: Session, run_id: str, stage: str, ahead: int | None = N
     flows through instead of checking everything first). Returns False when a job of that run
     and stage already waits (the new one is dropped, the transaction goes on). Without
     ``ahead``, the run's submitter and lane, the count and the insert are one statement.
+    ``fresh``: the run was stored in this very transaction, so no job of it can wait yet (the
+    insert needs no savepoint: two round trips less).
     """
     base = [st.name for st in STAGES].index(stage)
     qlock = f"{run_id}:{stage}:{PIPELINE}"
@@ -137,6 +141,8 @@ def defer_stage(session: Session, run_id: str, stage: str, ahead: int | None = N
                 "args": json.dumps({"run_id": run_id, "stage": stage, "submitter": submitter}),
             },
         )
+    if fresh:
+        return session.execute(statement, params).first() is not None
     savepoint = session.begin_nested()
     try:
         deferred = session.execute(statement, params).first() is not None
@@ -150,7 +156,8 @@ def defer_stage(session: Session, run_id: str, stage: str, ahead: int | None = N
 def defer_first(session: Session, run_ids: Sequence[str]) -> None:
     """Defer the first stage of each new run (inside the transaction that stores the runs).
 
-    The submitter's waiting jobs are counted once per submitter, then each new job adds one.
+    The runs must be stored in this transaction (no job of theirs can exist yet). The
+    submitter's waiting jobs are counted once per submitter, then each new job adds one.
     """
     first = STAGES[0].name
     ahead: dict[int | None, int] = {}
@@ -159,7 +166,7 @@ def defer_first(session: Session, run_ids: Sequence[str]) -> None:
         who = run.submitted_by if run is not None else None
         if who not in ahead:
             ahead[who] = backlog(session, queue_of(first), who)
-        if defer_stage(session, run_id, first, ahead[who]):
+        if defer_stage(session, run_id, first, ahead[who], fresh=True):
             ahead[who] += 1
 
 

@@ -28,8 +28,11 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import procrastinate
+import psycopg
+import psycopg_pool
 from procrastinate import JobContext, RetryStrategy
 from procrastinate.app import WorkerOptions
 from sqlalchemy import select, update
@@ -64,6 +67,7 @@ from service.pipeline.stages import STAGES
 from service.storage import Database, Run, StageRecord
 from service.storage.blobs import BlobStore
 from service.storage.cached_blobs import WrittenBlobs
+from service.storage.engine import quiet_connection
 
 log = logging.getLogger("regua.queue")
 
@@ -216,6 +220,22 @@ class StageJobs:
         return len(ids)
 
 
+def checked_pool(**kwargs: Any) -> psycopg_pool.AsyncConnectionPool:
+    """The queue's connection pool, its check before use replaced by :func:`_check`."""
+    return psycopg_pool.AsyncConnectionPool(**{**kwargs, "check": _check})
+
+
+async def _check(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Check a pooled connection with a round trip only when its socket is not quiet.
+
+    procrastinate checks every connection it takes from its pool (a fetch, a finish, a
+    heartbeat: about five round trips per job); an idle connection with nothing to read is as
+    alive as the check could tell (a restarted server leaves the socket readable).
+    """
+    if not quiet_connection(conn):
+        await psycopg_pool.AsyncConnectionPool.check_connection(conn)
+
+
 def build_app(
     jobs: StageJobs, settings: Settings, generate: GenerateHandler | None = None
 ) -> procrastinate.App:
@@ -227,6 +247,7 @@ def build_app(
         conninfo=libpq_url(jobs.db.url),
         min_size=1,
         max_size=4,
+        pool_factory=checked_pool,
     )
     app = procrastinate.App(connector=connector)
 

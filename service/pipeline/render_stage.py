@@ -34,10 +34,11 @@ def render_compute(ctx: StageContext) -> Writer:
         return skip
     svg_text = ctx.blobs.get(extracted.sha256).decode("utf-8")
     out = ctx.machinery.renderer.render(svg_text, ctx.task)
-    put_many(ctx.blobs, list(out.files.values()))  # bytes first, outside the transaction
+    log_json = out.log.to_json()
+    put_many(ctx.blobs, [log_json, *out.files.values()])  # bytes first, outside the transaction
 
     def write(s: Session) -> Written:
-        return record_render(s, ctx, out, extracted.id)
+        return record_render(s, ctx, out, extracted.id, log_json)
 
     return write
 
@@ -54,13 +55,21 @@ def _new(
     return NewArtifact(kind, data, "render", version, name, None, parent, meta or {})
 
 
-def record_render(s: Session, ctx: StageContext, out: RenderOutput, extracted_id: int) -> Written:
+def record_render(
+    s: Session,
+    ctx: StageContext,
+    out: RenderOutput,
+    extracted_id: int,
+    log_json: bytes | None = None,
+) -> Written:
     """Store the render log, its record, and (when it finished) every frame and mask.
 
     The log and the frames are recorded in one batch, then the masks (whose parents are the
     frames) in another: the statements do not grow with the number of frames and masks.
+    ``log_json``: the log's bytes (``out.log.to_json()``) when the caller already wrote them.
     """
-    new_log = _new(ctx, "render_log", out.log.to_json(), "render.json", extracted_id)
+    data = out.log.to_json() if log_json is None else log_json
+    new_log = _new(ctx, "render_log", data, "render.json", extracted_id)
     frames = out.log.frames if out.status == "ok" else []
     news = [new_log] + [
         _new(ctx, "frame", out.files[f.name], f.name, extracted_id, {"time_s": f.time_s})

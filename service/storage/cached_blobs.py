@@ -11,6 +11,7 @@ through that same view; anything else is read from the store, and reads of sever
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -22,6 +23,27 @@ READ_THREADS = 16
 """Blobs read from the store at once by :func:`get_many` (S3 reads are round-trip bound)."""
 WRITTEN_CAP_BYTES = 64 * 1024 * 1024
 """Bytes of freshly written blobs a worker keeps (the oldest runs' blobs are dropped first)."""
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    """The process's blob transfer threads, started once (not up to 16 per batch of blobs)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=READ_THREADS, thread_name_prefix="regua-blobs")
+        return _POOL
+
+
+def _forget_pool() -> None:
+    """In a forked child: the parent's threads are not there, so start new ones when needed."""
+    global _POOL, _POOL_LOCK
+    _POOL, _POOL_LOCK = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pool)
 
 
 def get_many(blobs: BlobStore, shas: Sequence[str]) -> dict[str, bytes]:
@@ -42,8 +64,7 @@ def get_many(blobs: BlobStore, shas: Sequence[str]) -> dict[str, bytes]:
 def _fetch(blobs: BlobStore, distinct: Sequence[str]) -> dict[str, bytes]:
     if len(distinct) <= 1 or isinstance(blobs, LocalBlobStore):  # a file read needs no thread
         return {sha: blobs.get(sha) for sha in distinct}
-    with ThreadPoolExecutor(max_workers=min(READ_THREADS, len(distinct))) as pool:
-        return dict(zip(distinct, pool.map(blobs.get, distinct), strict=True))
+    return dict(zip(distinct, _pool().map(blobs.get, distinct), strict=True))
 
 
 def put_many(blobs: BlobStore, datas: Sequence[bytes]) -> list[str]:
@@ -57,8 +78,7 @@ def put_many(blobs: BlobStore, datas: Sequence[bytes]) -> list[str]:
     if len(distinct) <= 1:
         digests = [blobs.put(d) for d in distinct]
     else:
-        with ThreadPoolExecutor(max_workers=min(READ_THREADS, len(distinct))) as pool:
-            digests = list(pool.map(blobs.put, distinct))
+        digests = list(_pool().map(blobs.put, distinct))
     by_data = dict(zip(distinct, digests, strict=True))
     return [by_data[d] for d in datas]
 

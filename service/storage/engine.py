@@ -131,7 +131,7 @@ def pre_ping(dialect: Dialect) -> Callable[[Any, Any, Any], None]:
     """
 
     def checkout(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
-        if _quiet(dbapi_connection):
+        if quiet_connection(dbapi_connection):
             return
         try:
             dialect.do_ping(dbapi_connection)
@@ -143,9 +143,14 @@ def pre_ping(dialect: Dialect) -> Callable[[Any, Any, Any], None]:
     return checkout
 
 
-def _quiet(dbapi_connection: Any) -> bool:
-    """Whether a psycopg connection is open, idle, and has nothing waiting on its socket."""
-    if not HAVE_PSYCOPG or not isinstance(dbapi_connection, psycopg.Connection):
+def quiet_connection(dbapi_connection: Any) -> bool:
+    """Whether a psycopg connection (sync or async) is open, idle, with nothing to read.
+
+    A server that restarts or terminates a backend leaves its socket readable; such a
+    connection (or a broken one) is not quiet and deserves a real check before use.
+    """
+    kinds = (psycopg.Connection, psycopg.AsyncConnection) if HAVE_PSYCOPG else ()
+    if not kinds or not isinstance(dbapi_connection, kinds):
         return False
     try:
         if dbapi_connection.broken:

@@ -226,6 +226,7 @@ class S3BlobStore:
                 f"not to its address {sha256}; the object was changed outside regua — restore "
                 "it from a backup of the bucket"
             )
+        self._remember(sha256)  # a later put of the same bytes needs no round trip
         return data
 
 
