@@ -9,7 +9,8 @@ the ratio checks / bare parse. Target from issue 28 point 5: the whole check sui
 3x a bare parse (issue 2 asked for 5x). ``benchmarks/checks_compare.py`` proves a speed-up kept
 every report identical on every corpus file. ``--phases`` also prints where the suite's time goes
 (the document, the lxml reads the walk cannot do without, the shared walk with the size check,
-the other checks, render-cost), cumulatively.
+the other checks, render-cost), cumulatively. The first line says whether the shared walk ran
+compiled (``checks._walkc``, built by ``scripts/setup.sh``) or in Python.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ sys.path.insert(0, str(REPO))
 
 from checks import check_reply, run_checks  # noqa: E402
 from checks.parse import parse_document  # noqa: E402
+from checks.scan import _COMPILED  # noqa: E402
 from checks.suite import registered_checks  # noqa: E402
 from checks.vocab import PLAIN_ATTRS  # noqa: E402
 from tasks import TaskSpec, bundled_registry  # noqa: E402
@@ -132,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"corpus: {args.corpus} ({n} files, {size} bytes), task {task.ref}, "
         f"best of {args.rounds} rounds, CPU time of one thread, "
-        f"load average {os.getloadavg()[0]:.1f}"
+        f"load average {os.getloadavg()[0]:.1f}, "
+        f"shared walk {'compiled (checks._walkc)' if _COMPILED else 'in Python (not built)'}"
     )
     print(f"bare lxml parse     : {n / parse_s:9.0f} files/s  ({parse_s / n * 1e6:7.1f} us/file)")
     print(f"run_checks (suite)  : {n / checks_s:9.0f} files/s  ({checks_s / n * 1e6:7.1f} us/file)")
