@@ -17,8 +17,10 @@ from lxml.includes.etreepublic cimport _Element, elementFactory, import_lxml__et
 import_lxml__etree()
 
 cdef object _PLAIN = frozenset()
-cdef list _HINTS = []  # lower-case ASCII hints, as bytes
-cdef bytes _HINT_FIRST = bytes(256)  # 1 where a byte may start a hint (either case)
+cdef char _HINT_TEXT[1024]  # the lower-case ASCII hints, each NUL-terminated
+cdef Py_ssize_t _HINT_AT[64]  # where each starts in _HINT_TEXT
+cdef Py_ssize_t _HINTS = 0
+cdef unsigned char _CLASS[256]  # 2: a byte that gates outright, 1: one a hint may start with
 cdef object _TAG_INFO = None
 cdef object _SUSPICIOUS = None
 
@@ -27,19 +29,27 @@ DEF CACHE = 128  # per-call name caches (open addressing; when full, names are l
 
 def configure(plain_names, css_hints, tag_info, suspicious):
     """What the Python walk decides with: its plain names, CSS hints, tag infos, pooled test."""
-    global _PLAIN, _HINTS, _HINT_FIRST, _TAG_INFO, _SUSPICIOUS
+    global _PLAIN, _HINTS, _TAG_INFO, _SUSPICIOUS
+    cdef Py_ssize_t used = 0, count = 0
+    cdef bytes raw
     first = bytearray(256)
-    hints = []
     for hint in css_hints:
         raw = hint.encode("ascii")
-        if not raw or raw != raw.lower():
+        if not raw or raw != raw.lower() or b"\0" in raw:
             raise ValueError(f"a hint must be non-empty lower-case ASCII: {hint!r}")
-        hints.append(raw)
+        if count >= 64 or used + len(raw) + 1 > 1024:
+            raise ValueError("too many CSS hints for the compiled walk")
+        memcpy(_HINT_TEXT + used, <char*>raw, <size_t>(len(raw) + 1))
+        _HINT_AT[count] = used
+        used += len(raw) + 1
+        count += 1
         first[raw[0]] = 1
         first[raw.upper()[0]] = 1
+    for c in range(256):
+        # non-ASCII (lower-casing it could matter), "<", ":", "\" and "@"
+        _CLASS[c] = 2 if c >= 128 or c in b"<:\\@" else first[c]
     _PLAIN = frozenset(plain_names)
-    _HINTS = hints
-    _HINT_FIRST = bytes(first)
+    _HINTS = count
     _TAG_INFO = tag_info
     _SUSPICIOUS = suspicious
 
@@ -153,9 +163,9 @@ cdef bint _hint_at(const unsigned char* p) noexcept:
     """Whether a CSS hint starts at ``p`` (ASCII case-insensitive; stops at the NUL)."""
     cdef const unsigned char* h
     cdef unsigned char d
-    cdef Py_ssize_t k
-    for hint in _HINTS:
-        h = <const unsigned char*><char*>(<bytes>hint)
+    cdef Py_ssize_t j, k
+    for j in range(_HINTS):
+        h = <const unsigned char*>(_HINT_TEXT + _HINT_AT[j])
         k = 0
         while h[k] != 0:
             d = p[k]  # at worst the NUL, which ends the comparison
@@ -171,18 +181,15 @@ cdef bint _hint_at(const unsigned char* p) noexcept:
 
 cdef int _pool_value(const unsigned char* s, Buffer* buf, Totals* t) except -1:
     """Pool one plain value: measure it, test it for what could make the pooled test true."""
-    cdef const unsigned char* first = <const unsigned char*><char*>_HINT_FIRST
     cdef const unsigned char* p = s
     cdef Py_ssize_t chars = 0
-    cdef unsigned char c
+    cdef unsigned char c, k
     while p[0] != 0:
         c = p[0]
-        if c < 128 or c >= 192:  # not a UTF-8 continuation byte: a character starts
-            chars += 1
-        if not t.gated:
-            # non-ASCII (lower-casing it could matter), "<", ":", "\" and "@", or a hint
-            if c >= 128 or c == 60 or c == 58 or c == 92 or c == 64 or (first[c] and _hint_at(p)):
-                t.gated = 1
+        chars += (c & 0xC0) != 0x80  # not a UTF-8 continuation byte: a character starts
+        k = _CLASS[c]
+        if k and not t.gated and (k == 2 or _hint_at(p)):
+            t.gated = 1
         p += 1
     _append(buf, s, p - s)
     t.values += 1
