@@ -59,18 +59,14 @@ fi
 so=checks/_walkc$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 if [ ! -f "$so" ] || [ checks/_walkc.pyx -nt "$so" ] || [ "$stamp" -nt "$so" ]; then
     pyinc=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
-    if ! command -v gcc >/dev/null 2>&1 || [ ! -f "$pyinc/Python.h" ]; then
-        if [ "$(id -u)" -eq 0 ]; then
-            echo "setup: installing gcc and python3-dev (for the static checks' compiled walk)"
-            apt-get update -qq
-            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-                gcc python3-dev
-        else
-            echo "setup: no gcc or no $pyinc/Python.h: the static checks run without their" \
-                "compiled walk (slower); install gcc and python3-dev as root and run setup again" >&2
-        fi
+    compiler() { command -v gcc >/dev/null 2>&1 && [ -f "$pyinc/Python.h" ]; }
+    if ! compiler && [ "$(id -u)" -eq 0 ]; then
+        echo "setup: installing gcc and python3-dev (for the static checks' compiled walk)"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            gcc python3-dev
     fi
-    if command -v gcc >/dev/null 2>&1 && [ -f "$pyinc/Python.h" ]; then
+    if compiler; then
         echo "setup: building the static checks' compiled walk ($so)"
         mkdir -p build/walkc
         .venv/bin/cython -3 --fast-fail -o build/walkc/_walkc.c checks/_walkc.pyx
@@ -78,5 +74,8 @@ if [ ! -f "$so" ] || [ checks/_walkc.pyx -nt "$so" ] || [ "$stamp" -nt "$so" ]; 
             'import lxml; print("\n".join("-I" + p for p in lxml.get_include()))')
         gcc -shared -fPIC -O2 -I"$pyinc" "${lxml_inc[@]}" build/walkc/_walkc.c -o "$so.tmp"
         mv "$so.tmp" "$so"
+    else
+        echo "setup: no gcc or no $pyinc/Python.h: the static checks run without their" \
+            "compiled walk (slower); install gcc and python3-dev (as root) and run setup again" >&2
     fi
 fi
