@@ -8,7 +8,9 @@ CPU time of the working thread; the best round of each is reported, with files p
 the ratio checks / bare parse. Target from issue 28 point 5: the whole check suite costs at most
 3x a bare parse (issue 2 asked for 5x). ``benchmarks/checks_compare.py`` proves a speed-up kept
 every report identical on every corpus file. ``--phases`` also prints where the suite's time goes
-(the document, the shared walk with the size check, the other checks, render-cost), cumulatively.
+(the document, the lxml reads the walk cannot do without, the shared walk with the size check,
+the other checks, render-cost), cumulatively. The first line says whether the shared walk ran
+compiled (``checks._walkc``, built by ``scripts/setup.sh``) or in Python.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from itertools import chain
+from operator import attrgetter, methodcaller
 from pathlib import Path
 
 from lxml import etree
@@ -30,7 +34,9 @@ sys.path.insert(0, str(REPO))
 
 from checks import check_reply, run_checks  # noqa: E402
 from checks.parse import parse_document  # noqa: E402
+from checks.scan import _COMPILED  # noqa: E402
 from checks.suite import registered_checks  # noqa: E402
+from checks.vocab import PLAIN_ATTRS  # noqa: E402
 from tasks import TaskSpec, bundled_registry  # noqa: E402
 
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpora" / "llm_svgs"
@@ -44,6 +50,26 @@ def bare_parse(data: bytes) -> None:
     """What lxml alone costs: one reused parser with the same safety flags, no checks."""
     with contextlib.suppress(etree.XMLSyntaxError):
         etree.fromstring(data, _BARE)
+
+
+_TAG = attrgetter("tag")
+_KEYS = methodcaller("keys")
+_VALUES = methodcaller("values")
+
+
+def lxml_reads(data: bytes) -> None:
+    """The document, then what lxml alone costs the shared walk: no logic, no check.
+
+    Every element of the tree, its tag, its attribute names (tested against the plain names) and
+    its attribute values (joined): lxml makes a new ``str`` of each. What the suite costs beyond
+    this line is Python deciding things, not lxml handing them over.
+    """
+    root = parse_document(data).root
+    if root is not None:
+        els = list(root.iter(etree.Element))
+        set(map(_TAG, els))
+        PLAIN_ATTRS.issuperset(chain.from_iterable(map(_KEYS, els)))
+        '"'.join(chain.from_iterable(map(_VALUES, els)))
 
 
 def best_of(rounds: int, files: list[bytes], fns: list[Callable[[bytes], object]]) -> list[float]:
@@ -108,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"corpus: {args.corpus} ({n} files, {size} bytes), task {task.ref}, "
         f"best of {args.rounds} rounds, CPU time of one thread, "
-        f"load average {os.getloadavg()[0]:.1f}"
+        f"load average {os.getloadavg()[0]:.1f}, "
+        f"shared walk {'compiled (checks._walkc)' if _COMPILED else 'in Python (not built)'}"
     )
     print(f"bare lxml parse     : {n / parse_s:9.0f} files/s  ({parse_s / n * 1e6:7.1f} us/file)")
     print(f"run_checks (suite)  : {n / checks_s:9.0f} files/s  ({checks_s / n * 1e6:7.1f} us/file)")
@@ -130,6 +157,7 @@ def print_phases(rounds: int, files: list[bytes], task: TaskSpec) -> None:
     Each phase runs ``run_checks`` with a prefix of the work: the document alone (no check), the
     shared walk with the ``size`` check (the walk's first user), every check but ``render-cost``,
     then every check. The difference between two phases is what the added work costs in place.
+    Beside them, :func:`lxml_reads`: the document plus the lxml reads of the walk, no logic.
     """
     suite = registered_checks()
     size = tuple(c for c in suite if c.id == "size")
@@ -137,6 +165,7 @@ def print_phases(rounds: int, files: list[bytes], task: TaskSpec) -> None:
     phases: list[tuple[str, Callable[[bytes], object]]] = [
         ("bare lxml parse", bare_parse),
         ("parse_document", parse_document),
+        ("+ lxml reads only", lxml_reads),
         ("+ walk, size check", lambda d: run_checks(d, task, checks=size)),
         ("+ 13 other checks", lambda d: run_checks(d, task, checks=no_render)),
         ("+ render-cost (all)", lambda d: run_checks(d, task, checks=suite)),

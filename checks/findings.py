@@ -80,6 +80,11 @@ class Scan:
         self._unmeasured.extend(elements)
         self.value_bound = max(self.value_bound, joined_length)
 
+    def pool_measured(self, joined_length: int, longest: int) -> None:
+        """:meth:`pool_values` for values already measured: the longest is ``longest`` long."""
+        self._longest = max(self._longest, longest)
+        self.value_bound = max(self.value_bound, joined_length)
+
     def add(
         self,
         check: str,

@@ -6,11 +6,14 @@ values are pooled and inspected together at the end; if anything in the pool loo
 script, CSS function or escape, those elements are walked again attribute by attribute
 (:mod:`checks.inspect`). Findings are grouped by the id of the check they concern. The walk also
 keeps the elements of the tags other checks asked for (:func:`track_tag`), so they need no walk
-of their own.
+of their own. The common document is walked by the optional compiled module ``checks._walkc``
+when it is built (``scripts/setup.sh``): the same decisions on libxml2's strings, Python objects
+only for what the Python side must see; anything it cannot decide is left to the Python walk.
 """
 
 from __future__ import annotations
 
+import logging
 from itertools import chain, compress, islice
 from operator import attrgetter, methodcaller
 from typing import Any
@@ -20,6 +23,7 @@ from lxml import etree
 from checks.findings import MAX_EVIDENCE, Scan, element_path, ev
 from checks.inspect import Inspector, TagInfo, css_worthy, hidden_markup, suspicious
 from checks.vocab import (
+    CSS_HINTS,
     FRAME_ELEMENTS,
     PLAIN_ATTRS,
     SCRIPT_ELEMENTS,
@@ -49,6 +53,7 @@ _TAGS: dict[str, TagInfo] = {}
 _QUIET_TAGS: set[str] = set()  # tags of _TAGS neither special (a kind) nor tracked
 _TRACKED: set[str] = set()
 _TRACKING: list[frozenset[str]] = [frozenset()]  # _TRACKED frozen, shared by every scan
+_LOG = logging.getLogger(__name__)
 
 
 def track_tag(tag: str) -> None:
@@ -79,6 +84,16 @@ def _tag_info(tag: str) -> TagInfo:
     return info
 
 
+try:
+    from checks._walkc import configure as _configure
+    from checks._walkc import walk as _compiled_walk
+except ImportError:  # not built (no compiler when scripts/setup.sh ran): the Python walk only
+    _COMPILED = False
+    _LOG.debug("checks._walkc is not built: the shared walk runs in Python only")
+else:
+    _COMPILED = True
+    _configure(PLAIN_ATTRS, CSS_HINTS, _tag_info, suspicious)
+
 _TAG = attrgetter("tag")
 _TEXT = attrgetter("text")
 _TAIL = attrgetter("tail")
@@ -91,6 +106,8 @@ class _Walker(Inspector):
         """Scan the nodes around ``root``, then every element under it, in document order."""
         self._siblings(root)
         self.scan.tracking = _TRACKING[0]
+        if _COMPILED and self._walk_compiled(root):
+            return
         if not self._walk_columns(root):
             self._walk_nodes(root)
 
@@ -149,6 +166,32 @@ class _Walker(Inspector):
         if joined and self._pooled_suspicious(joined, plain_els):
             for el in plain_els:
                 self.attributes(el, _tag_info(str(el.tag))[1])
+        return True
+
+    def _walk_compiled(self, root: etree._Element) -> bool:
+        """The walk of :meth:`_walk_columns` with its decisions made in C (``checks._walkc``).
+
+        Records exactly what :meth:`_walk_columns` records, for the documents where the pooled
+        values are not suspicious; returns False (nothing recorded) for any other document.
+        """
+        found = _compiled_walk(root, SCAN_MAX_ELEMENTS, self.escaped_lt)
+        if found is None:
+            return False
+        count, notes, joined_length, longest = found
+        scan = self.scan
+        for el, odd in notes:  # a special or tracked tag, or an attribute name that is not plain
+            tag = str(el.tag)
+            info = _TAGS.get(tag) or _tag_info(tag)
+            if info[3]:
+                scan.tracked.setdefault(tag, []).append(el)
+            if info[2]:
+                self.special(el, info)
+            if odd:
+                self.attributes(el, info[1])
+                scan.note_values(attr_values(el))
+        scan.element_count = count
+        if joined_length:
+            scan.pool_measured(joined_length, longest)
         return True
 
     def _walk_nodes(self, root: etree._Element) -> None:

@@ -52,3 +52,30 @@ if [ ! -f "$stamp" ]; then
     rm -f .venv/.installed-*
     touch "$stamp"
 fi
+
+# The static checks' optional compiled walk (checks/_walkc.pyx, C against the lxml of .venv):
+# rebuilt when it is missing or older than its source or the last install. Without gcc and the
+# Python headers regua still works (the Python walk, slower); as root they are installed.
+so=checks/_walkc$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+if [ ! -f "$so" ] || [ checks/_walkc.pyx -nt "$so" ] || [ "$stamp" -nt "$so" ]; then
+    pyinc=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+    compiler() { command -v gcc >/dev/null 2>&1 && [ -f "$pyinc/Python.h" ]; }
+    if ! compiler && [ "$(id -u)" -eq 0 ]; then
+        echo "setup: installing gcc and python3-dev (for the static checks' compiled walk)"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            gcc python3-dev
+    fi
+    if compiler; then
+        echo "setup: building the static checks' compiled walk ($so)"
+        mkdir -p build/walkc
+        .venv/bin/cython -3 --fast-fail -o build/walkc/_walkc.c checks/_walkc.pyx
+        mapfile -t lxml_inc < <(.venv/bin/python -c \
+            'import lxml; print("\n".join("-I" + p for p in lxml.get_include()))')
+        gcc -shared -fPIC -O2 -I"$pyinc" "${lxml_inc[@]}" build/walkc/_walkc.c -o "$so.tmp"
+        mv "$so.tmp" "$so"
+    else
+        echo "setup: no gcc or no $pyinc/Python.h: the static checks run without their" \
+            "compiled walk (slower); install gcc and python3-dev (as root) and run setup again" >&2
+    fi
+fi
