@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from checks.findings import Scan
+from checks.scan import element_path
 from tasks import TaskSpec, bundled_registry
 
 HEADER = re.compile(r"<!-- regua-fixture: task=(\S+) expect=(pass|fail)(?: fails=(\S+))? -->")
@@ -45,3 +47,22 @@ def static_task() -> TaskSpec:
 def svg(body: str, extra: str = "") -> str:
     """A minimal valid document for the static task around ``body``."""
     return f'<svg xmlns="{SVG_NS}" viewBox="0 0 800 600"{extra}>{body}</svg>'
+
+
+def scan_state(scan: Scan, *, with_bound: bool) -> tuple[object, ...]:
+    """What a walk of the document recorded, to compare two walks of it.
+
+    ``with_bound``: also the values' length bound, which only walks that pool values the same
+    way share (the compiled and the column walk; the node walk bounds them differently).
+    """
+    bound = (scan.value_bound,) if with_bound else ()
+    return (
+        scan.findings,
+        scan.overflow,
+        scan.element_count,
+        scan.uses_local_refs,
+        scan.truncated,
+        *bound,
+        scan.longest_value,
+        {tag: [element_path(e) for e in els] for tag, els in scan.tracked.items()},
+    )
