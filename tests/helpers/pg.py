@@ -4,6 +4,7 @@ loopback server (skipping with a clear reason when none answers), and an emptied
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -44,3 +45,19 @@ def reset_pg_schema(url: str) -> None:
         conn.execute(text("DROP SCHEMA public CASCADE"))
         conn.execute(text("CREATE SCHEMA public"))
     engine.dispose()
+
+
+def terminate_backend(pg_url: str, pid: int) -> None:
+    """End the server backend ``pid`` (as a restart or an admin would) and wait until it is gone.
+
+    ``pg_url``: any URL of the server (SQLAlchemy's ``postgresql+psycopg://`` or libpq's).
+    """
+    import psycopg
+
+    admin = pg_url.replace("postgresql+psycopg://", "postgresql://", 1)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        deadline = time.monotonic() + 10
+        while conn.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone():
+            assert time.monotonic() < deadline, "the terminated backend did not end"
+            time.sleep(0.02)

@@ -8,13 +8,13 @@ connection and still replaces a backend the server has closed before the queue m
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import psycopg
 import pytest
 
 from service.pipeline.pgworker import checked_pool
+from tests.helpers.pg import terminate_backend
 
 pytestmark = pytest.mark.postgres
 
@@ -37,15 +37,6 @@ def _libpq(pg_url: str) -> str:
     return pg_url.replace("postgresql+psycopg://", "postgresql://", 1)
 
 
-def _terminate(admin: str, pid: int) -> None:
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        deadline = time.monotonic() + 10
-        while conn.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone():
-            assert time.monotonic() < deadline, "the terminated backend did not end"
-            time.sleep(0.02)
-
-
 async def _pid(pool: Any) -> int:
     async with pool.connection() as conn:
         row = await (await conn.execute("SELECT pg_backend_pid()")).fetchone()
@@ -65,7 +56,7 @@ def test_a_quiet_connection_is_not_checked_and_a_closed_one_is_replaced(
             sent.clear()
             assert await _pid(pool) == first  # the same pooled connection
             assert "" not in sent  # no check's empty query
-            await asyncio.to_thread(_terminate, admin, first)
+            await asyncio.to_thread(terminate_backend, admin, first)
             sent.clear()
             replaced = await _pid(pool)  # no error: the check found it gone first
             assert replaced != first

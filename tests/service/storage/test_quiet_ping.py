@@ -4,7 +4,6 @@ backend the server has closed (a restart, ``pg_terminate_backend``) before a ses
 from __future__ import annotations
 
 import select
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +14,7 @@ from sqlalchemy.exc import InvalidatePoolError
 
 from service.storage import Database
 from service.storage.engine import pre_ping
+from tests.helpers.pg import terminate_backend
 
 pytestmark = pytest.mark.postgres
 
@@ -56,13 +56,7 @@ def test_a_terminated_backend_is_caught_before_the_session(
     db: Database, pg_url: str, sent: list[str]
 ) -> None:
     gone = _backend_pid(db)
-    admin = pg_url.replace("postgresql+psycopg://", "postgresql://", 1)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute("SELECT pg_terminate_backend(%s)", (gone,))
-        deadline = time.monotonic() + 10
-        while conn.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (gone,)).fetchone():
-            assert time.monotonic() < deadline, "the terminated backend did not end"
-            time.sleep(0.02)
+    terminate_backend(pg_url, gone)
     sent.clear()
     with db.write() as session:  # no error: the pool replaced the dead connection first
         now = int(session.execute(text("SELECT pg_backend_pid()")).scalar_one())
