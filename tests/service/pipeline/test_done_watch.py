@@ -60,11 +60,13 @@ def test_a_notify_from_another_process_wakes_the_runs_waiters_only(pg_db: Databa
 
     async def go() -> tuple[bool, bool, bool]:
         with api_watch.waiting("run-a") as a, api_watch.waiting("run-b") as b:
-            for _ in range(int(WAKE_S * 10)):  # the listener connects with the first waiter
-                if api_watch.live:
-                    break
-                await asyncio.sleep(0.1)
-            a.clear()  # woken once as the listener connected (nothing missed): again
+            # The listener connects with the first waiter and then wakes every waiter once
+            # (announcements missed while it was away). That wake is queued on this loop from
+            # the listener's thread: waiting for it to arrive, not for `live`, means no part of
+            # it can land after the clear below and pass for an announcement.
+            assert await _woken(a, WAKE_S) and await _woken(b, WAKE_S)
+            assert api_watch.live
+            a.clear()
             b.clear()
             await asyncio.to_thread(_finish, pg_db, worker_watch, "run-a", commit=False)
             rolled_back = await _woken(a, QUIET_S)
