@@ -16,6 +16,7 @@ import os
 import re
 import threading
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +45,23 @@ def process_type(cmdline: bytes) -> str:
     return argv0 or "?"
 
 
+def _processes() -> Iterator[tuple[int, list[bytes], bytes]]:
+    """``(pid, stat fields after the command name, command line)`` of every process now.
+
+    The fields start at the state (``fields[1]`` is the parent's pid); a process that ends
+    while it is read is left out.
+    """
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry.name}/stat").read_bytes()
+            cmdline = Path(f"/proc/{entry.name}/cmdline").read_bytes()
+        except OSError:
+            continue
+        yield int(entry.name), stat[stat.rfind(b")") + 2 :].split(), cmdline
+
+
 @dataclass(frozen=True)
 class _Proc:
     ppid: int
@@ -58,16 +76,8 @@ class TreeSnapshot:
         """Read ``/proc`` now."""
         self.root = os.getpid() if root is None else root
         every: dict[tuple[int, int], _Proc] = {}
-        for entry in os.scandir("/proc"):
-            if not entry.name.isdigit():
-                continue
-            try:
-                stat = Path(f"/proc/{entry.name}/stat").read_bytes()
-                cmdline = Path(f"/proc/{entry.name}/cmdline").read_bytes()
-            except OSError:
-                continue
-            fields = stat[stat.rfind(b")") + 2 :].split()
-            key = (int(entry.name), int(fields[19]))
+        for pid, fields, cmdline in _processes():
+            key = (pid, int(fields[19]))
             ticks = int(fields[11]) + int(fields[12])
             every[key] = _Proc(int(fields[1]), ticks, process_type(cmdline))
         children: dict[int, list[tuple[int, int]]] = {}
@@ -111,17 +121,8 @@ class RssSampler:
 
         me = os.getpid()
         while not self._stop.wait(0.2):
-            for entry in os.scandir("/proc"):
-                if not entry.name.isdigit():
-                    continue
-                try:
-                    stat = Path(f"/proc/{entry.name}/stat").read_text()
-                    cmd = Path(f"/proc/{entry.name}/cmdline").read_bytes()
-                except OSError:
-                    continue
-                ppid = int(stat[stat.rfind(")") + 2 :].split()[1])
-                if ppid == me and b"bwrap" in cmd[:40]:
-                    pid = int(entry.name)
+            for pid, fields, cmdline in _processes():
+                if int(fields[1]) == me and b"bwrap" in cmdline[:40]:
                     self.peaks[pid] = max(self.peaks.get(pid, 0), tree_rss_bytes(pid))
 
     def __enter__(self) -> RssSampler:
